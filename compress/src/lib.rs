@@ -1,0 +1,1 @@
+//! Encoder (being written).

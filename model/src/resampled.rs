@@ -1,0 +1,44 @@
+//! A clip on a uniform sample grid, ready for an encoder.
+
+use ludus_anim_runtime::math::Transform;
+use ludus_anim_runtime::timing::LoopMode;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResampledCurve {
+    pub name: String,
+    /// Stable channel ID: FNV-1a 64 of the name.
+    pub id: u64,
+    pub default: f32,
+    /// One value per sample of the owning clip.
+    pub values: Vec<f32>,
+}
+
+/// Uniformly sampled local poses: sample `i` is at time `i / sample_rate_hz`
+/// and `samples[i * joint_count + j]` is joint `j`'s local transform there.
+/// The grid covers `duration_s`; the duration is authored, not derived.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResampledClip {
+    pub name: String,
+    pub sample_rate_hz: f32,
+    pub num_samples: u32,
+    pub duration_s: f32,
+    pub loop_mode: LoopMode,
+    pub joint_count: usize,
+    pub samples: Vec<Transform>,
+    pub curves: Vec<ResampledCurve>,
+}
+
+impl ResampledClip {
+    pub fn pose(&self, sample: usize) -> &[Transform] {
+        let j = self.joint_count;
+        &self.samples[sample * j..(sample + 1) * j]
+    }
+
+    /// Number of samples needed so that a grid at `rate` covers `duration`.
+    pub fn samples_for(duration_s: f32, rate_hz: f32) -> u32 {
+        let n = duration_s * rate_hz;
+        // Tolerate float noise: 27.9999 intervals are 28.
+        let intervals = if (n - n.round()).abs() < 1e-3 { n.round() } else { n.ceil() };
+        (intervals.max(0.0) as u32) + 1
+    }
+}

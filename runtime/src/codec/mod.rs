@@ -1,0 +1,107 @@
+//! Clip codecs. A codec blob is validated once ([`ClipCodec::parse`]);
+//! decoding then reads only through the validated view, writes into
+//! caller-owned buffers and never allocates or panics.
+
+pub mod reference;
+pub mod vbr;
+
+use crate::math::Transform;
+use crate::timing::SamplePosition;
+
+/// Codec identifiers as stored in the package clip table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+pub enum CodecId {
+    /// Uncompressed, uniformly sampled f32 TRS (fixtures, diagnostics).
+    Reference = 0,
+    /// ACL-design variable bit rate (see `schemas/codec-vbr.md`).
+    Vbr = 1,
+}
+
+impl CodecId {
+    pub fn from_u16(v: u16) -> Option<CodecId> {
+        match v {
+            0 => Some(CodecId::Reference),
+            1 => Some(CodecId::Vbr),
+            _ => None,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            CodecId::Reference => "reference",
+            CodecId::Vbr => "vbr",
+        }
+    }
+    /// Version of the blob layout this runtime decodes.
+    pub fn version(&self) -> u16 {
+        match self {
+            CodecId::Reference => reference::VERSION,
+            CodecId::Vbr => vbr::VERSION,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CodecError {
+    #[error("codec blob truncated: {what}")]
+    Truncated { what: &'static str },
+    #[error("codec blob invalid: {what}")]
+    Invalid { what: &'static str },
+    #[error("codec {codec} version {found} is not supported (this runtime reads {expected})")]
+    Version {
+        codec: &'static str,
+        found: u16,
+        expected: u16,
+    },
+    #[error("unknown codec id {0}")]
+    UnknownCodec(u16),
+}
+
+/// A validated codec blob of either kind.
+#[derive(Clone, Copy, Debug)]
+pub enum ClipCodec<'a> {
+    Reference(reference::ReferenceClip<'a>),
+    Vbr(vbr::VbrClip<'a>),
+}
+
+impl<'a> ClipCodec<'a> {
+    pub fn parse(
+        codec: CodecId,
+        version: u16,
+        blob: &'a [u8],
+        joint_count: usize,
+        num_samples: u32,
+    ) -> Result<ClipCodec<'a>, CodecError> {
+        if version != codec.version() {
+            return Err(CodecError::Version {
+                codec: codec.name(),
+                found: version,
+                expected: codec.version(),
+            });
+        }
+        Ok(match codec {
+            CodecId::Reference => ClipCodec::Reference(reference::ReferenceClip::parse(
+                blob,
+                joint_count,
+                num_samples,
+            )?),
+            CodecId::Vbr => ClipCodec::Vbr(vbr::VbrClip::parse(blob, joint_count, num_samples)?),
+        })
+    }
+
+    /// Decode every joint at `pos`. `defaults` is the skeleton rest pose
+    /// (the value of tracks a codec stored as default). `out.len()` must be
+    /// the joint count; returns false and leaves `out` untouched otherwise.
+    #[inline]
+    pub fn decode_pose(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        match self {
+            ClipCodec::Reference(c) => c.decode_pose(pos, out),
+            ClipCodec::Vbr(c) => c.decode_pose(pos, defaults, out),
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The uncompressed reference codec: `num_samples * joint_count` records of
+//! ten little-endian f32 (rotation x y z w, translation x y z, scale x y z),
+//! sample-major. Kept for fixtures, diagnostics and as the baseline every
+//! other codec is measured against.
+
+use super::CodecError;
+use crate::math::{interpolate, Quat, Transform, Vec3};
+use crate::timing::SamplePosition;
+
+pub const VERSION: u16 = 1;
+/// Bytes per joint per sample.
+pub const RECORD_BYTES: usize = 40;
+
+#[derive(Clone, Copy, Debug)]
+pub struct ReferenceClip<'a> {
+    data: &'a [u8],
+    joint_count: usize,
+    num_samples: u32,
+}
+
+impl<'a> ReferenceClip<'a> {
+    pub fn parse(
+        blob: &'a [u8],
+        joint_count: usize,
+        num_samples: u32,
+    ) -> Result<ReferenceClip<'a>, CodecError> {
+        let need = (num_samples as usize)
+            .checked_mul(joint_count)
+            .and_then(|n| n.checked_mul(RECORD_BYTES))
+            .ok_or(CodecError::Invalid {
+                what: "sample count overflows",
+            })?;
+        if blob.len() < need {
+            return Err(CodecError::Truncated {
+                what: "reference samples",
+            });
+        }
+        if blob.len() > need {
+            return Err(CodecError::Invalid {
+                what: "reference blob has trailing bytes",
+            });
+        }
+        Ok(ReferenceClip {
+            data: blob,
+            joint_count,
+            num_samples,
+        })
+    }
+
+    pub fn num_samples(&self) -> u32 {
+        self.num_samples
+    }
+
+    /// The stored transform of `joint` at `sample` (both in range by the
+    /// caller's contract; out-of-range indices return identity).
+    #[inline]
+    pub fn sample(&self, sample: u32, joint: usize) -> Transform {
+        let at = (sample as usize * self.joint_count + joint) * RECORD_BYTES;
+        let Some(rec) = self.data.get(at..at + RECORD_BYTES) else {
+            return Transform::IDENTITY;
+        };
+        let f = |i: usize| {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&rec[i * 4..i * 4 + 4]);
+            f32::from_le_bytes(b)
+        };
+        Transform {
+            rotation: Quat::from_xyzw(f(0), f(1), f(2), f(3)),
+            translation: Vec3::new(f(4), f(5), f(6)),
+            scale: Vec3::new(f(7), f(8), f(9)),
+        }
+    }
+
+    #[inline]
+    pub fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
+        if out.len() != self.joint_count || pos.i0 >= self.num_samples || pos.i1 >= self.num_samples
+        {
+            return false;
+        }
+        for (j, o) in out.iter_mut().enumerate() {
+            let a = self.sample(pos.i0, j);
+            *o = if pos.alpha == 0.0 {
+                a
+            } else {
+                interpolate(&a, &self.sample(pos.i1, j), pos.alpha)
+            };
+        }
+        true
+    }
+}
+
+/// Serialize poses in the reference layout (the cooker's encoder for this
+/// codec; it lives here so layout and reader cannot drift apart).
+pub fn encode(samples: &[Transform]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
+    for t in samples {
+        for v in [
+            t.rotation.x,
+            t.rotation.y,
+            t.rotation.z,
+            t.rotation.w,
+            t.translation.x,
+            t.translation.y,
+            t.translation.z,
+            t.scale.x,
+            t.scale.y,
+            t.scale.z,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out
+}

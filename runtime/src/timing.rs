@@ -1,0 +1,113 @@
+//! Mapping a clip-local time to the two samples that bracket it. Shared by
+//! every codec so that all of them agree on duration and loop semantics.
+//!
+//! A clip stores its authored duration explicitly, next to a uniform sample
+//! grid at `sample_rate` (sample `i` at `i / sample_rate`). The grid covers
+//! the duration; the duration is never derived from the sample count.
+
+/// How playback treats times outside `[0, duration]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LoopMode {
+    /// Clamp to `[0, duration]`.
+    Once = 0,
+    /// Wrap with `t mod duration`; the grid holds a sample at the duration
+    /// (authored loops repeat their first pose there).
+    Loop = 1,
+}
+
+impl LoopMode {
+    pub fn from_u8(v: u8) -> Option<LoopMode> {
+        match v {
+            0 => Some(LoopMode::Once),
+            1 => Some(LoopMode::Loop),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            LoopMode::Once => "once",
+            LoopMode::Loop => "loop",
+        }
+    }
+}
+
+/// Two bracketing sample indices and the blend factor between them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplePosition {
+    pub i0: u32,
+    pub i1: u32,
+    pub alpha: f32,
+}
+
+/// Where time `t` falls on the sample grid. Non-finite times map to 0.
+/// `num_samples` must be at least 1 (validated at load).
+#[inline]
+pub fn sample_position(
+    t: f32,
+    duration: f32,
+    sample_rate: f32,
+    num_samples: u32,
+    mode: LoopMode,
+) -> SamplePosition {
+    let last = num_samples.saturating_sub(1);
+    let mut t = if t.is_finite() { t } else { 0.0 };
+    if duration > 0.0 {
+        t = match mode {
+            LoopMode::Once => t.clamp(0.0, duration),
+            LoopMode::Loop => {
+                let w = t.rem_euclid(duration);
+                // rem_euclid may round up to exactly `duration`.
+                if w >= duration {
+                    0.0
+                } else {
+                    w
+                }
+            }
+        };
+    } else {
+        t = 0.0;
+    }
+    let pos = t * sample_rate;
+    let f = pos.floor();
+    let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
+    let i1 = (i0 + 1).min(last);
+    let alpha = if i1 == i0 {
+        0.0
+    } else {
+        (pos - i0 as f32).clamp(0.0, 1.0)
+    };
+    SamplePosition { i0, i1, alpha }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn once_clamps_and_loop_wraps() {
+        let p = sample_position(5.0, 1.0, 10.0, 11, LoopMode::Once);
+        assert_eq!((p.i0, p.i1, p.alpha), (10, 10, 0.0));
+        let p = sample_position(-1.0, 1.0, 10.0, 11, LoopMode::Once);
+        assert_eq!((p.i0, p.i1, p.alpha), (0, 1, 0.0));
+        let p = sample_position(1.25, 1.0, 10.0, 11, LoopMode::Loop);
+        assert_eq!((p.i0, p.i1), (2, 3));
+        assert!((p.alpha - 0.5).abs() < 1e-4);
+        let p = sample_position(-0.05, 1.0, 10.0, 11, LoopMode::Loop);
+        assert_eq!((p.i0, p.i1), (9, 10));
+    }
+
+    #[test]
+    fn single_sample_and_nan() {
+        let p = sample_position(f32::NAN, 0.0, 30.0, 1, LoopMode::Loop);
+        assert_eq!((p.i0, p.i1, p.alpha), (0, 0, 0.0));
+    }
+
+    #[test]
+    fn duration_not_on_grid() {
+        // 1.158 s at 24 Hz: 29 samples cover it; t = duration lands between
+        // samples 27 and 28.
+        let p = sample_position(1.158, 1.158, 24.0, 29, LoopMode::Once);
+        assert_eq!((p.i0, p.i1), (27, 28));
+    }
+}
