@@ -18,3 +18,6 @@ pub use math::{Affine3A, Quat, Transform, Vec3};
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
 pub use timing::{sample_position, LoopMode, SamplePosition};
 pub mod codec;
+pub mod package;
+
+pub use package::{Clip, Package, PackageError};

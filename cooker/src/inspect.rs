@@ -1,0 +1,144 @@
+//! `ludus-anim inspect`: a package, readable by a person (or as JSON).
+
+use ludus_anim_runtime::package::Package;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Human-readable description of a loaded package.
+pub fn describe(p: &Package<'_>) -> String {
+    let mut s = String::new();
+    let sk = p.skeleton();
+    let _ = writeln!(s, "format version: {}", p.format_version);
+    let _ = writeln!(s, "cooker:         {}", p.meta.cooker_version);
+    let _ = writeln!(s, "asset:          {}", p.meta.asset_name);
+    let _ = writeln!(s, "source:         {}", p.meta.source_path);
+    let _ = writeln!(s, "source hash:    {}", hex(&p.meta.source_hash));
+    let _ = writeln!(
+        s,
+        "skeleton:       {} joints, identity {}",
+        sk.joint_count(),
+        sk.identity().to_hex()
+    );
+    for j in 0..sk.joint_count() {
+        let depth = {
+            let mut d = 0;
+            let mut a = sk.parent(j);
+            while let Some(p) = a {
+                d += 1;
+                a = sk.parent(p);
+            }
+            d
+        };
+        let t = sk.rest_pose()[j];
+        let _ = writeln!(
+            s,
+            "  {j:>3} {:indent$}{}  id {:016x}  rest t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}) s=({:.3}, {:.3}, {:.3})",
+            "",
+            sk.name(j),
+            sk.ids()[j].0,
+            t.translation.x,
+            t.translation.y,
+            t.translation.z,
+            t.rotation.x,
+            t.rotation.y,
+            t.rotation.z,
+            t.rotation.w,
+            t.scale.x,
+            t.scale.y,
+            t.scale.z,
+            indent = depth * 2
+        );
+    }
+    let _ = writeln!(s, "clips:          {}", p.clips().len());
+    for c in p.clips() {
+        let _ = writeln!(
+            s,
+            "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
+            c.name,
+            c.duration_s,
+            c.num_samples,
+            c.sample_rate_hz,
+            c.loop_mode.as_str(),
+            c.codec_id.name(),
+            c.codec_version,
+            c.blob_size,
+            c.profile,
+            c.resample_error_m * 1000.0,
+            c.max_error_m * 1000.0
+        );
+        for ch in p.clip_curves(c) {
+            let _ = writeln!(
+                s,
+                "    curve {} (id {:016x}, default {}, {})",
+                ch.name,
+                ch.id,
+                ch.default,
+                if ch.step { "step" } else { "linear" }
+            );
+        }
+    }
+    s
+}
+
+/// The same as JSON.
+pub fn describe_json(p: &Package<'_>) -> Value {
+    let sk = p.skeleton();
+    let joints: Vec<Value> = (0..sk.joint_count())
+        .map(|j| {
+            let t = sk.rest_pose()[j];
+            json!({
+                "index": j,
+                "name": sk.name(j),
+                "parent": sk.parent(j),
+                "id": format!("{:016x}", sk.ids()[j].0),
+                "rest": {
+                    "translation": t.translation.to_array(),
+                    "rotation": t.rotation.to_array(),
+                    "scale": t.scale.to_array(),
+                }
+            })
+        })
+        .collect();
+    let clips: Vec<Value> = p
+        .clips()
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "duration_s": c.duration_s,
+                "samples": c.num_samples,
+                "sample_rate_hz": c.sample_rate_hz,
+                "loop_mode": c.loop_mode.as_str(),
+                "codec": c.codec_id.name(),
+                "codec_version": c.codec_version,
+                "compressed_bytes": c.blob_size,
+                "profile": c.profile,
+                "resample_error_m": c.resample_error_m,
+                "max_error_m": c.max_error_m,
+                "source_hash": hex(&c.source_hash),
+                "curves": p.clip_curves(c).iter().map(|ch| json!({
+                    "name": ch.name,
+                    "id": format!("{:016x}", ch.id),
+                    "default": ch.default,
+                    "interpolation": if ch.step { "step" } else { "linear" },
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "format_version": p.format_version,
+        "cooker_version": p.meta.cooker_version,
+        "asset": p.meta.asset_name,
+        "source": p.meta.source_path,
+        "source_hash": hex(&p.meta.source_hash),
+        "skeleton": {
+            "joints": joints,
+            "identity": sk.identity().to_hex(),
+        },
+        "clips": clips,
+    })
+}

@@ -1,0 +1,133 @@
+//! `OUT/report.json`: one per cook, the data source for dashboards and
+//! scripts. Field names are a contract (schema: `schemas/report.schema.json`).
+
+use ludus_anim_model::{Decision, Diagnostic};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub cooker_version: String,
+    pub profile: String,
+    pub assets: Vec<AssetReport>,
+    pub totals: Totals,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AssetStatus {
+    Ok,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AssetReport {
+    pub source: String,
+    /// blake3 of the source bytes and companion files, hex.
+    pub source_hash: String,
+    pub format: String,
+    pub status: AssetStatus,
+    pub diagnostics: Vec<Diagnostic>,
+    pub decisions: Vec<Decision>,
+    /// Package path relative to the output directory (`packages/...`).
+    pub package: Option<String>,
+    pub package_bytes: u64,
+    pub skeleton: Option<SkeletonReport>,
+    pub clips: Vec<ClipReport>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SkeletonReport {
+    pub joints: usize,
+    pub identity: String,
+    pub unit_scale_m: f32,
+    pub source_axes: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct JointError {
+    pub joint: String,
+    pub max_error_m: f32,
+    pub threshold_m: f32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClipReport {
+    pub name: String,
+    pub joints: usize,
+    pub samples: u32,
+    pub sample_rate_hz: f32,
+    pub duration_s: f32,
+    pub loop_mode: String,
+    pub codec: String,
+    pub codec_version: u16,
+    /// joints x samples x 40 (ACL's definition, for comparison).
+    pub raw_bytes: u64,
+    /// The clip's codec blob.
+    pub compressed_bytes: u64,
+    pub ratio: f32,
+    /// Authored curves vs the runtime's interpolation of the samples.
+    pub resample_error_m: f32,
+    /// Decoded vs resampled source, component space, virtual vertices.
+    pub max_error_m: f32,
+    pub p99_error_m: f32,
+    pub max_rotation_error_deg: f32,
+    /// Decoded vs the authored curves (resampling and codec together).
+    pub source_error_m: f32,
+    pub threshold_m: f32,
+    pub worst_joint: String,
+    pub worst_time_s: f32,
+    pub times_checked: usize,
+    pub selected_joints: Vec<JointError>,
+    pub curves: usize,
+    pub compress_ms: f64,
+    pub decode_ns_per_pose: f64,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub assets: usize,
+    pub assets_failed: usize,
+    pub clips: usize,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub package_bytes: u64,
+    pub ratio: f32,
+    pub max_error_m: f32,
+    pub warnings: usize,
+    pub cook_ms: f64,
+}
+
+impl Report {
+    pub fn compute_totals(&mut self, cook_ms: f64) {
+        let mut t = Totals {
+            assets: self.assets.len(),
+            cook_ms,
+            ..Default::default()
+        };
+        for a in &self.assets {
+            if a.status == AssetStatus::Failed {
+                t.assets_failed += 1;
+            }
+            t.package_bytes += a.package_bytes;
+            t.warnings += a
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == ludus_anim_model::Severity::Warning)
+                .count();
+            for c in &a.clips {
+                t.clips += 1;
+                t.raw_bytes += c.raw_bytes;
+                t.compressed_bytes += c.compressed_bytes;
+                t.max_error_m = t.max_error_m.max(c.max_error_m);
+                t.warnings += c.warnings.len();
+            }
+        }
+        t.ratio = if t.compressed_bytes > 0 {
+            t.raw_bytes as f32 / t.compressed_bytes as f32
+        } else {
+            0.0
+        };
+        self.totals = t;
+    }
+}

@@ -1,0 +1,276 @@
+//! Normalize: source units → meters, skeleton → depth-first runtime
+//! [`Skeleton`] (synthetic identity root for multi-root sources), track
+//! joint indices remapped to the new order, rotation keys normalized and
+//! made hemisphere-continuous. Axes are already converted by importers.
+
+use ludus_anim_model::curve::Interpolation;
+use ludus_anim_model::{Decision, SourceAsset, SourceClip};
+use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
+use ludus_anim_runtime::{Skeleton, SkeletonError, Transform};
+
+/// Name of the joint added above several roots.
+pub const SYNTHETIC_ROOT: &str = "ludus_root";
+
+/// The normalized asset: what every later stage reads.
+#[derive(Clone, Debug)]
+pub struct Normalized {
+    pub skeleton: Skeleton,
+    /// Clips with joint indices in skeleton order and lengths in meters.
+    pub clips: Vec<SourceClip>,
+    /// Per-joint shell distance from the file (meters), if it has one.
+    pub file_shells_m: Option<Vec<f32>>,
+    pub unit_scale_m: f32,
+    pub decisions: Vec<Decision>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NormalizeError {
+    #[error("joint '{joint}': hierarchy is cyclic or names a missing parent")]
+    BrokenHierarchy { joint: String },
+    #[error("skeleton: {0}")]
+    Skeleton(#[from] SkeletonError),
+}
+
+/// `units_override_m`: meters per source unit chosen by the user
+/// (`--units`), replacing what the file declared.
+pub fn normalize(
+    asset: &SourceAsset,
+    units_override_m: Option<f32>,
+) -> Result<Normalized, NormalizeError> {
+    let mut decisions = Vec::new();
+    let unit = match units_override_m {
+        Some(u) => {
+            if (u - asset.unit_scale_m).abs() > f32::EPSILON * u.abs() {
+                decisions.push(Decision::new(
+                    "units_override",
+                    format!(
+                        "source units {} m replaced by --units ({} m per unit)",
+                        asset.unit_scale_m, u
+                    ),
+                ));
+            }
+            u
+        }
+        None => asset.unit_scale_m,
+    };
+
+    // Depth-first order, children in source order; a synthetic root above
+    // several roots.
+    let src = &asset.skeleton.joints;
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); src.len()];
+    let mut roots = Vec::new();
+    for (i, j) in src.iter().enumerate() {
+        match j.parent {
+            Some(p) if p < src.len() && p != i => children[p].push(i),
+            Some(_) => {
+                return Err(NormalizeError::BrokenHierarchy {
+                    joint: j.name.clone(),
+                })
+            }
+            None => roots.push(i),
+        }
+    }
+    let synthetic = roots.len() != 1;
+    let mut order: Vec<usize> = Vec::with_capacity(src.len());
+    let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+    while let Some(j) = stack.pop() {
+        if order.len() > src.len() {
+            break;
+        }
+        order.push(j);
+        stack.extend(children[j].iter().rev().copied());
+    }
+    if order.len() != src.len() {
+        let missing = (0..src.len()).find(|i| !order.contains(i)).unwrap_or(0);
+        return Err(NormalizeError::BrokenHierarchy {
+            joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
+        });
+    }
+    let offset = usize::from(synthetic);
+    let mut new_index = vec![0usize; src.len()];
+    for (k, &j) in order.iter().enumerate() {
+        new_index[j] = k + offset;
+    }
+
+    let mut parents = Vec::with_capacity(src.len() + offset);
+    let mut names = Vec::with_capacity(src.len() + offset);
+    let mut paths: Vec<String> = Vec::with_capacity(src.len() + offset);
+    let mut rest = Vec::with_capacity(src.len() + offset);
+    if synthetic {
+        parents.push(NO_PARENT);
+        names.push(SYNTHETIC_ROOT.to_string());
+        paths.push(SYNTHETIC_ROOT.to_string());
+        rest.push(Transform::IDENTITY);
+        let root_names: Vec<&str> = roots.iter().map(|&r| src[r].name.as_str()).collect();
+        decisions.push(Decision::new(
+            "synthetic_root",
+            format!(
+                "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
+                roots.len(),
+                root_names.join(", ")
+            ),
+        ));
+    } else if let Some(&r) = roots.first() {
+        decisions.push(Decision::new(
+            "root",
+            format!("skeleton root is '{}'", src[r].name),
+        ));
+    }
+    for &j in &order {
+        let s = &src[j];
+        let parent = match s.parent {
+            Some(p) => new_index[p] as u32,
+            None if synthetic => 0,
+            None => NO_PARENT,
+        };
+        let path = match s.parent {
+            Some(p) => format!("{}/{}", paths[new_index[p]], s.name),
+            None if synthetic => format!("{SYNTHETIC_ROOT}/{}", s.name),
+            None => s.name.clone(),
+        };
+        parents.push(parent);
+        names.push(s.name.clone());
+        paths.push(path);
+        let mut t = s.rest;
+        t.translation *= unit;
+        t.rotation = t.rotation.normalize();
+        rest.push(t);
+    }
+    let ids = paths.iter().map(|p| JointId::from_path(p)).collect();
+    let skeleton = Skeleton::new(parents, ids, rest, names)?;
+
+    let clips = asset
+        .clips
+        .iter()
+        .map(|c| normalize_clip(c, &new_index, unit))
+        .collect();
+
+    let file_shells_m = asset.joint_shell_distance.as_ref().map(|s| {
+        let mut out = vec![0.0; skeleton.joint_count()];
+        for (j, &v) in s.iter().enumerate() {
+            if let Some(&k) = new_index.get(j) {
+                out[k] = v * unit;
+            }
+        }
+        out
+    });
+
+    Ok(Normalized {
+        skeleton,
+        clips,
+        file_shells_m,
+        unit_scale_m: unit,
+        decisions,
+    })
+}
+
+fn normalize_clip(c: &SourceClip, new_index: &[usize], unit: f32) -> SourceClip {
+    let mut c = c.clone();
+    for tr in &mut c.tracks {
+        tr.joint = new_index.get(tr.joint).copied().unwrap_or(tr.joint);
+        if let Some(t) = &mut tr.translation {
+            t.map_values(|v| v * unit);
+        }
+        if let Some(r) = &mut tr.rotation {
+            // Cubic rotation curves are component-wise Hermite over the
+            // authored signs: flipping a key would change the curve.
+            if r.interpolation != Interpolation::CubicSpline {
+                let mut prev: Option<ludus_anim_model::Quat> = None;
+                for k in &mut r.keys {
+                    let mut q = k.value.normalize();
+                    if let Some(p) = prev {
+                        if p.dot(q) < 0.0 {
+                            q = -q;
+                        }
+                    }
+                    k.value = q;
+                    prev = Some(q);
+                }
+            }
+        }
+    }
+    c.tracks.sort_by_key(|t| t.joint);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ludus_anim_model::source::AxisSystem;
+    use ludus_anim_model::{
+        Curve, Diagnostics, JointTracks, Quat, SourceJoint, SourceSkeleton, Vec3,
+    };
+
+    fn joint(name: &str, parent: Option<usize>) -> SourceJoint {
+        SourceJoint {
+            name: name.into(),
+            parent,
+            rest: Transform::new(Vec3::new(0.0, 10.0, 0.0), Quat::IDENTITY, Vec3::ONE),
+        }
+    }
+
+    fn asset(joints: Vec<SourceJoint>) -> SourceAsset {
+        SourceAsset {
+            path: "a.bvh".into(),
+            format: "bvh".into(),
+            skeleton: SourceSkeleton { joints },
+            clips: vec![],
+            unit_scale_m: 0.01,
+            source_axes: AxisSystem {
+                description: "+Y up".into(),
+            },
+            joint_shell_distance: None,
+            diagnostics: Diagnostics::default(),
+            decisions: vec![],
+            companions: vec![],
+        }
+    }
+
+    #[test]
+    fn orders_depth_first_and_adds_synthetic_root() {
+        // b is listed before its parent a; c is a second root.
+        let a = asset(vec![
+            joint("b", Some(1)),
+            joint("a", None),
+            joint("c", None),
+        ]);
+        let n = normalize(&a, None).unwrap();
+        let names: Vec<&str> = n.skeleton.names().iter().map(String::as_str).collect();
+        assert_eq!(names, [SYNTHETIC_ROOT, "a", "b", "c"]);
+        assert_eq!(n.skeleton.parents(), &[NO_PARENT, 0, 1, 0]);
+        assert!((n.skeleton.rest_pose()[1].translation.y - 0.1).abs() < 1e-7);
+        assert!(n.decisions.iter().any(|d| d.kind == "synthetic_root"));
+    }
+
+    #[test]
+    fn units_override_and_hemisphere_continuity() {
+        let mut a = asset(vec![joint("a", None)]);
+        let mut tr = JointTracks::new(0);
+        tr.rotation = Some(Curve::from_values(
+            Interpolation::Linear,
+            &[0.0, 1.0],
+            &[Quat::from_rotation_y(0.1), -Quat::from_rotation_y(0.2)],
+        ));
+        a.clips.push(SourceClip {
+            name: "c".into(),
+            duration_s: 1.0,
+            tracks: vec![tr],
+            curves: vec![],
+            frame_rate_hz: None,
+            key_times: vec![],
+        });
+        let n = normalize(&a, Some(1.0)).unwrap();
+        assert_eq!(n.skeleton.rest_pose()[0].translation.y, 10.0);
+        let keys = &n.clips[0].tracks[0].rotation.as_ref().unwrap().keys;
+        assert!(keys[0].value.dot(keys[1].value) > 0.0);
+    }
+
+    #[test]
+    fn cycle_is_an_error() {
+        let a = asset(vec![joint("a", Some(1)), joint("b", Some(0))]);
+        assert!(matches!(
+            normalize(&a, None),
+            Err(NormalizeError::BrokenHierarchy { .. })
+        ));
+    }
+}

@@ -1,0 +1,435 @@
+//! Resample: authored curves → a uniform grid the runtime interpolates.
+//!
+//! The rate comes from the profile (the file's frame rate, the glTF key
+//! spacing, or a fixed rate). The stage then checks what the runtime will
+//! actually play — lerp/nlerp between samples — against the authored
+//! interpolation *between* samples (quarter points of every interval), in
+//! component space on virtual vertices. glTF LINEAR rotation is slerp, so
+//! fast motion at a low rate can differ by centimetres mid-interval; where
+//! the error exceeds the profile's tolerance the rate doubles, up to the
+//! profile's maximum.
+
+use crate::profile::{RatePolicy, SampleRate};
+use ludus_anim_model::curve::Interpolation;
+use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
+use ludus_anim_model::{Decision, SourceClip};
+use ludus_anim_runtime::hash::fnv1a64;
+use ludus_anim_runtime::math::interpolate;
+use ludus_anim_runtime::timing::{sample_position, LoopMode};
+use ludus_anim_runtime::{Skeleton, Transform};
+use ludus_anim_verify::{pose_errors, Scratch};
+
+/// Evaluates a clip's authored curves into a full local pose.
+pub struct SourcePose<'a> {
+    clip: &'a SourceClip,
+    rest: &'a [Transform],
+}
+
+impl<'a> SourcePose<'a> {
+    pub fn new(clip: &'a SourceClip, skeleton: &'a Skeleton) -> Self {
+        SourcePose {
+            clip,
+            rest: skeleton.rest_pose(),
+        }
+    }
+
+    /// The authored pose at `t` (clamped to the clip's span).
+    pub fn evaluate(&self, t: f32, out: &mut [Transform]) {
+        let t = t.clamp(0.0, self.clip.duration_s.max(0.0));
+        out.copy_from_slice(self.rest);
+        for tr in &self.clip.tracks {
+            let Some(o) = out.get_mut(tr.joint) else {
+                continue;
+            };
+            if let Some(v) = tr.translation.as_ref().and_then(|c| c.evaluate(t)) {
+                o.translation = v;
+            }
+            if let Some(v) = tr.rotation.as_ref().and_then(|c| c.evaluate(t)) {
+                o.rotation = v.normalize();
+            }
+            if let Some(v) = tr.scale.as_ref().and_then(|c| c.evaluate(t)) {
+                o.scale = v;
+            }
+        }
+    }
+}
+
+/// What the stage decided and measured.
+#[derive(Clone, Debug, Default)]
+pub struct ResampleReport {
+    pub sample_rate_hz: f32,
+    pub resample_error_m: f32,
+    pub worst_joint: usize,
+    pub worst_time_s: f32,
+    pub decisions: Vec<Decision>,
+    pub warnings: Vec<String>,
+}
+
+/// How the source's samples relate to time between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// Keyed curves with their own interpolation (glTF, FBX).
+    Curves,
+    /// Already uniformly sampled data (BVH frames, ACL raw clips): the
+    /// samples are the authored motion and are taken at their own rate.
+    Samples,
+}
+
+/// Source rate from key spacing: the smallest gap between distinct key
+/// times, snapped to a whole number of hertz when within 0.5%.
+pub fn key_spacing_rate(key_times: &[f32]) -> Option<f32> {
+    let min_dt = key_times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 1e-4)
+        .fold(f32::INFINITY, f32::min);
+    if !min_dt.is_finite() {
+        return None;
+    }
+    let r = 1.0 / min_dt;
+    let snapped = r.round();
+    Some(if snapped > 0.0 && (r - snapped).abs() / snapped < 0.005 {
+        snapped
+    } else {
+        r
+    })
+}
+
+fn sample_grid(
+    clip: &SourceClip,
+    skeleton: &Skeleton,
+    rate: f32,
+    loop_mode: LoopMode,
+) -> ResampledClip {
+    let n = ResampledClip::samples_for(clip.duration_s, rate);
+    let joints = skeleton.joint_count();
+    let src = SourcePose::new(clip, skeleton);
+    let mut samples = vec![Transform::IDENTITY; n as usize * joints];
+    for i in 0..n as usize {
+        src.evaluate(i as f32 / rate, &mut samples[i * joints..(i + 1) * joints]);
+    }
+    // Keep each joint's rotation samples in one hemisphere so the
+    // runtime's shortest-path nlerp and the encoder see continuous data.
+    for i in 1..n as usize {
+        for j in 0..joints {
+            let prev = samples[(i - 1) * joints + j].rotation;
+            let q = &mut samples[i * joints + j].rotation;
+            if prev.dot(*q) < 0.0 {
+                *q = -*q;
+            }
+        }
+    }
+    let curves = clip
+        .curves
+        .iter()
+        .map(|c| ResampledCurve {
+            name: c.name.clone(),
+            id: fnv1a64(c.name.as_bytes()),
+            default: c.default,
+            values: (0..n)
+                .map(|i| {
+                    c.curve
+                        .evaluate((i as f32 / rate).min(clip.duration_s))
+                        .unwrap_or(c.default)
+                })
+                .collect(),
+        })
+        .collect();
+    ResampledClip {
+        name: clip.name.clone(),
+        sample_rate_hz: rate,
+        num_samples: n,
+        duration_s: clip.duration_s,
+        loop_mode,
+        joint_count: joints,
+        samples,
+        curves,
+    }
+}
+
+/// Intervals `[i, i+1)` whose authored motion has a STEP discontinuity:
+/// no linear runtime reproduces a jump between samples, so they are
+/// excluded from the rate decision and reported.
+fn step_intervals(clip: &SourceClip, rate: f32, n: u32) -> Vec<bool> {
+    let mut out = vec![false; n as usize];
+    let mut mark = |t: f32| {
+        let i = (t * rate).ceil() as i64 - 1;
+        if i >= 0 && (i as usize) < out.len() {
+            out[i as usize] = true;
+        }
+    };
+    for tr in &clip.tracks {
+        if let Some(c) = tr
+            .translation
+            .as_ref()
+            .filter(|c| c.interpolation == Interpolation::Step)
+        {
+            c.keys.iter().for_each(|k| mark(k.time));
+        }
+        if let Some(c) = tr
+            .rotation
+            .as_ref()
+            .filter(|c| c.interpolation == Interpolation::Step)
+        {
+            c.keys.iter().for_each(|k| mark(k.time));
+        }
+        if let Some(c) = tr
+            .scale
+            .as_ref()
+            .filter(|c| c.interpolation == Interpolation::Step)
+        {
+            c.keys.iter().for_each(|k| mark(k.time));
+        }
+    }
+    out
+}
+
+struct Measured {
+    max: f32,
+    joint: usize,
+    time: f32,
+    skipped_step_intervals: usize,
+}
+
+fn measure(
+    clip: &SourceClip,
+    skeleton: &Skeleton,
+    grid: &ResampledClip,
+    shells: &[f32],
+    kind: SourceKind,
+) -> Measured {
+    let joints = skeleton.joint_count();
+    let src = SourcePose::new(clip, skeleton);
+    let mut scratch = Scratch::new(joints);
+    let mut expected = vec![Transform::IDENTITY; joints];
+    let mut played = vec![Transform::IDENTITY; joints];
+    let mut pos = vec![0.0; joints];
+    let mut rot = vec![0.0; joints];
+    let mut m = Measured {
+        max: 0.0,
+        joint: 0,
+        time: 0.0,
+        skipped_step_intervals: 0,
+    };
+    let steps = step_intervals(clip, grid.sample_rate_hz, grid.num_samples);
+    let fractions: &[f32] = match kind {
+        SourceKind::Curves => &[0.0, 0.25, 0.5, 0.75],
+        SourceKind::Samples => &[0.0],
+    };
+    for i in 0..grid.num_samples as usize {
+        for &f in fractions {
+            if f > 0.0 && steps.get(i).copied().unwrap_or(false) {
+                m.skipped_step_intervals += 1;
+                break;
+            }
+            let t = (i as f32 + f) / grid.sample_rate_hz;
+            if t > clip.duration_s + 1e-6 {
+                break;
+            }
+            src.evaluate(t, &mut expected);
+            let p = sample_position(
+                t,
+                grid.duration_s,
+                grid.sample_rate_hz,
+                grid.num_samples,
+                LoopMode::Once,
+            );
+            let a = grid.pose(p.i0 as usize);
+            let b = grid.pose(p.i1 as usize);
+            for j in 0..joints {
+                played[j] = interpolate(&a[j], &b[j], p.alpha);
+            }
+            pose_errors(
+                skeleton,
+                &expected,
+                &played,
+                shells,
+                &mut scratch,
+                &mut pos,
+                &mut rot,
+            );
+            for (j, &e) in pos.iter().enumerate() {
+                if !(e <= m.max) {
+                    m.max = e;
+                    m.joint = j;
+                    m.time = t;
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Resample `clip` per the profile's rate policy and measure the result.
+pub fn resample(
+    clip: &SourceClip,
+    skeleton: &Skeleton,
+    policy: &SampleRate,
+    shells: &[f32],
+    kind: SourceKind,
+    loop_mode: LoopMode,
+) -> (ResampledClip, ResampleReport) {
+    let mut report = ResampleReport::default();
+    let (mut rate, why) = match (policy.policy, kind) {
+        (RatePolicy::Fixed, _) => (policy.rate_hz, "the profile's fixed rate".to_string()),
+        (RatePolicy::Source, _) => match clip.frame_rate_hz.filter(|r| r.is_finite() && *r > 0.0) {
+            Some(r) => (r, "the file's frame rate".to_string()),
+            None => match key_spacing_rate(&clip.key_times) {
+                Some(r) => (r, "the source key spacing".to_string()),
+                None => (
+                    policy.rate_hz,
+                    "the profile's default (the clip has a single key time)".to_string(),
+                ),
+            },
+        },
+    };
+    if rate < policy.min_hz || rate > policy.max_hz {
+        let c = rate.clamp(policy.min_hz, policy.max_hz);
+        report.decisions.push(Decision::new(
+            "sample_rate_clamped",
+            format!("{rate} Hz from {why} clamped to the profile's range: {c} Hz"),
+        ));
+        rate = c;
+    } else {
+        report.decisions.push(Decision::new(
+            "sample_rate",
+            format!("{rate} Hz from {why}"),
+        ));
+    }
+    if kind == SourceKind::Samples {
+        report.decisions.push(Decision::new(
+            "sampled_source",
+            "the source is uniformly sampled: its samples are the authored motion (no curve exists between them)",
+        ));
+    }
+    loop {
+        let grid = sample_grid(clip, skeleton, rate, loop_mode);
+        let m = measure(clip, skeleton, &grid, shells, kind);
+        let tol = policy.max_resample_error_m;
+        if m.max > tol && kind == SourceKind::Curves && rate * 2.0 <= policy.max_hz {
+            report.decisions.push(Decision::new(
+                "sample_rate_raised",
+                format!(
+                    "{rate} Hz -> {} Hz: between samples the runtime's interpolation differs from the authored curve by {:.4} mm (joint '{}', t={:.4}s), tolerance {:.4} mm",
+                    rate * 2.0,
+                    m.max * 1000.0,
+                    skeleton.name(m.joint),
+                    m.time,
+                    tol * 1000.0
+                ),
+            ));
+            rate *= 2.0;
+            continue;
+        }
+        if m.max > tol {
+            report.warnings.push(format!(
+                "resampling error {:.4} mm at joint '{}', t={:.4}s exceeds the profile's {:.4} mm at the maximum rate {rate} Hz",
+                m.max * 1000.0,
+                skeleton.name(m.joint),
+                m.time,
+                tol * 1000.0
+            ));
+        }
+        if m.skipped_step_intervals > 0 {
+            report.warnings.push(format!(
+                "{} sample intervals contain STEP key changes; a sampled runtime interpolates across each jump within one sample interval (1/{rate} s)",
+                m.skipped_step_intervals
+            ));
+        }
+        report.sample_rate_hz = rate;
+        report.resample_error_m = m.max;
+        report.worst_joint = m.joint;
+        report.worst_time_s = m.time;
+        return (grid, report);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ludus_anim_model::{Curve, JointTracks, Quat};
+    use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
+    use ludus_anim_runtime::Vec3;
+
+    fn skel() -> Skeleton {
+        Skeleton::new(
+            vec![NO_PARENT, 0],
+            vec![JointId(1), JointId(2)],
+            vec![
+                Transform::IDENTITY,
+                Transform::new(Vec3::new(0.0, 0.5, 0.0), Quat::IDENTITY, Vec3::ONE),
+            ],
+            vec!["root".into(), "tip".into()],
+        )
+        .unwrap()
+    }
+
+    fn spin_clip(angle: f32) -> SourceClip {
+        let mut tr = JointTracks::new(0);
+        tr.rotation = Some(Curve::from_values(
+            Interpolation::Linear,
+            &[0.0, 1.0 / 24.0],
+            &[Quat::IDENTITY, Quat::from_rotation_z(angle)],
+        ));
+        let mut c = SourceClip {
+            name: "spin".into(),
+            duration_s: 1.0 / 24.0,
+            tracks: vec![tr],
+            curves: vec![],
+            frame_rate_hz: None,
+            key_times: vec![],
+        };
+        c.collect_key_times();
+        c
+    }
+
+    fn policy() -> SampleRate {
+        SampleRate {
+            policy: RatePolicy::Source,
+            rate_hz: 30.0,
+            min_hz: 1.0,
+            max_hz: 240.0,
+            max_resample_error_m: 0.0001,
+        }
+    }
+
+    #[test]
+    fn fast_slerp_raises_the_rate() {
+        // 120 degrees in one 24 Hz key interval: nlerp vs slerp differs by
+        // centimetres mid-interval at the tip.
+        let s = skel();
+        let (grid, r) = resample(
+            &spin_clip(2.1),
+            &s,
+            &policy(),
+            &[0.03, 0.03],
+            SourceKind::Curves,
+            LoopMode::Once,
+        );
+        assert!(grid.sample_rate_hz > 24.0, "{:?}", r.decisions);
+        assert!(r.decisions.iter().any(|d| d.kind == "sample_rate_raised"));
+        assert!(r.resample_error_m <= 0.0001, "{}", r.resample_error_m);
+    }
+
+    #[test]
+    fn slow_motion_keeps_the_key_rate() {
+        let s = skel();
+        let (grid, r) = resample(
+            &spin_clip(0.01),
+            &s,
+            &policy(),
+            &[0.03, 0.03],
+            SourceKind::Curves,
+            LoopMode::Once,
+        );
+        assert_eq!(grid.sample_rate_hz, 24.0);
+        assert_eq!(grid.num_samples, 2);
+        assert!(r.resample_error_m < 1e-5);
+    }
+
+    #[test]
+    fn key_spacing_snaps_to_whole_hertz() {
+        assert_eq!(key_spacing_rate(&[0.0, 0.041666, 0.083333]), Some(24.0));
+        assert_eq!(key_spacing_rate(&[0.5]), None);
+    }
+}

@@ -1,0 +1,37 @@
+//! `fixture-gen [OUT_DIR]`: regenerates the bundled fixture content.
+//!
+//! Without an argument it writes into the workspace's `fixtures/` directory,
+//! which is what `cargo run -p ludus-anim-fixture-gen` does.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let dir = match (args.next(), args.next()) {
+        (None, _) => ludus_anim_fixture_gen::default_fixtures_dir(),
+        (Some(a), None) if a == "-h" || a == "--help" => {
+            println!(
+                "usage: fixture-gen [OUT_DIR]\n\nWrites {} (default OUT_DIR: the workspace fixtures/ directory).",
+                ludus_anim_fixture_gen::BIPED_FILE
+            );
+            return ExitCode::SUCCESS;
+        }
+        (Some(a), None) => PathBuf::from(a),
+        (Some(_), Some(_)) => {
+            eprintln!("fixture-gen: expected at most one argument (output directory)");
+            return ExitCode::from(2);
+        }
+    };
+    match ludus_anim_fixture_gen::write_fixtures(&dir) {
+        Ok(path) => {
+            let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            println!("wrote {} ({size} bytes)", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fixture-gen: cannot write {}: {e}", dir.display());
+            ExitCode::FAILURE
+        }
+    }
+}
