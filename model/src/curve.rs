@@ -174,7 +174,9 @@ impl<T: CurveValue> Curve<T> {
             return Some(last.value);
         }
         // First key with time > t; t is strictly inside (first, last).
-        let hi = keys.partition_point(|k| k.time <= t).clamp(1, keys.len() - 1);
+        let hi = keys
+            .partition_point(|k| k.time <= t)
+            .clamp(1, keys.len() - 1);
         let k0 = &keys[hi - 1];
         let k1 = &keys[hi];
         let dt = k1.time - k0.time;
@@ -255,8 +257,18 @@ mod tests {
         // p(t) on [0, 2] with p0=0, p1=0, out tangent 1/s, in tangent 0:
         // m0 = 2, at u=0.5: (u^3 - 2u^2 + u) * 2 = 0.25.
         let keys = vec![
-            Key { time: 0.0, value: 0.0f32, in_tangent: 0.0, out_tangent: 1.0 },
-            Key { time: 2.0, value: 0.0f32, in_tangent: 0.0, out_tangent: 0.0 },
+            Key {
+                time: 0.0,
+                value: 0.0f32,
+                in_tangent: 0.0,
+                out_tangent: 1.0,
+            },
+            Key {
+                time: 2.0,
+                value: 0.0f32,
+                in_tangent: 0.0,
+                out_tangent: 0.0,
+            },
         ];
         let c = Curve::new(Interpolation::CubicSpline, keys);
         assert!((c.evaluate(1.0).unwrap() - 0.25).abs() < 1e-6);

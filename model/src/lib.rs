@@ -17,6 +17,8 @@ pub mod source;
 pub use curve::{Curve, Interpolation, Key};
 pub use diagnostics::{Decision, Diagnostic, Diagnostics, Severity};
 pub use resampled::{ResampledClip, ResampledCurve};
-pub use source::{AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton};
+pub use source::{
+    AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
+};
 
 pub use ludus_anim_runtime::math::{Quat, Transform, Vec3};

@@ -38,7 +38,11 @@ impl ResampledClip {
     pub fn samples_for(duration_s: f32, rate_hz: f32) -> u32 {
         let n = duration_s * rate_hz;
         // Tolerate float noise: 27.9999 intervals are 28.
-        let intervals = if (n - n.round()).abs() < 1e-3 { n.round() } else { n.ceil() };
+        let intervals = if (n - n.round()).abs() < 1e-3 {
+            n.round()
+        } else {
+            n.ceil()
+        };
         (intervals.max(0.0) as u32) + 1
     }
 }

@@ -194,14 +194,18 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
         }
         check_transform(&mut out, file, None, &j.name, None, &j.rest);
     }
-    let mut names: Vec<(&str, usize)> = sk.joints.iter().map(|j| j.name.as_str()).zip(0..).collect();
+    let mut names: Vec<(&str, usize)> =
+        sk.joints.iter().map(|j| j.name.as_str()).zip(0..).collect();
     names.sort();
     for w in names.windows(2) {
         if w[0].0 == w[1].0 {
             out.push(
-                Diagnostic::error("duplicate_joint", "two joints share this name (and so its ID)")
-                    .file(file)
-                    .joint(w[0].0),
+                Diagnostic::error(
+                    "duplicate_joint",
+                    "two joints share this name (and so its ID)",
+                )
+                .file(file)
+                .joint(w[0].0),
             );
         }
     }
@@ -209,27 +213,47 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
         let cname = clip.name.as_str();
         if !clip.duration_s.is_finite() || clip.duration_s < 0.0 {
             out.push(
-                Diagnostic::error("bad_duration", format!("duration {} is invalid", clip.duration_s))
+                Diagnostic::error(
+                    "bad_duration",
+                    format!("duration {} is invalid", clip.duration_s),
+                )
+                .file(file)
+                .clip(cname),
+            );
+        }
+        if clip.tracks.is_empty() && clip.curves.is_empty() {
+            out.push(
+                Diagnostic::warning("empty_clip", "clip animates nothing")
                     .file(file)
                     .clip(cname),
             );
         }
-        if clip.tracks.is_empty() && clip.curves.is_empty() {
-            out.push(Diagnostic::warning("empty_clip", "clip animates nothing").file(file).clip(cname));
-        }
         for tr in &clip.tracks {
-            let jname = sk.joints.get(tr.joint).map(|j| j.name.as_str()).unwrap_or("?");
+            let jname = sk
+                .joints
+                .get(tr.joint)
+                .map(|j| j.name.as_str())
+                .unwrap_or("?");
             if tr.joint >= sk.joints.len() {
                 out.push(
-                    Diagnostic::error("bad_track_target", format!("track targets joint index {}", tr.joint))
-                        .file(file)
-                        .clip(cname),
+                    Diagnostic::error(
+                        "bad_track_target",
+                        format!("track targets joint index {}", tr.joint),
+                    )
+                    .file(file)
+                    .clip(cname),
                 );
                 continue;
             }
-            let key_check = |out: &mut Diagnostics, what: &str, bad: Option<(usize, &'static str)>, time: Option<f32>| {
+            let key_check = |out: &mut Diagnostics,
+                             what: &str,
+                             bad: Option<(usize, &'static str)>,
+                             time: Option<f32>| {
                 if let Some((_, msg)) = bad {
-                    let mut d = Diagnostic::error("bad_key", format!("{what}: {msg}")).file(file).clip(cname).joint(jname);
+                    let mut d = Diagnostic::error("bad_key", format!("{what}: {msg}"))
+                        .file(file)
+                        .clip(cname)
+                        .joint(jname);
                     if let Some(t) = time {
                         d = d.time(t);
                     }
@@ -238,17 +262,30 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
             };
             if let Some(c) = &tr.translation {
                 let b = c.first_bad_key();
-                key_check(&mut out, "translation", b, b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time));
+                key_check(
+                    &mut out,
+                    "translation",
+                    b,
+                    b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time),
+                );
             }
             if let Some(c) = &tr.scale {
                 let b = c.first_bad_key();
-                key_check(&mut out, "scale", b, b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time));
+                key_check(
+                    &mut out,
+                    "scale",
+                    b,
+                    b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time),
+                );
                 if b.is_none() {
                     if let Some(k) = c.keys.iter().find(|k| bad_scale(k.value)) {
                         out.push(
                             Diagnostic::error(
                                 "bad_scale",
-                                format!("scale {:?} is zero, negative or near-singular", k.value.to_array()),
+                                format!(
+                                    "scale {:?} is zero, negative or near-singular",
+                                    k.value.to_array()
+                                ),
                             )
                             .file(file)
                             .clip(cname)
@@ -260,15 +297,23 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
             }
             if let Some(c) = &tr.rotation {
                 let b = c.first_bad_key();
-                key_check(&mut out, "rotation", b, b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time));
+                key_check(
+                    &mut out,
+                    "rotation",
+                    b,
+                    b.and_then(|(i, _)| c.keys.get(i)).map(|k| k.time),
+                );
                 if b.is_none() {
                     if let Some(k) = c.keys.iter().find(|k| k.value.length_squared() < 1e-8) {
                         out.push(
-                            Diagnostic::error("bad_rotation", "rotation key cannot be normalized (zero length)")
-                                .file(file)
-                                .clip(cname)
-                                .joint(jname)
-                                .time(k.time),
+                            Diagnostic::error(
+                                "bad_rotation",
+                                "rotation key cannot be normalized (zero length)",
+                            )
+                            .file(file)
+                            .clip(cname)
+                            .joint(jname)
+                            .time(k.time),
                         );
                     }
                 }
@@ -276,7 +321,10 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
         }
         for c in &clip.curves {
             if let Some((i, msg)) = c.curve.first_bad_key() {
-                let mut d = Diagnostic::error("bad_key", format!("curve: {msg}")).file(file).clip(cname).joint(&c.name);
+                let mut d = Diagnostic::error("bad_key", format!("curve: {msg}"))
+                    .file(file)
+                    .clip(cname)
+                    .joint(&c.name);
                 if let Some(k) = c.curve.keys.get(i) {
                     d = d.time(k.time);
                 }
@@ -287,7 +335,14 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
     out
 }
 
-fn check_transform(out: &mut Diagnostics, file: &str, clip: Option<&str>, joint: &str, time: Option<f32>, t: &Transform) {
+fn check_transform(
+    out: &mut Diagnostics,
+    file: &str,
+    clip: Option<&str>,
+    joint: &str,
+    time: Option<f32>,
+    t: &Transform,
+) {
     let mk = |code: &str, msg: String| {
         let mut d = Diagnostic::error(code, msg).file(file).joint(joint);
         if let Some(c) = clip {
@@ -299,16 +354,25 @@ fn check_transform(out: &mut Diagnostics, file: &str, clip: Option<&str>, joint:
         d
     };
     if !t.is_finite() {
-        out.push(mk("non_finite_value", "rest transform is not finite".into()));
+        out.push(mk(
+            "non_finite_value",
+            "rest transform is not finite".into(),
+        ));
         return;
     }
     if t.rotation.length_squared() < 1e-8 {
-        out.push(mk("bad_rotation", "rest rotation cannot be normalized".into()));
+        out.push(mk(
+            "bad_rotation",
+            "rest rotation cannot be normalized".into(),
+        ));
     }
     if bad_scale(t.scale) {
         out.push(mk(
             "bad_scale",
-            format!("rest scale {:?} is zero, negative or near-singular", t.scale.to_array()),
+            format!(
+                "rest scale {:?} is zero, negative or near-singular",
+                t.scale.to_array()
+            ),
         ));
     }
 }
@@ -324,13 +388,23 @@ mod tests {
             format: "gltf".into(),
             skeleton: SourceSkeleton {
                 joints: vec![
-                    SourceJoint { name: "root".into(), parent: None, rest: Transform::IDENTITY },
-                    SourceJoint { name: "arm".into(), parent: Some(0), rest: Transform::IDENTITY },
+                    SourceJoint {
+                        name: "root".into(),
+                        parent: None,
+                        rest: Transform::IDENTITY,
+                    },
+                    SourceJoint {
+                        name: "arm".into(),
+                        parent: Some(0),
+                        rest: Transform::IDENTITY,
+                    },
                 ],
             },
             clips: vec![],
             unit_scale_m: 1.0,
-            source_axes: AxisSystem { description: "+Y up".into() },
+            source_axes: AxisSystem {
+                description: "+Y up".into(),
+            },
             joint_shell_distance: None,
             diagnostics: Diagnostics::default(),
             decisions: vec![],
