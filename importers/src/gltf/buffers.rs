@@ -1,0 +1,284 @@
+//! Buffer resolution: the GLB BIN chunk, base64 data URIs and external
+//! files next to the `.gltf`.
+//!
+//! Only buffers that animation samplers or skins read are loaded. A file
+//! whose mesh `.bin` is missing still cooks its animation (with a warning),
+//! and the asset's content hash covers exactly the companion files its
+//! output depends on.
+
+use super::Report;
+use crate::ImportError;
+use ::gltf::json;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
+use ludus_anim_model::Diagnostic;
+use std::borrow::Cow;
+use std::path::Path;
+
+/// Loaded buffer data by glTF buffer index; `None` for buffers nothing we
+/// read uses.
+pub(super) struct Buffers<'a> {
+    data: Vec<Option<Cow<'a, [u8]>>>,
+}
+
+impl Buffers<'_> {
+    pub fn get(&self, index: usize) -> Option<&[u8]> {
+        self.data.get(index)?.as_deref()
+    }
+}
+
+pub(super) struct Loaded<'a> {
+    pub buffers: Buffers<'a>,
+    /// External files read, as paths the cooker can open to hash them.
+    pub companions: Vec<String>,
+}
+
+/// Base64 as found in the wild: exporters disagree about padding.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+pub(super) fn load<'a>(
+    path: &Path,
+    root: &json::Root,
+    bin: Option<&'a [u8]>,
+    report: &mut Report,
+) -> Result<Loaded<'a>, ImportError> {
+    let users = buffer_users(root);
+    let dir = path.parent().unwrap_or_else(|| Path::new(""));
+    let mut data = Vec::with_capacity(root.buffers.len());
+    let mut companions: Vec<String> = Vec::new();
+    for (index, buffer) in root.buffers.iter().enumerate() {
+        let label = buffer_label(index, buffer);
+        let Some(user) = users.get(index).cloned().flatten() else {
+            if let Some(reason) = unavailable_reason(dir, index, buffer, bin) {
+                report.push(Diagnostic::warning(
+                    "missing_buffer",
+                    format!("{label} is unavailable ({reason}); no skin or animation uses it"),
+                ));
+            }
+            data.push(None);
+            continue;
+        };
+        let bytes = read_buffer(dir, index, buffer, bin, &mut companions).map_err(|reason| {
+            report.malformed(
+                "missing_buffer",
+                format!("{label}, needed by {user}, cannot be loaded: {reason}"),
+            )
+        })?;
+        let declared = usize::try_from(buffer.byte_length.0).unwrap_or(usize::MAX);
+        if bytes.len() < declared {
+            report.push(Diagnostic::warning(
+                "buffer_length_mismatch",
+                format!(
+                    "{label} declares {declared} bytes but holds {}",
+                    bytes.len()
+                ),
+            ));
+        }
+        // Data past byteLength (GLB chunk padding) is not part of the buffer.
+        let bytes = match bytes {
+            Cow::Borrowed(b) => Cow::Borrowed(b.get(..declared.min(b.len())).unwrap_or(b)),
+            Cow::Owned(mut v) => {
+                v.truncate(declared);
+                Cow::Owned(v)
+            }
+        };
+        data.push(Some(bytes));
+    }
+    Ok(Loaded {
+        buffers: Buffers { data },
+        companions,
+    })
+}
+
+fn buffer_label(index: usize, buffer: &json::buffer::Buffer) -> String {
+    match buffer.uri.as_deref() {
+        Some(uri) if uri.starts_with("data:") => format!("buffer {index} (data URI)"),
+        Some(uri) => format!("buffer {index} ('{uri}')"),
+        None => format!("buffer {index} (GLB BIN chunk)"),
+    }
+}
+
+/// For each buffer, a description of the first skin or animation that
+/// reads it, or `None` if nothing we import does.
+fn buffer_users(root: &json::Root) -> Vec<Option<String>> {
+    let mut users = vec![None; root.buffers.len()];
+    let mut mark = |accessor: usize, user: &dyn Fn() -> String| {
+        for view in accessor_views(root, accessor) {
+            let buffer = root.buffer_views.get(view).map(|v| v.buffer.value());
+            if let Some(slot) = buffer.and_then(|b| users.get_mut(b)) {
+                if slot.is_none() {
+                    *slot = Some(user());
+                }
+            }
+        }
+    };
+    for (ai, anim) in root.animations.iter().enumerate() {
+        let name = || match anim.name.as_deref() {
+            Some(n) if !n.is_empty() => format!("animation '{n}'"),
+            _ => format!("animation {ai}"),
+        };
+        for channel in &anim.channels {
+            if let Some(sampler) = anim.samplers.get(channel.sampler.value()) {
+                mark(sampler.input.value(), &name);
+                mark(sampler.output.value(), &name);
+            }
+        }
+    }
+    for (si, skin) in root.skins.iter().enumerate() {
+        if let Some(ibm) = skin.inverse_bind_matrices {
+            mark(ibm.value(), &|| format!("skin {si} inverse bind matrices"));
+        }
+    }
+    users
+}
+
+/// Buffer views an accessor reads, including its sparse storage.
+fn accessor_views(root: &json::Root, accessor: usize) -> Vec<usize> {
+    let Some(acc) = root.accessors.get(accessor) else {
+        return Vec::new();
+    };
+    let mut views: Vec<usize> = acc.buffer_view.iter().map(|v| v.value()).collect();
+    if let Some(sparse) = &acc.sparse {
+        views.push(sparse.indices.buffer_view.value());
+        views.push(sparse.values.buffer_view.value());
+    }
+    views
+}
+
+/// Where a buffer's bytes come from.
+enum Source<'u> {
+    Glb,
+    Data { header: &'u str, payload: &'u str },
+    File(String),
+    Remote,
+}
+
+fn source<'u>(
+    index: usize,
+    buffer: &'u json::buffer::Buffer,
+    bin: Option<&[u8]>,
+) -> Result<Source<'u>, String> {
+    let Some(uri) = buffer.uri.as_deref() else {
+        // Only buffer 0 may refer to the GLB BIN chunk (spec 4.4.3.3).
+        return if index == 0 && bin.is_some() {
+            Ok(Source::Glb)
+        } else {
+            Err("it has no uri and there is no GLB BIN chunk for it".to_string())
+        };
+    };
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let (header, payload) = rest
+            .split_once(',')
+            .ok_or("data URI has no ',' separator")?;
+        return Ok(Source::Data { header, payload });
+    }
+    if uri.contains("://") {
+        return Ok(Source::Remote);
+    }
+    Ok(Source::File(percent_decode(uri)))
+}
+
+fn read_buffer<'a>(
+    dir: &Path,
+    index: usize,
+    buffer: &json::buffer::Buffer,
+    bin: Option<&'a [u8]>,
+    companions: &mut Vec<String>,
+) -> Result<Cow<'a, [u8]>, String> {
+    match source(index, buffer, bin)? {
+        Source::Glb => bin
+            .map(Cow::Borrowed)
+            .ok_or_else(|| "no GLB BIN chunk".to_string()),
+        Source::Data { header, payload } => {
+            if header.ends_with(";base64") {
+                BASE64
+                    .decode(payload)
+                    .map(Cow::Owned)
+                    .map_err(|e| format!("invalid base64 in data URI: {e}"))
+            } else {
+                Ok(Cow::Owned(percent_decode_bytes(payload)))
+            }
+        }
+        Source::File(rel) => {
+            let file = dir.join(&rel);
+            let bytes = std::fs::read(&file)
+                .map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
+            let shown = file.display().to_string();
+            if !companions.contains(&shown) {
+                companions.push(shown);
+            }
+            Ok(Cow::Owned(bytes))
+        }
+        Source::Remote => Err("remote URIs are not fetched".to_string()),
+    }
+}
+
+/// Why an unneeded buffer could not be loaded, checked without reading it.
+fn unavailable_reason(
+    dir: &Path,
+    index: usize,
+    buffer: &json::buffer::Buffer,
+    bin: Option<&[u8]>,
+) -> Option<String> {
+    match source(index, buffer, bin) {
+        Err(reason) => Some(reason),
+        Ok(Source::File(rel)) => {
+            let file = dir.join(rel);
+            (!file.is_file()).then(|| format!("'{}' not found", file.display()))
+        }
+        Ok(Source::Remote) => Some("remote URIs are not fetched".to_string()),
+        Ok(Source::Glb | Source::Data { .. }) => None,
+    }
+}
+
+/// URIs in glTF are percent-encoded (`my%20file.bin`); undecodable
+/// sequences are kept literally rather than rejected.
+fn percent_decode(uri: &str) -> String {
+    String::from_utf8_lossy(&percent_decode_bytes(uri)).into_owned()
+}
+
+fn percent_decode_bytes(s: &str) -> Vec<u8> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b, hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("my%20file.bin"), "my file.bin");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+
+    #[test]
+    fn base64_tolerates_missing_padding() {
+        assert_eq!(BASE64.decode("AAE").unwrap(), vec![0, 1]);
+        assert_eq!(BASE64.decode("AAE=").unwrap(), vec![0, 1]);
+    }
+}
