@@ -201,7 +201,7 @@ pub fn cook_asset(input: &Path, options: &CookOptions) -> (AssetReport, Option<(
         .profile
         .joint_settings(sk.names(), norm.file_shells_m.as_deref());
     let kind = match asset.format.as_str() {
-        "bvh" | "acl-sjson" => SourceKind::Samples,
+        "bvh" | "acl-sjson" | "fbx" => SourceKind::Samples,
         _ => SourceKind::Curves,
     };
 

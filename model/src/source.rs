@@ -171,8 +171,17 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
     let mut out = Diagnostics::default();
     let file = asset.path.as_str();
     let sk = &asset.skeleton;
-    if sk.joints.is_empty() {
-        out.push(Diagnostic::error("empty_skeleton", "asset has no joints").file(file));
+    // A file that animates only scalar curves (morph weights) cooks onto a
+    // synthetic root; a file with neither joints nor curves has nothing.
+    let has_curves = asset.clips.iter().any(|c| !c.curves.is_empty());
+    if sk.joints.is_empty() && !has_curves {
+        out.push(
+            Diagnostic::error(
+                "empty_skeleton",
+                "asset has no joints and no curves: nothing to cook",
+            )
+            .file(file),
+        );
     }
     for (i, j) in sk.joints.iter().enumerate() {
         if let Some(p) = j.parent {

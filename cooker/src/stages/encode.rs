@@ -1,6 +1,7 @@
 //! Encode: a resampled clip → a codec blob, by the profile's codec.
 
 use crate::profile::{CodecChoice, Profile};
+use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::{reference, CodecId};
 use ludus_anim_runtime::Skeleton;
@@ -28,8 +29,12 @@ pub fn encode(
     let (codec, blob) = match profile.codec {
         CodecChoice::Reference => (CodecId::Reference, reference::encode(&clip.samples)),
         CodecChoice::Vbr => {
-            let _ = (skeleton, thresholds, shells, slack);
-            return Err(EncodeError::Unavailable);
+            let settings = EncodeSettings {
+                joint_threshold_m: thresholds.iter().map(|t| t * slack).collect(),
+                joint_shell_m: shells.to_vec(),
+                max_segment_samples: profile.max_segment_samples,
+            };
+            (CodecId::Vbr, encode_vbr(skeleton, clip, &settings)?.blob)
         }
     };
     Ok(Encoded {
@@ -38,10 +43,4 @@ pub fn encode(
         blob,
         ms: start.elapsed().as_secs_f64() * 1000.0,
     })
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EncodeError {
-    #[error("vbr encoder unavailable")]
-    Unavailable,
 }

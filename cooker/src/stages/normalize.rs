@@ -102,14 +102,23 @@ pub fn normalize(
         paths.push(SYNTHETIC_ROOT.to_string());
         rest.push(Transform::IDENTITY);
         let root_names: Vec<&str> = roots.iter().map(|&r| src[r].name.as_str()).collect();
-        decisions.push(Decision::new(
-            "synthetic_root",
-            format!(
-                "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
-                roots.len(),
-                root_names.join(", ")
-            ),
-        ));
+        if roots.is_empty() {
+            decisions.push(Decision::new(
+                "synthetic_root",
+                format!(
+                    "no joints: a synthetic identity root '{SYNTHETIC_ROOT}' carries the curves"
+                ),
+            ));
+        } else {
+            decisions.push(Decision::new(
+                "synthetic_root",
+                format!(
+                    "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
+                    roots.len(),
+                    root_names.join(", ")
+                ),
+            ));
+        }
     } else if let Some(&r) = roots.first() {
         decisions.push(Decision::new(
             "root",

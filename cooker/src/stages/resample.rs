@@ -70,19 +70,39 @@ pub struct ResampleReport {
 pub enum SourceKind {
     /// Keyed curves with their own interpolation (glTF, FBX).
     Curves,
-    /// Already uniformly sampled data (BVH frames, ACL raw clips): the
-    /// samples are the authored motion and are taken at their own rate.
+    /// Sampled data (BVH frames, ACL raw clips, FBX curves baked by the
+    /// importer through ufbx's evaluator): the keys are the authored motion
+    /// and nothing is known between them, so the error is checked at every
+    /// key time but not between keys.
     Samples,
 }
 
-/// Source rate from key spacing: the smallest gap between distinct key
-/// times, snapped to a whole number of hertz when within 0.5%.
-pub fn key_spacing_rate(key_times: &[f32]) -> Option<f32> {
-    let min_dt = key_times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|&d| d > 1e-4)
-        .fold(f32::INFINITY, f32::min);
+/// Source rate from key spacing: the smallest gap between consecutive
+/// keys *of one curve*, over all curves (the union of all key times would
+/// invent a rate from unrelated tracks' offsets), snapped to a whole number
+/// of hertz when within 0.5%.
+pub fn key_spacing_rate(clip: &SourceClip) -> Option<f32> {
+    fn gaps<T>(keys: &[ludus_anim_model::Key<T>]) -> f32 {
+        keys.windows(2)
+            .map(|w| w[1].time - w[0].time)
+            .filter(|&d| d > 1e-4)
+            .fold(f32::INFINITY, f32::min)
+    }
+    let mut min_dt = f32::INFINITY;
+    for tr in &clip.tracks {
+        if let Some(c) = &tr.translation {
+            min_dt = min_dt.min(gaps(&c.keys));
+        }
+        if let Some(c) = &tr.rotation {
+            min_dt = min_dt.min(gaps(&c.keys));
+        }
+        if let Some(c) = &tr.scale {
+            min_dt = min_dt.min(gaps(&c.keys));
+        }
+    }
+    for c in &clip.curves {
+        min_dt = min_dt.min(gaps(&c.curve.keys));
+    }
     if !min_dt.is_finite() {
         return None;
     }
@@ -93,6 +113,45 @@ pub fn key_spacing_rate(key_times: &[f32]) -> Option<f32> {
     } else {
         r
     })
+}
+
+/// A grid time within float noise of a key time is that key time: `i /
+/// rate` can land a hair before a key, where a STEP curve still holds the
+/// previous value.
+fn snap_to_key(t: f32, key_times: &[f32], rate: f32) -> f32 {
+    let eps = 1e-3 / rate;
+    let i = key_times.partition_point(|&k| k < t);
+    [i.checked_sub(1), Some(i)]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| key_times.get(i).copied())
+        .find(|k| (k - t).abs() <= eps)
+        .unwrap_or(t)
+}
+
+/// The smallest whole multiple of `rate` within `max_hz` whose grid holds
+/// every key time, so authored keys, kinks and STEP jumps are samples
+/// (keys exported with a gap often sit on a finer lattice than their
+/// smallest spacing suggests).
+fn key_aligned_rate(rate: f32, key_times: &[f32], max_hz: f32) -> Option<f32> {
+    let on_grid = |r: f32| {
+        key_times.iter().all(|&t| {
+            let p = t * r;
+            (p - p.round()).abs() < 1e-3
+        })
+    };
+    (1..=256)
+        .map(|m| {
+            // 2.4000003 Hz x 10 is 24 Hz.
+            let r = rate * m as f32;
+            if (r - r.round()).abs() < 1e-3 * r {
+                r.round()
+            } else {
+                r
+            }
+        })
+        .take_while(|&r| r <= max_hz)
+        .find(|&r| on_grid(r))
 }
 
 fn sample_grid(
@@ -106,7 +165,8 @@ fn sample_grid(
     let src = SourcePose::new(clip, skeleton);
     let mut samples = vec![Transform::IDENTITY; n as usize * joints];
     for i in 0..n as usize {
-        src.evaluate(i as f32 / rate, &mut samples[i * joints..(i + 1) * joints]);
+        let t = snap_to_key(i as f32 / rate, &clip.key_times, rate);
+        src.evaluate(t, &mut samples[i * joints..(i + 1) * joints]);
     }
     // Keep each joint's rotation samples in one hemisphere so the
     // runtime's shortest-path nlerp and the encoder see continuous data.
@@ -129,7 +189,10 @@ fn sample_grid(
             values: (0..n)
                 .map(|i| {
                     c.curve
-                        .evaluate((i as f32 / rate).min(clip.duration_s))
+                        .evaluate(
+                            snap_to_key(i as f32 / rate, &clip.key_times, rate)
+                                .min(clip.duration_s),
+                        )
                         .unwrap_or(c.default)
                 })
                 .collect(),
@@ -147,13 +210,29 @@ fn sample_grid(
     }
 }
 
+/// Where time `t` falls on a grid at `rate`: `Ok(k)` if it is sample `k`
+/// (within float noise), `Err(i)` if it is inside interval `[i, i+1)`.
+fn grid_slot(t: f32, rate: f32) -> Result<i64, i64> {
+    let p = t * rate;
+    let r = p.round();
+    if (p - r).abs() < 1e-3 {
+        Ok(r as i64)
+    } else {
+        Err(p.floor() as i64)
+    }
+}
+
 /// Intervals `[i, i+1)` whose authored motion has a STEP discontinuity:
 /// no linear runtime reproduces a jump between samples, so they are
 /// excluded from the rate decision and reported.
 fn step_intervals(clip: &SourceClip, rate: f32, n: u32) -> Vec<bool> {
     let mut out = vec![false; n as usize];
     let mut mark = |t: f32| {
-        let i = (t * rate).ceil() as i64 - 1;
+        // A jump at sample k lies in the interval ending at k.
+        let i = match grid_slot(t, rate) {
+            Ok(k) => k - 1,
+            Err(i) => i,
+        };
         if i >= 0 && (i as usize) < out.len() {
             out[i as usize] = true;
         }
@@ -213,47 +292,70 @@ fn measure(
     };
     let steps = step_intervals(clip, grid.sample_rate_hz, grid.num_samples);
     let fractions: &[f32] = match kind {
-        SourceKind::Curves => &[0.0, 0.25, 0.5, 0.75],
-        SourceKind::Samples => &[0.0],
+        SourceKind::Curves => &[0.25, 0.5, 0.75],
+        SourceKind::Samples => &[],
     };
+    // Every source key time, every grid sample, and (curves) quarter
+    // points between samples, except intervals holding a STEP jump.
+    let rate = grid.sample_rate_hz;
+    let inside_step = |t: f32| match grid_slot(t, rate) {
+        Ok(_) => false,
+        Err(i) => i >= 0 && steps.get(i as usize).copied().unwrap_or(false),
+    };
+    let mut times: Vec<f32> = clip
+        .key_times
+        .iter()
+        .copied()
+        .filter(|&t| (0.0..=clip.duration_s).contains(&t) && !inside_step(t))
+        .collect();
     for i in 0..grid.num_samples as usize {
+        let t = (i as f32 / grid.sample_rate_hz).min(clip.duration_s);
+        if !inside_step(t) {
+            times.push(t);
+        }
+        if steps.get(i).copied().unwrap_or(false) {
+            m.skipped_step_intervals += usize::from(!fractions.is_empty());
+            continue;
+        }
         for &f in fractions {
-            if f > 0.0 && steps.get(i).copied().unwrap_or(false) {
-                m.skipped_step_intervals += 1;
-                break;
-            }
             let t = (i as f32 + f) / grid.sample_rate_hz;
-            if t > clip.duration_s + 1e-6 {
-                break;
+            if t < clip.duration_s {
+                times.push(t);
             }
-            src.evaluate(t, &mut expected);
-            let p = sample_position(
-                t,
-                grid.duration_s,
-                grid.sample_rate_hz,
-                grid.num_samples,
-                LoopMode::Once,
-            );
-            let a = grid.pose(p.i0 as usize);
-            let b = grid.pose(p.i1 as usize);
-            for j in 0..joints {
-                played[j] = interpolate(&a[j], &b[j], p.alpha);
-            }
-            pose_errors(
-                skeleton,
-                &expected,
-                &played,
-                shells,
-                &mut scratch,
-                &mut pos,
-                &mut rot,
-            );
-            for (j, &e) in pos.iter().enumerate() {
-                if !(e <= m.max) {
-                    m.max = e;
-                    m.joint = j;
-                    m.time = t;
-                }
+        }
+    }
+    for t in times {
+        src.evaluate(snap_to_key(t, &clip.key_times, rate), &mut expected);
+        let p = sample_position(
+            t,
+            grid.duration_s,
+            grid.sample_rate_hz,
+            grid.num_samples,
+            LoopMode::Once,
+        );
+        let a = grid.pose(p.i0 as usize);
+        let b = grid.pose(p.i1 as usize);
+        for j in 0..joints {
+            played[j] = if p.alpha == 0.0 {
+                a[j]
+            } else {
+                interpolate(&a[j], &b[j], p.alpha)
+            };
+        }
+        pose_errors(
+            skeleton,
+            &expected,
+            &played,
+            shells,
+            &mut scratch,
+            &mut pos,
+            &mut rot,
+        );
+        for (j, &e) in pos.iter().enumerate() {
+            if !(e <= m.max) {
+                m.max = e;
+                m.joint = j;
+                m.time = t;
             }
         }
     }
@@ -274,7 +376,7 @@ pub fn resample(
         (RatePolicy::Fixed, _) => (policy.rate_hz, "the profile's fixed rate".to_string()),
         (RatePolicy::Source, _) => match clip.frame_rate_hz.filter(|r| r.is_finite() && *r > 0.0) {
             Some(r) => (r, "the file's frame rate".to_string()),
-            None => match key_spacing_rate(&clip.key_times) {
+            None => match key_spacing_rate(clip) {
                 Some(r) => (r, "the source key spacing".to_string()),
                 None => (
                     policy.rate_hz,
@@ -296,17 +398,33 @@ pub fn resample(
             format!("{rate} Hz from {why}"),
         ));
     }
+    if policy.policy == RatePolicy::Source {
+        match key_aligned_rate(rate, &clip.key_times, policy.max_hz) {
+            Some(r) if r != rate => {
+                report.decisions.push(Decision::new(
+                    "sample_rate_key_aligned",
+                    format!("{rate} Hz -> {r} Hz so that every source key time is a sample"),
+                ));
+                rate = r;
+            }
+            Some(_) => {}
+            None => report.decisions.push(Decision::new(
+                "keys_off_grid",
+                format!("some source key times fall between {rate} Hz samples (no multiple of the rate up to the profile maximum aligns them); they are reproduced within the resampling tolerance"),
+            )),
+        }
+    }
     if kind == SourceKind::Samples {
         report.decisions.push(Decision::new(
             "sampled_source",
-            "the source is uniformly sampled: its samples are the authored motion (no curve exists between them)",
+            "the source is sampled: its keys are the authored motion; error is checked at every key time, not between keys",
         ));
     }
     loop {
         let grid = sample_grid(clip, skeleton, rate, loop_mode);
         let m = measure(clip, skeleton, &grid, shells, kind);
         let tol = policy.max_resample_error_m;
-        if m.max > tol && kind == SourceKind::Curves && rate * 2.0 <= policy.max_hz {
+        if m.max > tol && rate * 2.0 <= policy.max_hz {
             report.decisions.push(Decision::new(
                 "sample_rate_raised",
                 format!(
@@ -428,8 +546,38 @@ mod tests {
     }
 
     #[test]
-    fn key_spacing_snaps_to_whole_hertz() {
-        assert_eq!(key_spacing_rate(&[0.0, 0.041666, 0.083333]), Some(24.0));
-        assert_eq!(key_spacing_rate(&[0.5]), None);
+    fn step_keys_off_the_spacing_grid_align_the_rate() {
+        // Keys every 1/30 s, plus a STEP track switching at 0.75 s (not a
+        // 30 Hz sample): 60 Hz holds every key.
+        assert_eq!(
+            key_aligned_rate(30.0, &[0.0, 1.0 / 30.0, 0.75, 1.0], 240.0),
+            Some(60.0)
+        );
+        assert_eq!(key_aligned_rate(24.0, &[0.0, 0.013], 240.0), None);
+        assert_eq!(
+            key_aligned_rate(24.0, &[0.0, 16.0 / 24.0, 104.0 / 120.0], 240.0),
+            Some(120.0)
+        );
+        assert_eq!(
+            snap_to_key(0.833_333_2, &[0.5, 0.833_333_4], 2.4),
+            0.833_333_4
+        );
+    }
+
+    #[test]
+    fn key_spacing_is_per_curve_and_snaps_to_whole_hertz() {
+        let mut c = spin_clip(0.1);
+        assert_eq!(key_spacing_rate(&c), Some(24.0));
+        // A second track offset by 1 ms must not invent a 1000 Hz rate.
+        let mut tr = JointTracks::new(1);
+        tr.translation = Some(Curve::from_values(
+            Interpolation::Linear,
+            &[0.001, 0.5],
+            &[Vec3::ZERO, Vec3::X],
+        ));
+        c.tracks.push(tr);
+        assert_eq!(key_spacing_rate(&c), Some(24.0));
+        c.tracks.clear();
+        assert_eq!(key_spacing_rate(&c), None);
     }
 }

@@ -37,6 +37,7 @@ pub(super) fn build(
             curves: Vec::new(),
             curve_names: HashSet::new(),
             weights_seen: HashSet::new(),
+            weights_seen_nodes: HashSet::new(),
         };
         for (ci, channel) in anim.channels.iter().enumerate() {
             builder.add_channel(anim, ci, channel, report)?;
@@ -94,6 +95,8 @@ struct ClipBuilder<'a> {
     curves: Vec<ScalarCurve>,
     curve_names: HashSet<String>,
     weights_seen: HashSet<usize>,
+    /// Nodes (not joints) whose weights this clip already animates.
+    weights_seen_nodes: HashSet<usize>,
 }
 
 /// Where a channel's problems are reported.
@@ -123,7 +126,56 @@ impl ClipBuilder<'_> {
             );
             return Ok(());
         };
-        let Some(joint) = self.selection.joint_of_node.get(node).copied().flatten() else {
+        let joint = self.selection.joint_of_node.get(node).copied().flatten();
+        // Morph weights are curves, not joint motion: they keep the node's
+        // name whether or not the node is a joint.
+        if joint.is_none() && property == Property::MorphTargetWeights {
+            let at = ChannelAt {
+                index: ci,
+                joint: &node_name,
+                property: property_name(property),
+            };
+            let sampler = anim.samplers.get(channel.sampler.value()).ok_or_else(|| {
+                self.malformed(
+                    report,
+                    &at,
+                    "bad_sampler",
+                    format!(
+                        "uses sampler {}, which does not exist",
+                        channel.sampler.value()
+                    ),
+                )
+            })?;
+            let interpolation = match sampler.interpolation {
+                Checked::Valid(GltfInterpolation::Linear) => Interpolation::Linear,
+                Checked::Valid(GltfInterpolation::Step) => Interpolation::Step,
+                Checked::Valid(GltfInterpolation::CubicSpline) => Interpolation::CubicSpline,
+                Checked::Invalid => {
+                    return Err(self.malformed(
+                        report,
+                        &at,
+                        "bad_sampler",
+                        "has an unknown interpolation".to_string(),
+                    ))
+                }
+            };
+            if !self.weights_seen_nodes.insert(node) {
+                report.push(duplicate_channel(&self.clip, &at));
+                return Ok(());
+            }
+            let times = self
+                .read(sampler.input.value(), Expect::Times, "input", &at, report)?
+                .values;
+            let out = self.read(
+                sampler.output.value(),
+                Expect::Weights,
+                "output",
+                &at,
+                report,
+            )?;
+            return self.add_weights(node, &times, &out.values, interpolation, &at, report);
+        }
+        let Some(joint) = joint else {
             report.push(
                 Diagnostic::warning(
                     "channel_target_not_joint",

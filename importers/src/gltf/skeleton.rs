@@ -222,6 +222,13 @@ pub(super) fn select(
     let mut animated = vec![false; n];
     for anim in &root.animations {
         for ch in &anim.channels {
+            // Morph weights animate a mesh, not a transform: they become
+            // scalar curves and do not make their node a joint.
+            if ch.target.path
+                == json::validation::Checked::Valid(json::animation::Property::MorphTargetWeights)
+            {
+                continue;
+            }
             if let Some(a) = animated.get_mut(ch.target.node.value()) {
                 *a = true;
             }

@@ -1,0 +1,315 @@
+//! End-to-end tests of the `ludus-anim` command line.
+
+mod common;
+use common::*;
+use ludus_anim_runtime::Package;
+
+#[test]
+fn cook_without_arguments_cooks_the_bundled_fixtures() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Run from an empty directory: the bundled fixtures are found anyway
+    // and the default output directory is ./out.
+    let o = ludus_anim(&["cook"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let out = tmp.path().join("out");
+    let r = report(&out);
+    assert_eq!(r["totals"]["assets_failed"], 0);
+    let a = &r["assets"][0];
+    assert_eq!(a["status"], "ok");
+    let clips: Vec<&str> = a["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for want in ["idle", "walk", "run"] {
+        assert!(clips.contains(&want), "{clips:?}");
+    }
+    let bytes = std::fs::read(package_path(&out, &r, 0)).unwrap();
+    let p = Package::load(&bytes).unwrap();
+    assert!(p.skeleton().joint_count() >= 20);
+    // The morph weight curve made it into the package.
+    let idle = p.clip("idle").unwrap();
+    assert!(p
+        .clip_curves(idle)
+        .iter()
+        .any(|c| c.name.contains("Breathe")));
+}
+
+#[test]
+fn cooking_twice_gives_identical_packages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let b = biped.to_str().unwrap();
+    for out in ["a", "b"] {
+        let o = ludus_anim(&["cook", b, "--out", out], tmp.path());
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let ra = report(&tmp.path().join("a"));
+    let rb = report(&tmp.path().join("b"));
+    assert_eq!(ra["assets"][0]["package"], rb["assets"][0]["package"]);
+    let pa = std::fs::read(package_path(&tmp.path().join("a"), &ra, 0)).unwrap();
+    let pb = std::fs::read(package_path(&tmp.path().join("b"), &rb, 0)).unwrap();
+    assert!(pa == pb, "packages differ between identical cooks");
+}
+
+#[test]
+fn inspect_prints_text_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let o = ludus_anim(&["cook", biped.to_str().unwrap(), "--out", "o"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let r = report(&tmp.path().join("o"));
+    let pkg = package_path(&tmp.path().join("o"), &r, 0);
+    let o = ludus_anim(&["inspect", pkg.to_str().unwrap()], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("skeleton:") && s.contains("walk:") && s.contains("Breathe"),
+        "{s}"
+    );
+    let o = ludus_anim(&["inspect", "--json", pkg.to_str().unwrap()], tmp.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["clips"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn inspect_rejects_a_corrupted_package_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("bad.ludanim"), b"LUDANIM\0garbage").unwrap();
+    let o = ludus_anim(&["inspect", "bad.ludanim"], tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.ludanim"));
+}
+
+#[test]
+fn unknown_profile_and_bad_profile_file_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = ludus_anim(&["cook", "--profile", "nope"], tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown profile 'nope'"));
+    std::fs::write(
+        tmp.path().join("p.toml"),
+        "name = 'x'\ncodec = 'vbr'\nerror_threshold = 1\n",
+    )
+    .unwrap();
+    let o = ludus_anim(&["cook", "--profile", "p.toml"], tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("p.toml"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Writes a small glTF (node animation, one buffer as a data URI) with the
+/// given node JSON and animation output values, for malformed-input tests.
+fn tiny_gltf(nodes: &str, scene_nodes: &str, times: &[f32], values: &[f32], path: &str) -> String {
+    let mut buf = Vec::new();
+    for t in times {
+        buf.extend_from_slice(&t.to_le_bytes());
+    }
+    let out_off = buf.len();
+    for v in values {
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+    let b64 = base64_encode(&buf);
+    let n = times.len();
+    let (tmin, tmax) = (times[0], times[n - 1]);
+    let (ty, comps) = if path == "rotation" {
+        ("VEC4", 4)
+    } else {
+        ("VEC3", 3)
+    };
+    assert_eq!(values.len(), n * comps);
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":{scene_nodes}}}],
+        "nodes":{nodes},
+        "buffers":[{{"byteLength":{len},"uri":"data:application/octet-stream;base64,{b64}"}}],
+        "bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{tl}}},{{"buffer":0,"byteOffset":{out_off},"byteLength":{ol}}}],
+        "accessors":[{{"bufferView":0,"componentType":5126,"count":{n},"type":"SCALAR","min":[{tmin}],"max":[{tmax}]}},
+                     {{"bufferView":1,"componentType":5126,"count":{n},"type":"{ty}"}}],
+        "animations":[{{"name":"clip","samplers":[{{"input":0,"output":1,"interpolation":"LINEAR"}}],
+                        "channels":[{{"sampler":0,"target":{{"node":1,"path":"{path}"}}}}]}}]}}"#,
+        len = buf.len(),
+        tl = n * 4,
+        ol = values.len() * 4,
+    )
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in b.chunks(3) {
+        let v = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(T[(v >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+const TWO_NODES: &str = r#"[{"name":"root","children":[1]},{"name":"arm","translation":[0,1,0]}]"#;
+
+/// Cook `file` (written into a fresh dir) and expect a failure whose
+/// diagnostics include `code`, exit status 1, and no package or temp file.
+fn expect_failure(name: &str, contents: &[u8], code: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join(name), contents).unwrap();
+    let o = ludus_anim(&["cook", name, "--out", "out"], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o));
+    let r = report(&tmp.path().join("out"));
+    let a = &r["assets"][0];
+    assert_eq!(a["status"], "failed", "{name}");
+    let codes: Vec<&str> = a["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&code),
+        "{name}: expected diagnostic {code}, got {codes:?}\n{}",
+        text(&o)
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(name),
+        "{name}: stderr must name the file: {stderr}"
+    );
+    let files = all_files(&tmp.path().join("out"));
+    assert_eq!(
+        files.iter().filter(|f| !f.ends_with("report.json")).count(),
+        0,
+        "{name}: files left behind: {files:?}"
+    );
+}
+
+#[test]
+fn nan_key_is_an_error_naming_clip_joint_and_time() {
+    let g = tiny_gltf(
+        TWO_NODES,
+        "[0]",
+        &[0.0, 0.5],
+        &[0.0, 1.0, 0.0, f32::NAN, 1.0, 0.0],
+        "translation",
+    );
+    expect_failure("nan.gltf", g.as_bytes(), "bad_key");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("nan.gltf"), &g).unwrap();
+    let o = ludus_anim(&["cook", "nan.gltf"], tmp.path());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("clip 'clip'")
+            && stderr.contains("joint 'arm'")
+            && stderr.contains("t=0.5"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn negative_scale_is_an_error() {
+    let g = tiny_gltf(
+        TWO_NODES,
+        "[0]",
+        &[0.0, 1.0],
+        &[1.0, 1.0, 1.0, 1.0, -1.0, 1.0],
+        "scale",
+    );
+    expect_failure("negscale.gltf", g.as_bytes(), "bad_scale");
+}
+
+#[test]
+fn cyclic_and_multi_parent_hierarchies_are_errors() {
+    let cyclic = r#"[{"name":"a","children":[1]},{"name":"b","children":[0]}]"#;
+    let g = tiny_gltf(cyclic, "[0]", &[0.0, 1.0], &[0.0; 6], "translation");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("cyclic.gltf"), &g).unwrap();
+    let o = ludus_anim(&["cook", "cyclic.gltf", "--out", "out"], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(all_files(&tmp.path().join("out/packages")).is_empty());
+
+    let multi = r#"[{"name":"a","children":[2]},{"name":"b","children":[2]},{"name":"c"}]"#;
+    let g = tiny_gltf(multi, "[0,1]", &[0.0, 1.0], &[0.0; 6], "translation");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("multi.gltf"), &g).unwrap();
+    let o = ludus_anim(&["cook", "multi.gltf", "--out", "out"], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(all_files(&tmp.path().join("out/packages")).is_empty());
+}
+
+#[test]
+fn truncated_glb_and_bad_accessor_are_errors() {
+    let biped = std::fs::read(repo().join("fixtures/biped.glb")).unwrap();
+    for cut in [10, 100, biped.len() / 2, biped.len() - 1] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("cut.glb"), &biped[..cut]).unwrap();
+        let o = ludus_anim(&["cook", "cut.glb", "--out", "out"], tmp.path());
+        assert_eq!(o.status.code(), Some(1), "cut at {cut}: {}", text(&o));
+        assert!(all_files(&tmp.path().join("out/packages")).is_empty());
+    }
+    // An accessor that reads past its buffer view.
+    let g = tiny_gltf(TWO_NODES, "[0]", &[0.0, 1.0], &[0.0; 6], "translation")
+        .replace(r#""count":2,"type":"VEC3""#, r#""count":9,"type":"VEC3""#);
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("acc.gltf"), &g).unwrap();
+    let o = ludus_anim(&["cook", "acc.gltf", "--out", "out"], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(all_files(&tmp.path().join("out/packages")).is_empty());
+}
+
+#[test]
+fn a_good_asset_still_cooks_beside_a_bad_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tiny_gltf(
+        TWO_NODES,
+        "[0]",
+        &[0.0, 1.0],
+        &[1.0, 1.0, 1.0, 1.0, -1.0, 1.0],
+        "scale",
+    );
+    std::fs::write(tmp.path().join("bad.gltf"), g).unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let o = ludus_anim(
+        &["cook", "bad.gltf", biped.to_str().unwrap(), "--out", "out"],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = report(&tmp.path().join("out"));
+    assert_eq!(r["assets"][0]["status"], "failed");
+    assert_eq!(r["assets"][1]["status"], "ok");
+    assert!(package_path(&tmp.path().join("out"), &r, 1).is_file());
+}
+
+#[test]
+fn verification_failure_fails_the_cook() {
+    // The encoder aims 50x above the profile's threshold; verification,
+    // which keeps the profile's threshold, must catch it.
+    let tmp = tempfile::tempdir().unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let o = ludus_anim(
+        &[
+            "cook",
+            biped.to_str().unwrap(),
+            "--out",
+            "out",
+            "--debug-encoder-slack",
+            "50",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("verification_failed") && stderr.contains("exceeds the profile"),
+        "{stderr}"
+    );
+    assert!(all_files(&tmp.path().join("out/packages")).is_empty());
+}
