@@ -1,0 +1,173 @@
+//! Input validation and the raw reference the whole search measures
+//! against: component-space transforms at every sample and at every
+//! midpoint between consecutive samples, and per-joint dominant shells.
+
+use crate::{EncodeError, EncodeSettings};
+use ludus_anim_model::ResampledClip;
+use ludus_anim_runtime::math::{interpolate, Affine3A, Transform};
+use ludus_anim_runtime::skeleton::local_to_component;
+use ludus_anim_runtime::Skeleton;
+
+/// Fraction of each threshold the search aims for. The search measures at
+/// samples and midpoints exactly as the decoder reconstructs them; the
+/// margin covers other blend factors between samples, where the error
+/// interpolates almost linearly between the measured points.
+pub const SAFETY: f32 = 0.99;
+
+pub(crate) struct Prep<'a> {
+    pub j: usize,
+    pub n: usize,
+    pub parents: &'a [u32],
+    pub subtree_end: &'a [u32],
+    pub rest: &'a [Transform],
+    /// `samples[s * j + joint]`, as given.
+    pub raw: &'a [Transform],
+    /// Raw component transforms at every sample (`s * j + joint`).
+    pub raw_comp: Vec<Affine3A>,
+    /// Raw component transforms at the midpoint after each sample
+    /// (`s * j + joint`, `s < n - 1`), blending locals like the runtime.
+    pub raw_mid_comp: Vec<Affine3A>,
+    /// User thresholds (meters).
+    pub threshold: Vec<f32>,
+    /// Thresholds the search enforces (`threshold * SAFETY`).
+    pub limit: Vec<f32>,
+    pub shell: Vec<f32>,
+    /// Dominant shell: the distance and limit of the vertex (own or of a
+    /// descendant) most sensitive to a rigid error at this joint, found as
+    /// the largest `(distance + shell) / limit` over the subtree.
+    pub dom_shell: Vec<f32>,
+    pub dom_limit: Vec<f32>,
+}
+
+impl<'a> Prep<'a> {
+    pub fn new(
+        skeleton: &'a Skeleton,
+        clip: &'a ResampledClip,
+        settings: &EncodeSettings,
+    ) -> Result<Prep<'a>, EncodeError> {
+        let j = skeleton.joint_count();
+        if clip.joint_count != j {
+            return Err(EncodeError::JointCountMismatch {
+                skeleton: j,
+                clip: clip.joint_count,
+            });
+        }
+        if clip.num_samples == 0 {
+            return Err(EncodeError::EmptyClip);
+        }
+        let n = clip.num_samples as usize;
+        if n.checked_mul(j) != Some(clip.samples.len()) {
+            return Err(EncodeError::SampleCountMismatch {
+                declared: clip.num_samples,
+                held: clip.samples.len(),
+                joints: j,
+            });
+        }
+        for (what, len) in [
+            ("joint_threshold_m", settings.joint_threshold_m.len()),
+            ("joint_shell_m", settings.joint_shell_m.len()),
+        ] {
+            if len != j {
+                return Err(EncodeError::SettingsLength {
+                    what,
+                    len,
+                    joints: j,
+                });
+            }
+        }
+        for jt in 0..j {
+            let t = settings.joint_threshold_m[jt];
+            let s = settings.joint_shell_m[jt];
+            if !(t.is_finite() && t > 0.0 && s.is_finite() && s >= 0.0) {
+                return Err(EncodeError::BadTolerance { joint: jt });
+            }
+        }
+        if settings.max_segment_samples == 0 {
+            return Err(EncodeError::BadSegmentSize);
+        }
+        // The format stores counts as u32 and bit offsets in usize.
+        if n.checked_mul(j)
+            .and_then(|x| x.checked_mul(3 * 128))
+            .is_none()
+            || j > u32::MAX as usize
+        {
+            return Err(EncodeError::TooLarge);
+        }
+        for (i, t) in clip.samples.iter().enumerate() {
+            if !t.is_finite() {
+                return Err(EncodeError::NonFinite {
+                    joint: i % j,
+                    sample: i / j,
+                });
+            }
+        }
+
+        let parents = skeleton.parents();
+        let mut raw_comp = vec![Affine3A::IDENTITY; n * j];
+        for s in 0..n {
+            local_to_component(
+                parents,
+                &clip.samples[s * j..(s + 1) * j],
+                &mut raw_comp[s * j..(s + 1) * j],
+            );
+        }
+        let mut raw_mid_comp = vec![Affine3A::IDENTITY; n.saturating_sub(1) * j];
+        let mut mid = vec![Transform::IDENTITY; j];
+        for s in 0..n.saturating_sub(1) {
+            for (k, m) in mid.iter_mut().enumerate() {
+                *m = interpolate(
+                    &clip.samples[s * j + k],
+                    &clip.samples[(s + 1) * j + k],
+                    0.5,
+                );
+            }
+            local_to_component(parents, &mid, &mut raw_mid_comp[s * j..(s + 1) * j]);
+        }
+
+        let threshold = settings.joint_threshold_m.clone();
+        let limit: Vec<f32> = threshold.iter().map(|t| t * SAFETY).collect();
+        let shell = settings.joint_shell_m.clone();
+        let subtree_end = skeleton.subtree_ends();
+
+        // Dominant shells (ACL 2.x computes a similar per-joint "rigid
+        // shell" from descendants; this is our variant: the largest
+        // distance-over-limit ratio among the joint and its descendants).
+        let mut dom_shell = shell.clone();
+        let mut dom_limit = limit.clone();
+        for a in 0..j {
+            let end = subtree_end[a] as usize;
+            let mut best = dom_shell[a] / dom_limit[a];
+            for d in a + 1..end {
+                let mut dist = 0.0f32;
+                for s in 0..n {
+                    let pa = raw_comp[s * j + a].translation;
+                    let pd = raw_comp[s * j + d].translation;
+                    dist = dist.max((pd - pa).length());
+                }
+                let reach = dist + shell[d];
+                let ratio = reach / limit[d];
+                if ratio > best {
+                    best = ratio;
+                    dom_shell[a] = reach;
+                    dom_limit[a] = limit[d];
+                }
+            }
+        }
+
+        Ok(Prep {
+            j,
+            n,
+            parents,
+            subtree_end,
+            rest: skeleton.rest_pose(),
+            raw: &clip.samples,
+            raw_comp,
+            raw_mid_comp,
+            threshold,
+            limit,
+            shell,
+            dom_shell,
+            dom_limit,
+        })
+    }
+}

@@ -1,0 +1,142 @@
+//! Segment range reduction and quantization of one animated track over one
+//! segment. Reconstruction goes through the runtime's own functions, so the
+//! values the search measures are bit-identical to what the decoder makes.
+//!
+//! Adapted ideas: Nicholas Frechette, "Animation Compression: Range
+//! Reduction" and "Simple Quantization" (normalize each component to
+//! [0, 1] over the clip, again over the segment with 8-bit bounds, then
+//! quantize uniformly).
+
+use crate::classify::AnimTrack;
+use ludus_anim_runtime::codec::vbr::{
+    dequantize, dequantize_constant, rotation_from_xyz, segment_bias_scale, RATE_BITS,
+    RATE_CONSTANT, RATE_RAW,
+};
+
+/// A track's per-segment constants: the 8-bit range and the rate-0 value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SegRange {
+    /// min x, y, z then extent x, y, z (units of 1/255 of the clip range).
+    pub range: [u8; 6],
+    /// Rate-0 value per component (units of 1/65535 of the clip range).
+    pub constant: [u16; 3],
+}
+
+/// One track at one rate over one segment: stored integers and decoded
+/// (unnormalized for rotations) values, one per segment sample.
+pub(crate) struct Quantized {
+    pub q: Vec<[u32; 4]>,
+    pub decoded: Vec<[f32; 4]>,
+}
+
+fn normalized(v: f32, min: f32, ext: f32) -> f64 {
+    if ext > 0.0 {
+        ((v as f64 - min as f64) / ext as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+pub(crate) fn seg_range(track: &AnimTrack, start: usize, end: usize) -> SegRange {
+    let mut range = [0u8; 6];
+    let mut constant = [0u16; 3];
+    for c in 0..3 {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in &track.values[start..end] {
+            let u = normalized(v[c], track.clip_min[c], track.clip_ext[c]);
+            lo = lo.min(u);
+            hi = hi.max(u);
+        }
+        // Conservative 8-bit bounds: floor the min, ceil the max.
+        let qlo = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
+        let qhi = (hi * 255.0).ceil().clamp(qlo as f64, 255.0) as u8;
+        range[c] = qlo;
+        range[3 + c] = qhi - qlo;
+        // Rate-0 value: the 16-bit code closest to the middle, refined on
+        // the decoded value to minimize the largest deviation.
+        let mid = ((lo + hi) * 0.5 * 65535.0).round().clamp(0.0, 65535.0) as u16;
+        let worst = |code: u16| {
+            let d = dequantize_constant(code, track.clip_min[c], track.clip_ext[c]);
+            track.values[start..end]
+                .iter()
+                .map(|v| (v[c] - d).abs())
+                .fold(0.0f32, f32::max)
+        };
+        let mut best = (worst(mid), mid);
+        for code in [mid.saturating_sub(1), mid.saturating_add(1)] {
+            let w = worst(code);
+            if w < best.0 {
+                best = (w, code);
+            }
+        }
+        constant[c] = best.1;
+    }
+    SegRange { range, constant }
+}
+
+pub(crate) fn quantize(
+    track: &AnimTrack,
+    sr: &SegRange,
+    start: usize,
+    end: usize,
+    rate: u8,
+) -> Quantized {
+    let len = end - start;
+    let mut q = Vec::with_capacity(len);
+    let mut decoded = Vec::with_capacity(len);
+    let rot = track.is_rotation();
+    for v in &track.values[start..end] {
+        let mut qi = [0u32; 4];
+        let mut d = [0.0f32; 4];
+        if rate == RATE_RAW {
+            for c in 0..4 {
+                qi[c] = v[c].to_bits();
+                d[c] = v[c];
+            }
+            if !rot {
+                qi[3] = 0;
+                d[3] = 0.0;
+            }
+            q.push(qi);
+            decoded.push(d);
+            continue;
+        }
+        for c in 0..3 {
+            let (cmin, cext) = (track.clip_min[c], track.clip_ext[c]);
+            if rate == RATE_CONSTANT {
+                d[c] = dequantize_constant(sr.constant[c], cmin, cext);
+                continue;
+            }
+            let bits = RATE_BITS[rate as usize];
+            let max = (1u32 << bits) - 1;
+            let (smin, sext) = (sr.range[c], sr.range[3 + c]);
+            let u = normalized(v[c], cmin, cext);
+            let (bias, scale) = segment_bias_scale(smin, sext, cmin, cext);
+            let seg_min = smin as f64 / 255.0;
+            let seg_ext = sext as f64 / 255.0;
+            let guess = if sext == 0 {
+                0
+            } else {
+                (((u - seg_min) / seg_ext) * max as f64)
+                    .round()
+                    .clamp(0.0, max as f64) as u32
+            };
+            // Pick the code whose exact reconstruction is closest.
+            let mut best = (f32::INFINITY, guess);
+            for code in [guess.saturating_sub(1), guess, (guess + 1).min(max)] {
+                let e = (dequantize(code, bits, bias, scale) - v[c]).abs();
+                if e < best.0 {
+                    best = (e, code);
+                }
+            }
+            qi[c] = best.1;
+            d[c] = dequantize(best.1, bits, bias, scale);
+        }
+        if rot {
+            d[3] = rotation_from_xyz(d[0], d[1], d[2]).w;
+        }
+        q.push(qi);
+        decoded.push(d);
+    }
+    Quantized { q, decoded }
+}
