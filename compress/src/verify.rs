@@ -1,13 +1,16 @@
-//! Final verification through the runtime decoder: every sample and every
-//! midpoint between consecutive samples, decoded by `VbrClip` and compared
-//! in component space against the raw clip blended the same way.
+//! Final verification through the runtime decoder, with exactly the times
+//! and the metric the cooker's verification stage uses
+//! (`ludus_anim_verify::check_times` and `pose_errors`): every sample,
+//! every midpoint, the clip end and, for looping clips, both sides of the
+//! seam. A blob this accepts is a blob verification accepts.
 
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::vbr::VbrClip;
 use ludus_anim_runtime::codec::CodecError;
-use ludus_anim_runtime::math::{interpolate, virtual_vertex_error, Affine3A, Transform};
-use ludus_anim_runtime::timing::SamplePosition;
+use ludus_anim_runtime::math::{interpolate, Transform};
+use ludus_anim_runtime::timing::{sample_position, LoopMode};
 use ludus_anim_runtime::Skeleton;
+use ludus_anim_verify::{check_times, pose_errors, Scratch};
 
 /// Errors measured through the runtime decoder.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,9 +26,9 @@ pub struct ErrorReport {
     pub worst_sample: (u32, u32),
 }
 
-/// Decode `blob` at every sample and midpoint and measure every joint's
-/// virtual-vertex error against `clip` (`thresholds` and `shells` per
-/// joint, meters). `blob` must be a VBR blob for this skeleton and clip.
+/// Decode `blob` at every time verification checks and measure every
+/// joint's virtual-vertex error against `clip` (`thresholds` and `shells`
+/// per joint, meters). `blob` must be a VBR blob for this skeleton and clip.
 pub fn measure_errors(
     blob: &[u8],
     skeleton: &Skeleton,
@@ -42,45 +45,48 @@ pub fn measure_errors(
     };
     let mut decoded = vec![Transform::IDENTITY; j];
     let mut raw = vec![Transform::IDENTITY; j];
-    let mut dc = vec![Affine3A::IDENTITY; j];
-    let mut rc = vec![Affine3A::IDENTITY; j];
+    let mut scratch = Scratch::new(j);
+    let mut pos_err = vec![0.0f32; j];
+    let mut rot_err = vec![0.0f32; j];
     let rest = skeleton.rest_pose();
-    for i in 0..n {
-        for (i1, alpha) in [(i, 0.0f32), (i + 1, 0.5)] {
-            if i1 >= n {
-                continue;
-            }
-            let pos = SamplePosition { i0: i, i1, alpha };
-            if !vbr.decode_pose(pos, rest, &mut decoded) {
-                return Err(CodecError::Invalid {
-                    what: "vbr decode failed",
-                });
-            }
-            let a = clip.pose(i as usize);
-            let b = clip.pose(i1 as usize);
-            for k in 0..j {
-                raw[k] = if alpha == 0.0 {
-                    a[k]
+    let looping = clip.loop_mode == LoopMode::Loop;
+    for t in check_times(clip.duration_s, clip.sample_rate_hz, n, looping) {
+        let pos = sample_position(t, clip.duration_s, clip.sample_rate_hz, n, clip.loop_mode);
+        if !vbr.decode_pose(pos, rest, &mut decoded) {
+            return Err(CodecError::Invalid {
+                what: "vbr decode failed",
+            });
+        }
+        let a = clip.pose(pos.i0 as usize);
+        let b = clip.pose(pos.i1 as usize);
+        for k in 0..j {
+            raw[k] = if pos.alpha == 0.0 {
+                a[k]
+            } else {
+                interpolate(&a[k], &b[k], pos.alpha)
+            };
+        }
+        pose_errors(
+            skeleton,
+            &raw,
+            &decoded,
+            shells,
+            &mut scratch,
+            &mut pos_err,
+            &mut rot_err,
+        );
+        for (k, &e) in pos_err.iter().enumerate() {
+            let ratio = e / thresholds.get(k).copied().unwrap_or(f32::MIN_POSITIVE);
+            report.per_joint[k] = report.per_joint[k].max(e);
+            report.max_error_m = report.max_error_m.max(e);
+            if ratio > report.worst_ratio || !ratio.is_finite() {
+                report.worst_ratio = if ratio.is_finite() {
+                    ratio
                 } else {
-                    interpolate(&a[k], &b[k], alpha)
+                    f32::INFINITY
                 };
-            }
-            skeleton.local_to_component(&decoded, &mut dc);
-            skeleton.local_to_component(&raw, &mut rc);
-            for k in 0..j {
-                let e = virtual_vertex_error(&rc[k], &dc[k], shells.get(k).copied().unwrap_or(0.0));
-                let ratio = e / thresholds.get(k).copied().unwrap_or(f32::MIN_POSITIVE);
-                report.per_joint[k] = report.per_joint[k].max(e);
-                report.max_error_m = report.max_error_m.max(e);
-                if ratio > report.worst_ratio || !ratio.is_finite() {
-                    report.worst_ratio = if ratio.is_finite() {
-                        ratio
-                    } else {
-                        f32::INFINITY
-                    };
-                    report.worst_joint = k;
-                    report.worst_sample = (i, i1);
-                }
+                report.worst_joint = k;
+                report.worst_sample = (pos.i0, pos.i1);
             }
         }
     }

@@ -11,15 +11,22 @@
 //! decompressed. Departure: full affine matrices for every joint (no QVV
 //! shortcut), matching Ludus's affine composition when scale shears.
 
-use ludus_anim_runtime::math::{rotation_angle, virtual_vertex_error, Affine3A, Quat, Transform};
+use glam::{DAffine3, DQuat, DVec3};
+use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::Skeleton;
 use serde::Serialize;
 
 /// Reusable buffers for pose comparisons (allocated once per clip).
+///
+/// Component transforms are composed in f64: the metric measures how far
+/// the decoded local values move each virtual vertex, not the rounding of
+/// an f32 FK chain (which, on a large rig far from the origin, is itself
+/// tens of micrometres and would make the verdict depend on operation
+/// order).
 pub struct Scratch {
-    a: Vec<Affine3A>,
-    b: Vec<Affine3A>,
+    a: Vec<DAffine3>,
+    b: Vec<DAffine3>,
     qa: Vec<Quat>,
     qb: Vec<Quat>,
 }
@@ -27,18 +34,50 @@ pub struct Scratch {
 impl Scratch {
     pub fn new(joints: usize) -> Scratch {
         Scratch {
-            a: vec![Affine3A::IDENTITY; joints],
-            b: vec![Affine3A::IDENTITY; joints],
+            a: vec![DAffine3::IDENTITY; joints],
+            b: vec![DAffine3::IDENTITY; joints],
             qa: vec![Quat::IDENTITY; joints],
             qb: vec![Quat::IDENTITY; joints],
         }
     }
 }
 
+fn to_daffine(t: &Transform) -> DAffine3 {
+    let q = DQuat::from_xyzw(
+        t.rotation.x as f64,
+        t.rotation.y as f64,
+        t.rotation.z as f64,
+        t.rotation.w as f64,
+    );
+    // The runtime normalizes nothing here either; a decoder's quaternion is
+    // unit to f32 precision.
+    DAffine3::from_scale_rotation_translation(t.scale.as_dvec3(), q, t.translation.as_dvec3())
+}
+
+/// f64 component transforms of a local pose (parents before children).
+fn fk64(parents: &[u32], local: &[Transform], out: &mut [DAffine3]) {
+    for j in 0..parents.len().min(local.len()).min(out.len()) {
+        let m = to_daffine(&local[j]);
+        let p = parents[j] as usize;
+        out[j] = if p < j { out[p] * m } else { m };
+    }
+}
+
+/// ACL-style virtual-vertex error between two f64 component transforms:
+/// the largest distance between the images of three points at `shell`
+/// along the joint's local axes. Full affine matrices (shear included).
+pub fn virtual_vertex_error64(reference: &DAffine3, other: &DAffine3, shell: f64) -> f64 {
+    let dt = reference.translation - other.translation;
+    let m = reference.matrix3 - other.matrix3;
+    let e = |axis: DVec3| (dt + axis * shell).length_squared();
+    e(m.x_axis).max(e(m.y_axis)).max(e(m.z_axis)).sqrt()
+}
+
 /// Per-joint component-space errors between two local poses: position
 /// error of virtual vertices (meters) into `pos_err`, and the angle between
 /// component rotations (radians, from the chain of local rotations) into
-/// `rot_err`.
+/// `rot_err`. This is the one error metric of the project: verification,
+/// resampling checks and the encoder's final check all call it.
 pub fn pose_errors(
     skeleton: &Skeleton,
     reference: &[Transform],
@@ -48,9 +87,9 @@ pub fn pose_errors(
     pos_err: &mut [f32],
     rot_err: &mut [f32],
 ) {
-    skeleton.local_to_component(reference, &mut scratch.a);
-    skeleton.local_to_component(other, &mut scratch.b);
     let parents = skeleton.parents();
+    fk64(parents, reference, &mut scratch.a);
+    fk64(parents, other, &mut scratch.b);
     for j in 0..parents.len() {
         let (pa, pb) = match skeleton.parent(j) {
             Some(p) => (scratch.qa[p], scratch.qb[p]),
@@ -58,7 +97,7 @@ pub fn pose_errors(
         };
         scratch.qa[j] = pa * reference[j].rotation;
         scratch.qb[j] = pb * other[j].rotation;
-        pos_err[j] = virtual_vertex_error(&scratch.a[j], &scratch.b[j], shells[j]);
+        pos_err[j] = virtual_vertex_error64(&scratch.a[j], &scratch.b[j], shells[j] as f64) as f32;
         rot_err[j] = rotation_angle(scratch.qa[j], scratch.qb[j]);
     }
 }
