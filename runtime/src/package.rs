@@ -154,12 +154,11 @@ impl<'a> Strings<'a> {
         let data_start = 4 + (count + 1) * 4;
         let total = *offsets.last().unwrap_or(&0) as u64;
         let bytes = sec.range(data_start, total)?;
-        for i in 0..count as usize {
-            let (a, b) = (offsets[i], offsets[i + 1]);
-            if a > b {
-                return Err(invalid(format!("string {i} has a negative length")));
-            }
-            if std::str::from_utf8(&bytes[a as usize..b as usize]).is_err() {
+        for (i, w) in offsets.windows(2).enumerate() {
+            let s = bytes
+                .get(w[0] as usize..w[1] as usize)
+                .ok_or_else(|| invalid(format!("string {i} lies outside the string table")))?;
+            if std::str::from_utf8(s).is_err() {
                 return Err(invalid(format!("string {i} is not UTF-8")));
             }
         }
@@ -344,7 +343,13 @@ impl<'a> Package<'a> {
             });
         }
         let stored = file.u64(32)?;
-        let computed = fnv1a64(&bytes[HEADER_SIZE..]);
+        let body = bytes.get(HEADER_SIZE..).ok_or(PackageError::Truncated {
+            what: "header",
+            start: 0,
+            end: HEADER_SIZE as u64,
+            len: bytes.len(),
+        })?;
+        let computed = fnv1a64(body);
         if stored != computed {
             return Err(PackageError::Checksum { stored, computed });
         }
@@ -646,4 +651,43 @@ pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError>
         });
     }
     Package::load_unchecked_checksum(bytes, version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        b[0..8].copy_from_slice(&MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+        b[16..24].copy_from_slice(&(len as u64).to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn short_file_declaring_its_own_size_is_truncated_not_a_panic() {
+        for len in [24, 40, 63] {
+            assert!(matches!(
+                Package::load(&header(len)),
+                Err(PackageError::Truncated { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn string_offsets_out_of_order_are_invalid() {
+        // count 2, offsets [0, 40000, 3], 3 bytes of data.
+        let mut sec = Vec::new();
+        for v in [2u32, 0, 40_000, 3] {
+            sec.extend_from_slice(&v.to_le_bytes());
+        }
+        sec.extend_from_slice(b"abc");
+        let r = Strings::parse(Bytes {
+            b: &sec,
+            what: "STRS",
+        });
+        assert!(matches!(r, Err(PackageError::Invalid(_))));
+    }
 }
