@@ -1,0 +1,90 @@
+//! The entry file format: a fixed header followed by the payload.
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic            b"LUDCACHE"
+//!      8     4  layout version   u32 LE (LAYOUT_VERSION)
+//!     12     4  flags            u32 LE, must be 0 (reserved)
+//!     16     8  payload length   u64 LE
+//!     24    32  key              the entry's own key
+//!     56    32  payload hash     blake3(payload)
+//!     88     …  payload
+//! ```
+//!
+//! The key is stored as well as being the file name so that a valid file
+//! that ends up under the wrong name (a manual copy, a file system mishap)
+//! is rejected instead of served as another key's value.
+
+use crate::error::CorruptReason;
+use crate::key::Key;
+
+/// First eight bytes of every entry file.
+pub const MAGIC: [u8; 8] = *b"LUDCACHE";
+
+/// Store layout version: written to the store's `VERSION` file and to every
+/// entry header. Bump it when the directory layout or the entry format
+/// changes; stores of another version are refused by
+/// [`Store::open`](crate::Store::open).
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// Size in bytes of the entry header that precedes the payload.
+pub const HEADER_LEN: usize = 88;
+
+/// A parsed entry header.
+pub(crate) struct Header {
+    pub payload_len: u64,
+    pub key: Key,
+    pub payload_hash: blake3::Hash,
+}
+
+impl Header {
+    /// The header for storing `payload` under `key`.
+    pub fn for_payload(key: &Key, payload: &[u8]) -> Header {
+        Header {
+            payload_len: payload.len() as u64,
+            key: *key,
+            payload_hash: blake3::hash(payload),
+        }
+    }
+
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+        // 12..16: flags, zero.
+        h[16..24].copy_from_slice(&self.payload_len.to_le_bytes());
+        h[24..56].copy_from_slice(&self.key.0);
+        h[56..88].copy_from_slice(self.payload_hash.as_bytes());
+        h
+    }
+
+    /// Parses and checks a header read from the file of `expected_key`.
+    /// The payload itself is checked separately.
+    pub fn decode(h: &[u8; HEADER_LEN], expected_key: &Key) -> Result<Header, CorruptReason> {
+        if h[0..8] != MAGIC {
+            return Err(CorruptReason::BadMagic);
+        }
+        let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+        if version != LAYOUT_VERSION {
+            return Err(CorruptReason::EntryVersion { found: version });
+        }
+        let flags = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+        if flags != 0 {
+            return Err(CorruptReason::UnknownFlags { flags });
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&h[16..24]);
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&h[24..56]);
+        if key != expected_key.0 {
+            return Err(CorruptReason::KeyMismatch { found: Key(key) });
+        }
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&h[56..88]);
+        Ok(Header {
+            payload_len: u64::from_le_bytes(len),
+            key: Key(key),
+            payload_hash: blake3::Hash::from_bytes(hash),
+        })
+    }
+}
