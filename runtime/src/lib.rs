@@ -17,7 +17,10 @@ pub mod timing;
 pub use math::{Affine3A, Quat, Transform, Vec3};
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
 pub use timing::{sample_position, LoopMode, SamplePosition};
+pub mod additive;
 pub mod codec;
+pub mod events;
 pub mod package;
+pub mod root_motion;
 
 pub use package::{Clip, Package, PackageError};
