@@ -5,6 +5,7 @@
 //! runtime); every output file is written atomically; verification decodes
 //! through `ludus-anim-runtime`, the crate games link.
 
+pub mod bench;
 pub mod cook;
 pub mod fsutil;
 pub mod inspect;

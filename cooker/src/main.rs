@@ -76,6 +76,30 @@ enum Command {
         #[arg(long, default_value_t = 1.0, hide = true)]
         debug_encoder_slack: f32,
     },
+    /// Measure the codec on real content: bytes, error, compression and
+    /// decode time per clip and profile, and the comparison with ACL on
+    /// its anchor clips.
+    Bench {
+        /// Files to cook; default: ../shared/fixtures (glTF, FBX, BVH) and
+        /// the bundled fixtures.
+        files: Vec<PathBuf>,
+        /// Profiles to run (comma separated).
+        #[arg(long, default_value = "standard,hero,crowd")]
+        profiles: String,
+        /// ACL anchor directory (acl-clips/ and acl_dev_clips.csv); the
+        /// side-by-side runs on its SJSON clips at the standard profile.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Skip the ACL side-by-side.
+        #[arg(long)]
+        no_acl: bool,
+        /// Write the table as JSON to this file too.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Timed cold-cache decodes per clip.
+        #[arg(long, default_value_t = 301)]
+        cold_iterations: usize,
+    },
     /// Print a package's skeleton, clips, curves and metadata.
     Inspect {
         package: PathBuf,
@@ -106,6 +130,14 @@ fn main() -> ExitCode {
             debug_encoder_slack,
         ),
         Command::Inspect { package, json } => run_inspect(&package, json),
+        Command::Bench {
+            files,
+            profiles,
+            anchors,
+            no_acl,
+            json,
+            cold_iterations,
+        } => run_bench(files, &profiles, anchors, no_acl, json, cold_iterations),
     }
 }
 
@@ -240,4 +272,115 @@ fn run_inspect(path: &Path, json: bool) -> ExitCode {
         print!("{}", describe(&package));
     }
     ExitCode::SUCCESS
+}
+
+fn shared_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared")
+        .join(name)
+}
+
+fn run_bench(
+    files: Vec<PathBuf>,
+    profiles: &str,
+    anchors: Option<PathBuf>,
+    no_acl: bool,
+    json: Option<PathBuf>,
+    cold_iterations: usize,
+) -> ExitCode {
+    use ludus_anim_cooker::bench;
+    let mut ps = Vec::new();
+    for name in profiles.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match Profile::load(name) {
+            Ok(p) => ps.push(p),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let files = if files.is_empty() {
+        let mut v = bundled_inputs(&fixtures_dir());
+        let shared = shared_dir("fixtures");
+        for sub in ["gltf", "fbx", "bvh"] {
+            v.extend(bench_files(&shared.join(sub)));
+        }
+        v
+    } else {
+        files
+    };
+    let mut out = String::new();
+    let mut results = Vec::new();
+    let r = bench::run(&files, &ps, None, &Default::default(), cold_iterations);
+    out.push_str(&bench::render(&r));
+    results.push(("fixtures", r));
+    if !no_acl {
+        let dir = anchors.unwrap_or_else(|| shared_dir("anchors"));
+        let clips = bench_files(&dir.join("acl-clips"));
+        if clips.is_empty() {
+            eprintln!(
+                "note: no ACL anchor clips in {}; skipping the ACL side-by-side",
+                dir.display()
+            );
+        } else {
+            let acl = bench::load_acl_csv(&dir.join("acl_dev_clips.csv"));
+            let standard: Vec<Profile> = ps
+                .iter()
+                .filter(|p| p.name == "standard")
+                .cloned()
+                .collect();
+            let standard = if standard.is_empty() {
+                match Profile::load("standard") {
+                    Ok(p) => vec![p],
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                standard
+            };
+            // ACL's clips are centimetres; shell distances come from the files.
+            let r = bench::run(&clips, &standard, Some(0.01), &acl, cold_iterations);
+            out.push_str("\nACL anchor clips (standard profile, --units cm):\n");
+            out.push_str(&bench::render(&r));
+            results.push(("acl", r));
+        }
+    }
+    print!("{out}");
+    if let Some(path) = json {
+        let v: serde_json::Value = results
+            .iter()
+            .map(|(k, r)| (k.to_string(), serde_json::to_value(r).unwrap_or_default()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        let text = serde_json::to_vec_pretty(&v).unwrap_or_default();
+        if let Err(e) = ludus_anim_cooker::fsutil::write_atomic(&path, &text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(3);
+        }
+    }
+    if results.iter().any(|(_, r)| !r.failures.is_empty()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Animation files in `dir` and its subdirectories, sorted.
+fn bench_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            v.extend(bench_files(&p));
+        } else if ludus_anim_importers::format_of(&p).is_some() {
+            v.push(p);
+        }
+    }
+    v.sort();
+    v
 }

@@ -1,0 +1,317 @@
+//! `ludus-anim bench`: the codec's trade-off on real content, as a table
+//! (and JSON): bytes, error, compression time and decode time per pose,
+//! and the side-by-side with ACL's own figures on the same clips.
+//!
+//! Decode time is measured two ways, like ACL's `acl_decompressor`: warm
+//! (the same clip decoded at many pseudo-random times back to back) and
+//! cold (a large buffer is streamed through the caches before each timed
+//! decode). Both are medians.
+
+use crate::cook::{cook_asset, CookOptions};
+use crate::profile::Profile;
+use crate::report::AssetStatus;
+use ludus_anim_importers::ImportOptions;
+use ludus_anim_runtime::{Package, Transform};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub profile: String,
+    pub asset: String,
+    pub clip: String,
+    pub joints: usize,
+    pub samples: u32,
+    pub sample_rate_hz: f32,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub ratio: f32,
+    pub max_error_m: f32,
+    pub p99_error_m: f32,
+    pub threshold_m: f32,
+    pub compress_ms: f64,
+    pub decode_warm_ns: f64,
+    pub decode_cold_ns: f64,
+    /// ACL's figures for the same clip, where the anchors list it.
+    pub acl_bytes: Option<u64>,
+    pub acl_max_error_m: Option<f32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BenchTotals {
+    pub clips: usize,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub max_error_m: f32,
+    pub compress_ms: f64,
+    pub acl_clips: usize,
+    pub acl_bytes: u64,
+    pub ours_on_acl_clips_bytes: u64,
+    pub acl_max_error_m: f32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    pub rows: Vec<BenchRow>,
+    pub totals: Vec<(String, BenchTotals)>,
+    pub failures: Vec<String>,
+}
+
+/// ACL's measured figures per clip name (`acl_dev_clips.csv`).
+pub fn load_acl_csv(path: &Path) -> HashMap<String, (u64, f32)> {
+    let mut out = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return out;
+    };
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name);
+    let (Some(ci), Some(bi), Some(ei)) = (col("clip"), col("acl_bytes"), col("acl_max_error_cm"))
+    else {
+        return out;
+    };
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        if let (Some(c), Some(b), Some(e)) = (f.get(ci), f.get(bi), f.get(ei)) {
+            if let (Ok(b), Ok(e)) = (b.parse::<u64>(), e.parse::<f32>()) {
+                out.insert(c.to_string(), (b, e / 100.0));
+            }
+        }
+    }
+    out
+}
+
+/// Median decode time of a full pose: (warm, cold) in nanoseconds.
+pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f64, f64) {
+    let sk = package.skeleton();
+    let Some(c) = package.clips().get(clip) else {
+        return (0.0, 0.0);
+    };
+    let rest = sk.rest_pose();
+    let mut out = vec![Transform::IDENTITY; sk.joint_count()];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next_time = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s
+    };
+    // Warm: batches of back-to-back decodes.
+    let mut warm = Vec::new();
+    for _ in 0..15 {
+        let times: Vec<f32> = (0..200).map(|_| next_time()).collect();
+        let start = Instant::now();
+        for &t in &times {
+            c.sample(t, rest, &mut out);
+            std::hint::black_box(&out);
+        }
+        warm.push(start.elapsed().as_nanos() as f64 / times.len() as f64);
+    }
+    // Cold: evict caches (stream 16 MiB) before each timed decode.
+    let mut evict = vec![0u8; 16 << 20];
+    let mut cold = Vec::new();
+    for i in 0..iterations {
+        for k in (0..evict.len()).step_by(64) {
+            evict[k] = evict[k].wrapping_add(i as u8);
+        }
+        std::hint::black_box(&evict);
+        let t = next_time();
+        let start = Instant::now();
+        c.sample(t, rest, &mut out);
+        std::hint::black_box(&out);
+        cold.push(start.elapsed().as_nanos() as f64);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    (median(&mut warm), median(&mut cold))
+}
+
+/// Cook each file with each profile (no files written) and measure.
+/// `units_m` applies to every file (the ACL clips are centimetres).
+pub fn run(
+    files: &[PathBuf],
+    profiles: &[Profile],
+    units_m: Option<f32>,
+    acl: &HashMap<String, (u64, f32)>,
+    cold_iterations: usize,
+) -> BenchResult {
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    let mut totals = Vec::new();
+    for profile in profiles {
+        let options = CookOptions {
+            inputs: vec![],
+            out: PathBuf::new(),
+            profile: profile.clone(),
+            units_override_m: units_m,
+            import: ImportOptions::default(),
+            encoder_slack: 1.0,
+        };
+        let mut t = BenchTotals::default();
+        for f in files {
+            let (report, package) = cook_asset(f, &options);
+            let asset = f
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let Some((_, bytes)) = package.filter(|_| report.status == AssetStatus::Ok) else {
+                let why = report
+                    .diagnostics
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                failures.push(format!("{} ({}): {why}", f.display(), profile.name));
+                continue;
+            };
+            let Ok(pkg) = Package::load(&bytes) else {
+                failures.push(format!("{}: package does not load", f.display()));
+                continue;
+            };
+            for (i, c) in report.clips.iter().enumerate() {
+                let (warm, cold) = decode_times(&pkg, i, cold_iterations);
+                // ACL's clip names: the SJSON file stem without ".acl".
+                let key = asset
+                    .trim_end_matches(".sjson")
+                    .trim_end_matches(".acl")
+                    .to_string();
+                let a = acl.get(&key).copied();
+                let row = BenchRow {
+                    profile: profile.name.clone(),
+                    asset: asset.clone(),
+                    clip: c.name.clone(),
+                    joints: c.joints,
+                    samples: c.samples,
+                    sample_rate_hz: c.sample_rate_hz,
+                    raw_bytes: c.raw_bytes,
+                    compressed_bytes: c.compressed_bytes,
+                    ratio: c.ratio,
+                    max_error_m: c.max_error_m,
+                    p99_error_m: c.p99_error_m,
+                    threshold_m: c.threshold_m,
+                    compress_ms: c.compress_ms,
+                    decode_warm_ns: warm,
+                    decode_cold_ns: cold,
+                    acl_bytes: a.map(|x| x.0),
+                    acl_max_error_m: a.map(|x| x.1),
+                };
+                t.clips += 1;
+                t.raw_bytes += row.raw_bytes;
+                t.compressed_bytes += row.compressed_bytes;
+                t.max_error_m = t.max_error_m.max(row.max_error_m);
+                t.compress_ms += row.compress_ms;
+                if let Some((b, e)) = a {
+                    t.acl_clips += 1;
+                    t.acl_bytes += b;
+                    t.ours_on_acl_clips_bytes += row.compressed_bytes;
+                    t.acl_max_error_m = t.acl_max_error_m.max(e);
+                }
+                rows.push(row);
+            }
+        }
+        totals.push((profile.name.clone(), t));
+    }
+    BenchResult {
+        rows,
+        totals,
+        failures,
+    }
+}
+
+/// The table, one row per clip and profile, then totals.
+pub fn render(r: &BenchResult) -> String {
+    let mut s = String::new();
+    let acl = r.rows.iter().any(|x| x.acl_bytes.is_some());
+    let _ = write!(
+        s,
+        "{:<9} {:<44} {:>6} {:>7} {:>10} {:>9} {:>7} {:>10} {:>10} {:>9} {:>8} {:>8}",
+        "profile",
+        "clip",
+        "joints",
+        "samples",
+        "raw B",
+        "ours B",
+        "ratio",
+        "max mm",
+        "p99 mm",
+        "comp ms",
+        "warm ns",
+        "cold ns"
+    );
+    if acl {
+        let _ = write!(s, " {:>9} {:>8} {:>10}", "ACL B", "ours/ACL", "ACL mm");
+    }
+    s.push('\n');
+    for x in &r.rows {
+        let name =
+            if x.clip == x.asset.trim_end_matches(".acl.sjson") || x.asset.ends_with(".sjson") {
+                x.asset.trim_end_matches(".acl.sjson").to_string()
+            } else {
+                format!("{}:{}", x.asset, x.clip)
+            };
+        let name: String = name.chars().take(44).collect();
+        let _ = write!(
+            s,
+            "{:<9} {:<44} {:>6} {:>7} {:>10} {:>9} {:>7.2} {:>10.5} {:>10.5} {:>9.2} {:>8.0} {:>8.0}",
+            x.profile,
+            name,
+            x.joints,
+            x.samples,
+            x.raw_bytes,
+            x.compressed_bytes,
+            x.ratio,
+            x.max_error_m * 1000.0,
+            x.p99_error_m * 1000.0,
+            x.compress_ms,
+            x.decode_warm_ns,
+            x.decode_cold_ns
+        );
+        if let (Some(b), Some(e)) = (x.acl_bytes, x.acl_max_error_m) {
+            let _ = write!(
+                s,
+                " {:>9} {:>8.3} {:>10.5}",
+                b,
+                x.compressed_bytes as f64 / b as f64,
+                e * 1000.0
+            );
+        }
+        s.push('\n');
+    }
+    for (p, t) in &r.totals {
+        let _ = writeln!(
+            s,
+            "total {p}: {} clips, {} -> {} bytes ({:.2}:1), max error {:.5} mm, compress {:.1} ms",
+            t.clips,
+            t.raw_bytes,
+            t.compressed_bytes,
+            if t.compressed_bytes > 0 {
+                t.raw_bytes as f64 / t.compressed_bytes as f64
+            } else {
+                0.0
+            },
+            t.max_error_m * 1000.0,
+            t.compress_ms
+        );
+        if t.acl_clips > 0 {
+            let _ = writeln!(
+                s,
+                "  vs ACL on the same {} clips: ours {} B, ACL {} B, ours/ACL {:.3}; max error ours {:.5} mm, ACL {:.5} mm",
+                t.acl_clips,
+                t.ours_on_acl_clips_bytes,
+                t.acl_bytes,
+                t.ours_on_acl_clips_bytes as f64 / t.acl_bytes.max(1) as f64,
+                t.max_error_m * 1000.0,
+                t.acl_max_error_m * 1000.0
+            );
+        }
+    }
+    for f in &r.failures {
+        let _ = writeln!(s, "FAILED {f}");
+    }
+    s
+}
