@@ -163,6 +163,45 @@ fn acl_bytes(csv: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Track and segment overhead of a v2 blob: animated tracks, segments,
+/// clip range bytes, track-segments, ranged / unranged / raw counts and
+/// the rate id histogram.
+fn blob_stats(name: &str, b: &[u8]) {
+    let rd = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+    let (jj, a, s) = (rd(0), rd(8), rd(12));
+    let (mut constants, mut clip_ranges) = (0, 0);
+    for &t in &b[16..16 + jj] {
+        for k in 0..3 {
+            match (t >> (2 * k)) & 3 {
+                1 => constants += 12,
+                2 => clip_ranges += if k == 0 { 12 } else { 24 },
+                3 => constants += 16,
+                _ => {}
+            }
+        }
+    }
+    let table = 16 + jj + constants + clip_ranges;
+    let data = table + 8 * s;
+    let mut hist = [0usize; 19];
+    let (mut ranged, mut unranged) = (0, 0);
+    for k in 0..s {
+        let off = rd(table + 8 * k);
+        for &r in &b[data + off..data + off + a] {
+            hist[(r & 0x1f) as usize] += 1;
+            if r & 0x20 != 0 {
+                unranged += 1;
+            } else if (r & 0x1f) < 18 {
+                ranged += 1;
+            }
+        }
+    }
+    eprintln!(
+        "STATS {name} A={a} S={s} AS={} constants={constants} clip_ranges={clip_ranges} \
+         ranged={ranged} unranged={unranged} hist={hist:?}",
+        a * s
+    );
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -262,6 +301,10 @@ fn main() {
         )
         .expect("decodes");
         let vbr = VbrClip::parse(&enc.blob, j, n).expect("parses");
+        // STATS=1: per-clip overhead breakdown of the blob (layout v2) on stderr.
+        if std::env::var("STATS").is_ok() {
+            blob_stats(&name, &enc.blob);
+        }
         // Decode timing at random times: warm (batches of 64) and cold
         // (caches flushed by streaming 16 MB before each decode).
         let mut out = vec![Transform::IDENTITY; j];

@@ -12,7 +12,9 @@
 //! test through the hierarchy is ours.
 
 use crate::prep::Prep;
-use ludus_anim_runtime::codec::vbr::{finish_rotation, rotation_from_xyz};
+use ludus_anim_runtime::codec::vbr::{
+    finish_rotation, rotation_clip_range, rotation_from_xyz, ROTATION_RANGE_STEP,
+};
 use ludus_anim_runtime::math::{virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
 
 /// Fraction of each joint's limit that default/constant substitutions may
@@ -36,8 +38,11 @@ pub(crate) struct AnimTrack {
     pub kind: usize,
     /// Per sample: rotation x, y, z, w with w >= 0; vectors x, y, z, 0.
     pub values: Vec<[f32; 4]>,
+    /// Clip range as the decoder reconstructs it.
     pub clip_min: [f32; 3],
     pub clip_ext: [f32; 3],
+    /// Rotations: the stored 16-bit codes (min x, y, z, extent x, y, z).
+    pub rot_codes: [u16; 6],
 }
 
 impl AnimTrack {
@@ -233,13 +238,19 @@ pub(crate) fn classify(prep: &Prep) -> Plan {
                     } else {
                         samples
                     };
-                    let (clip_min, clip_ext) = clip_range(&values);
+                    let (clip_min, clip_ext, rot_codes) = if kind == 0 {
+                        rotation_range(&values)
+                    } else {
+                        let (m, e) = clip_range(&values);
+                        (m, e, [0; 6])
+                    };
                     anim.push(AnimTrack {
                         joint: jt,
                         kind,
                         values,
                         clip_min,
                         clip_ext,
+                        rot_codes,
                     });
                     Track::Animated(anim.len() - 1)
                 }
@@ -299,4 +310,42 @@ fn clip_range(values: &[[f32; 4]]) -> ([f32; 3], [f32; 3]) {
         ex[c] = e;
     }
     (mn, ex)
+}
+
+/// Rotation clip range as 16-bit codes over [-1, 1] (see
+/// `vbr::rotation_clip_range`): the min code rounded down and the extent
+/// code rounded up against the decoder's own arithmetic, so the decoded
+/// range covers every value (up to the [-1, 1] bounds). Returns the decoded
+/// min and extent and the codes.
+fn rotation_range(values: &[[f32; 4]]) -> ([f32; 3], [f32; 3], [u16; 6]) {
+    let mut mn = [0.0f32; 3];
+    let mut ex = [0.0f32; 3];
+    let mut codes = [0u16; 6];
+    for c in 0..3 {
+        let lo = values.iter().map(|x| x[c]).fold(f32::INFINITY, f32::min);
+        let hi = values
+            .iter()
+            .map(|x| x[c])
+            .fold(f32::NEG_INFINITY, f32::max);
+        let mut m =
+            (((lo as f64 + 1.0) / ROTATION_RANGE_STEP as f64).floor()).clamp(0.0, 65535.0) as u16;
+        while m > 0 && rotation_clip_range(m, 0).0 > lo {
+            m -= 1;
+        }
+        let min = rotation_clip_range(m, 0).0;
+        let mut e = (((hi as f64 - min as f64) / ROTATION_RANGE_STEP as f64).ceil())
+            .clamp(0.0, 65535.0) as u16;
+        while e < 65535 && {
+            let (a, b) = rotation_clip_range(m, e);
+            a + b < hi
+        } {
+            e += 1;
+        }
+        let (a, b) = rotation_clip_range(m, e);
+        mn[c] = a;
+        ex[c] = b;
+        codes[c] = m;
+        codes[3 + c] = e;
+    }
+    (mn, ex, codes)
 }

@@ -9,8 +9,8 @@
 
 use crate::classify::AnimTrack;
 use ludus_anim_runtime::codec::vbr::{
-    dequantize, dequantize_constant, rotation_from_xyz, segment_bias_scale, RATE_BITS,
-    RATE_CONSTANT, RATE_RAW,
+    dequantize, dequantize_constant, rate_id, rotation_from_xyz, segment_bias_scale,
+    FULL_SEGMENT_RANGE, RATE_BITS, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
 };
 
 /// A track's per-segment constants: the 8-bit range and the rate-0 value.
@@ -22,7 +22,7 @@ pub(crate) struct SegRange {
     pub constant: [u16; 3],
 }
 
-/// One track at one rate over one segment: stored integers and decoded
+/// One track at one rate byte (id and unranged flag) over one segment: stored integers and decoded
 /// (unnormalized for rotations) values, one per segment sample.
 pub(crate) struct Quantized {
     pub q: Vec<[u32; 4]>,
@@ -81,6 +81,13 @@ pub(crate) fn quantize(
     end: usize,
     rate: u8,
 ) -> Quantized {
+    // Unranged: quantized over the whole clip range.
+    let range = if rate & RATE_UNRANGED != 0 {
+        FULL_SEGMENT_RANGE
+    } else {
+        sr.range
+    };
+    let rate = rate_id(rate);
     let len = end - start;
     let mut q = Vec::with_capacity(len);
     let mut decoded = Vec::with_capacity(len);
@@ -109,7 +116,7 @@ pub(crate) fn quantize(
             }
             let bits = RATE_BITS[rate as usize];
             let max = (1u32 << bits) - 1;
-            let (smin, sext) = (sr.range[c], sr.range[3 + c]);
+            let (smin, sext) = (range[c], range[3 + c]);
             let u = normalized(v[c], cmin, cext);
             let (bias, scale) = segment_bias_scale(smin, sext, cmin, cext);
             let seg_min = smin as f64 / 255.0;

@@ -21,6 +21,10 @@
 //! 3. **Descent.** Children first, lower each track one step at a time
 //!    while every joint of its subtree stays within its limit at every
 //!    point (exact, early exit). Repeated until nothing moves.
+//! 4. **Unranged.** Children first, each quantized track tries dropping its
+//!    segment range (six bytes) for a whole-clip-range quantization at the
+//!    same or a higher id while that costs fewer sample bits than the range
+//!    bytes saved ([`SegSearch::unrange`]).
 //!
 //! Adapted idea: Nicholas Frechette, ACL's variable-bit-rate search (per
 //! joint lowest rates in isolation, then raising ancestors where a
@@ -30,7 +34,10 @@
 use crate::classify::{Plan, Track};
 use crate::prep::Prep;
 use crate::quantize::{quantize, seg_range, Quantized, SegRange};
-use ludus_anim_runtime::codec::vbr::{finish_rotation, track_sample_bits, NUM_RATES, RATE_RAW};
+use ludus_anim_runtime::codec::vbr::{
+    finish_rotation, rate_id, track_sample_bits, NUM_RATES, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
+    SEGMENT_RANGE_BYTES,
+};
 use ludus_anim_runtime::math::{
     interpolate, nlerp_shortest, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
 };
@@ -39,6 +46,17 @@ use ludus_anim_runtime::math::{
 /// (1.0 measured best on the ACL anchor clips: starting low and letting the
 /// repair raise is cheaper than starting high; 0.3 costs 2% more bytes).
 pub const ISOLATION_BUDGET: f32 = 1.0;
+
+/// Cache slot of a rate byte: ids, then the unranged ids.
+#[inline]
+fn slot(rate: u8) -> usize {
+    rate_id(rate) as usize
+        + if rate & RATE_UNRANGED != 0 {
+            NUM_RATES as usize
+        } else {
+            0
+        }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Segment {
@@ -85,11 +103,17 @@ struct SegSearch<'p, 'a> {
     err: Vec<f32>,
     scratch_comp: Vec<Affine3A>,
     scratch_local: Vec<Transform>,
+    /// `local[i].to_affine()`, cached: the subtree evaluations of the
+    /// descent and unranged passes reuse every descendant's local matrix.
+    local_aff: Vec<Affine3A>,
+    scratch_local_aff: Vec<Affine3A>,
+    /// Errors computed by [`Self::eval_subtree`], reused on commit.
+    scratch_err: Vec<f32>,
 }
 
 impl SegSearch<'_, '_> {
     fn ensure(&mut self, a: usize, r: u8) {
-        if self.cache[a][r as usize].is_none() {
+        if self.cache[a][slot(r)].is_none() {
             let q = quantize(
                 &self.plan.anim[a],
                 &self.ranges[a],
@@ -97,7 +121,7 @@ impl SegSearch<'_, '_> {
                 self.seg.end,
                 r,
             );
-            self.cache[a][r as usize] = Some(q);
+            self.cache[a][slot(r)] = Some(q);
         }
     }
 
@@ -106,7 +130,7 @@ impl SegSearch<'_, '_> {
         if s < self.seg.start {
             return self.prev[a];
         }
-        match &self.cache[a][r as usize] {
+        match &self.cache[a][slot(r)] {
             Some(q) => q.decoded[s - self.seg.start],
             None => [0.0, 0.0, 0.0, 1.0],
         }
@@ -234,6 +258,7 @@ impl SegSearch<'_, '_> {
                     self.comp[pi * j + parent as usize] * m
                 };
                 self.local[pi * j + jt] = l;
+                self.local_aff[pi * j + jt] = m;
                 self.comp[pi * j + jt] = c;
                 self.err[pi * j + jt] =
                     virtual_vertex_error(self.raw_ref(&p, jt), &c, prep.shell[jt]);
@@ -258,11 +283,14 @@ impl SegSearch<'_, '_> {
             } else {
                 self.comp[pi * j + parent as usize] * m
             };
-            if virtual_vertex_error(self.raw_ref(&p, jt), &c, prep.shell[jt]) > prep.limit[jt] {
+            let e = virtual_vertex_error(self.raw_ref(&p, jt), &c, prep.shell[jt]);
+            if e > prep.limit[jt] {
                 return false;
             }
             self.scratch_local[pi] = l;
+            self.scratch_local_aff[pi] = m;
             self.scratch_comp[pi * width] = c;
+            self.scratch_err[pi * width] = e;
             for d in jt + 1..end {
                 let pd = prep.parents[d] as usize;
                 let pc = if pd >= jt {
@@ -270,11 +298,13 @@ impl SegSearch<'_, '_> {
                 } else {
                     self.comp[pi * j + pd]
                 };
-                let c = pc * self.local[pi * j + d].to_affine();
-                if virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d]) > prep.limit[d] {
+                let c = pc * self.local_aff[pi * j + d];
+                let e = virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d]);
+                if e > prep.limit[d] {
                     return false;
                 }
                 self.scratch_comp[pi * width + d - jt] = c;
+                self.scratch_err[pi * width + d - jt] = e;
             }
         }
         true
@@ -288,9 +318,11 @@ impl SegSearch<'_, '_> {
         let end = prep.subtree_end[jt] as usize;
         for pi in 0..self.points.len() {
             let p = self.points[pi];
-            self.local[pi * j + jt] = self.joint_local(jt, &p, None);
+            let l = self.joint_local(jt, &p, None);
+            self.local[pi * j + jt] = l;
+            self.local_aff[pi * j + jt] = l.to_affine();
             for d in jt..end {
-                let m = self.local[pi * j + d].to_affine();
+                let m = self.local_aff[pi * j + d];
                 let parent = prep.parents[d];
                 let c = if parent == u32::MAX {
                     m
@@ -310,13 +342,11 @@ impl SegSearch<'_, '_> {
         let end = prep.subtree_end[jt] as usize;
         let width = end - jt;
         for pi in 0..self.points.len() {
-            let p = self.points[pi];
             self.local[pi * j + jt] = self.scratch_local[pi];
-            for d in jt..end {
-                let c = self.scratch_comp[pi * width + d - jt];
-                self.comp[pi * j + d] = c;
-                self.err[pi * j + d] = virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d]);
-            }
+            self.local_aff[pi * j + jt] = self.scratch_local_aff[pi];
+            let (from, to) = (pi * width, pi * width + width);
+            self.comp[pi * j + jt..pi * j + end].copy_from_slice(&self.scratch_comp[from..to]);
+            self.err[pi * j + jt..pi * j + end].copy_from_slice(&self.scratch_err[from..to]);
         }
     }
 
@@ -339,7 +369,7 @@ impl SegSearch<'_, '_> {
             .position(|&y| y == x)
             .map_or(chain.len(), |i| i + 1);
         for &y in &chain[from..] {
-            c *= self.local[pi * j + y].to_affine();
+            c *= self.local_aff[pi * j + y];
         }
         virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d])
     }
@@ -419,6 +449,51 @@ impl SegSearch<'_, '_> {
             }
         }
     }
+
+    /// Drop segment ranges that do not pay for their six bytes: children
+    /// first, each quantized track tries the unranged variant at its id and
+    /// at higher ids while the added sample bits cost less than the range
+    /// bytes saved, keeping the first that holds its whole subtree within
+    /// limits. (Range reduction, per ACL, is almost always worth it on
+    /// long segments with a narrow range; on short segments or tracks that
+    /// sweep their clip range the six bytes per track and segment are
+    /// pure overhead: 2,539 of 8,243 track-segments of the ACL anchors had
+    /// a segment extent of at least half the clip range.)
+    fn unrange(&mut self) {
+        let n = self.seg.end - self.seg.start;
+        let saved = (SEGMENT_RANGE_BYTES * 8) as u32;
+        for a in (0..self.plan.anim.len()).rev() {
+            let r = self.rates[a];
+            if r == RATE_CONSTANT || r >= RATE_RAW {
+                continue;
+            }
+            let rot = self.plan.anim[a].is_rotation();
+            let base = track_sample_bits(r, rot);
+            let jt = self.plan.anim[a].joint;
+            // Widest segment extent (units of 1/255 of the clip range):
+            // unranged, the quantization step grows by `255 / widest`.
+            let sr = &self.ranges[a].range;
+            let widest = sr[3].max(sr[4]).max(sr[5]).max(1) as u32;
+            for id in r..RATE_RAW {
+                let added = (track_sample_bits(id, rot) - base) * n as u32;
+                if added >= saved {
+                    break;
+                }
+                // Skip hopeless trials (a step more than twice what the
+                // extra bits buy back): saves most of the pass's time.
+                if 255 > widest << (id - r + 1) {
+                    continue;
+                }
+                let candidate = id | RATE_UNRANGED;
+                self.ensure(a, candidate);
+                if self.eval_subtree(jt, Some((a, candidate))) {
+                    self.rates[a] = candidate;
+                    self.commit_scratch(jt);
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// Rates for every segment (`[segment][animated track]`).
@@ -459,7 +534,7 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> Vec<
                 .map(|t| seg_range(t, seg.start, seg.end))
                 .collect(),
             cache: (0..n_tracks)
-                .map(|_| (0..NUM_RATES).map(|_| None).collect())
+                .map(|_| (0..2 * NUM_RATES).map(|_| None).collect())
                 .collect(),
             prev: &prev,
             rates: vec![0; n_tracks],
@@ -468,15 +543,19 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> Vec<
             err: vec![0.0; np * j],
             scratch_comp: vec![Affine3A::IDENTITY; np * width],
             scratch_local: vec![Transform::IDENTITY; np],
+            local_aff: vec![Affine3A::IDENTITY; np * j],
+            scratch_local_aff: vec![Affine3A::IDENTITY; np],
+            scratch_err: vec![0.0; np * width],
         };
         ss.initial_rates();
         ss.full_eval();
         ss.repair();
         ss.descend();
+        ss.unrange();
         let rates = ss.rates;
         let last = seg.end - 1 - seg.start;
         let next_prev: Vec<[f32; 4]> = (0..n_tracks)
-            .map(|a| match &ss.cache[a][rates[a] as usize] {
+            .map(|a| match &ss.cache[a][slot(rates[a])] {
                 Some(q) => q.decoded[last],
                 None => [0.0, 0.0, 0.0, 1.0],
             })
@@ -509,8 +588,9 @@ pub(crate) fn bump_chain(
             for tr in plan.tracks[y as usize] {
                 if let Track::Animated(a) = tr {
                     if let Some(r) = rates.get_mut(k).and_then(|v| v.get_mut(a)) {
-                        if *r < RATE_RAW {
-                            *r += 1;
+                        if rate_id(*r) < RATE_RAW {
+                            // Unranged tracks get their range back too.
+                            *r = rate_id(*r) + 1;
                             any = true;
                         }
                     }

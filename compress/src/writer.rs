@@ -7,9 +7,9 @@ use crate::search::Segment;
 use crate::verify::ErrorReport;
 use crate::{EncodeError, EncodeStats};
 use ludus_anim_runtime::codec::vbr::{
-    track_sample_bits, CLIP_RANGE_BYTES, HEADER_BYTES, KIND_ANIMATED, KIND_CONSTANT,
+    has_segment_range, rate_id, track_sample_bits, HEADER_BYTES, KIND_ANIMATED, KIND_CONSTANT,
     KIND_CONSTANT_FULL, KIND_DEFAULT, PADDING_BYTES, RATE_BITS, RATE_CONSTANT, RATE_RAW,
-    SEGMENT_ENTRY_BYTES, SEGMENT_RANGE_BYTES,
+    ROTATION_CLIP_RANGE_BYTES, SEGMENT_ENTRY_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
 };
 
 /// Appends values LSB-first to a little-endian bit stream.
@@ -77,8 +77,14 @@ pub(crate) fn write(
         }
     }
     for t in &plan.anim {
-        for x in t.clip_min.iter().chain(t.clip_ext.iter()) {
-            b.extend_from_slice(&x.to_le_bytes());
+        if t.is_rotation() {
+            for x in t.rot_codes {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+        } else {
+            for x in t.clip_min.iter().chain(t.clip_ext.iter()) {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
         }
     }
     if seg_count == 0 {
@@ -97,18 +103,21 @@ pub(crate) fn write(
             .sum();
         table.extend_from_slice(&u32_of(data.len())?.to_le_bytes());
         table.extend_from_slice(&u32_of(sample_bits)?.to_le_bytes());
+        // Rates, then the sample rows, then the range entries of the
+        // tracks that have one.
         data.extend_from_slice(seg_rates);
+        let mut ranges = Vec::with_capacity(a_count * SEGMENT_RANGE_BYTES);
         let mut quantized = Vec::with_capacity(a_count);
         for (t, &r) in plan.anim.iter().zip(seg_rates) {
             let sr = seg_range(t, seg.start, seg.end);
-            if r == RATE_CONSTANT {
-                for c in sr.constant {
-                    data.extend_from_slice(&c.to_le_bytes());
+            if has_segment_range(r) {
+                if r == RATE_CONSTANT {
+                    for c in sr.constant {
+                        ranges.extend_from_slice(&c.to_le_bytes());
+                    }
+                } else {
+                    ranges.extend_from_slice(&sr.range);
                 }
-            } else if r == RATE_RAW {
-                data.extend_from_slice(&[0; 6]);
-            } else {
-                data.extend_from_slice(&sr.range);
             }
             quantized.push(quantize(t, &sr, seg.start, seg.end, r));
         }
@@ -119,13 +128,14 @@ pub(crate) fn write(
         for s in 0..seg.end - seg.start {
             for ((t, &r), q) in plan.anim.iter().zip(seg_rates).zip(&quantized) {
                 let v = q.q[s];
-                if r == RATE_CONSTANT {
+                let id = rate_id(r);
+                if id == RATE_CONSTANT {
                     continue;
                 }
-                let (width, comps) = if r == RATE_RAW {
+                let (width, comps) = if id == RATE_RAW {
                     (32, if t.is_rotation() { 4 } else { 3 })
                 } else {
-                    (RATE_BITS[r as usize], 3)
+                    (RATE_BITS[id as usize], 3)
                 };
                 for &c in v.iter().take(comps) {
                     bw.put(c as u64, width);
@@ -133,6 +143,7 @@ pub(crate) fn write(
             }
         }
         data.extend_from_slice(&bw.bytes);
+        data.extend_from_slice(&ranges);
     }
     b.extend_from_slice(&table);
     b.extend_from_slice(&data);
@@ -153,7 +164,18 @@ pub(crate) fn size(prep: &Prep, plan: &Plan, segments: &[Segment], rates: &[Vec<
             _ => 0,
         })
         .sum();
-    let mut total = HEADER_BYTES + prep.j + constants + a * CLIP_RANGE_BYTES + PADDING_BYTES;
+    let clip_ranges: usize = plan
+        .anim
+        .iter()
+        .map(|t| {
+            if t.is_rotation() {
+                ROTATION_CLIP_RANGE_BYTES
+            } else {
+                VECTOR_CLIP_RANGE_BYTES
+            }
+        })
+        .sum();
+    let mut total = HEADER_BYTES + prep.j + constants + clip_ranges + PADDING_BYTES;
     if a > 0 {
         for (seg, seg_rates) in segments.iter().zip(rates) {
             let bits: usize = plan
@@ -162,8 +184,10 @@ pub(crate) fn size(prep: &Prep, plan: &Plan, segments: &[Segment], rates: &[Vec<
                 .zip(seg_rates)
                 .map(|(t, &r)| track_sample_bits(r, t.is_rotation()) as usize)
                 .sum();
+            let ranged = seg_rates.iter().filter(|&&r| has_segment_range(r)).count();
             total += SEGMENT_ENTRY_BYTES
-                + a * (1 + SEGMENT_RANGE_BYTES)
+                + a
+                + ranged * SEGMENT_RANGE_BYTES
                 + ((seg.end - seg.start) * bits).div_ceil(8);
         }
     }
@@ -186,7 +210,7 @@ pub(crate) fn stats(
         for (t, &r) in plan.anim.iter().zip(seg_rates) {
             bits += len * track_sample_bits(r, t.is_rotation()) as u64;
             comps += len
-                * if r == RATE_RAW && t.is_rotation() {
+                * if rate_id(r) == RATE_RAW && t.is_rotation() {
                     4
                 } else {
                     3

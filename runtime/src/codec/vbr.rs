@@ -4,31 +4,39 @@
 //!
 //! The layout is specified in `schemas/codec-vbr.md`. In short: per joint a
 //! type byte (default / constant / animated per rotation, translation and
-//! scale track), full-precision constants, a per-clip range (f32 min and
-//! extent) for every animated track, a segment table, then per segment one
-//! bit-rate id and six bytes of segment range per animated track followed
-//! by the sample-major bit-packed samples. Eight zero bytes of padding end
-//! the blob so that every 64-bit load inside the sample data is in bounds.
+//! scale track), full-precision constants, a per-clip range for every
+//! animated track (16-bit codes for rotations, f32 for vectors), a segment
+//! table, then per segment one bit-rate byte per animated track, the
+//! sample-major bit-packed samples, and the segment ranges of the tracks
+//! that use one. Eight zero bytes of padding end the blob so that every
+//! 64-bit load inside the sample data is in bounds.
 //!
 //! Adapted ideas (Nicholas Frechette, Animation Compression Library and his
 //! "Animation Compression" blog series): uniform sampling, constant and
 //! default track stripping, uniform segmenting, clip and segment range
 //! reduction, per-track variable bit rates from a fixed table, rotations
-//! stored as a quaternion with w >= 0 and w dropped. The byte layout is
-//! ours; it is not ACL's and is not compatible with it.
+//! stored as a quaternion with w >= 0 and w dropped, and prefetching the
+//! lines a pose needs before decoding (ACL's decoder prefetches its
+//! per-segment data). The byte layout is ours; it is not ACL's and is not
+//! compatible with it.
 
 use super::CodecError;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
 
-pub const VERSION: u16 = 1;
+/// Layout version. 2: 16-bit rotation clip ranges, per track and segment
+/// "no segment range" flag in the rate byte, no range bytes for raw
+/// tracks, segment ranges after the samples.
+pub const VERSION: u16 = 2;
 
 /// Bytes of the fixed header.
 pub const HEADER_BYTES: usize = 16;
 /// Zero bytes after the last segment so 64-bit loads never run past the end.
 pub const PADDING_BYTES: usize = 8;
-/// Bytes of one clip range entry (min xyz, extent xyz as f32).
-pub const CLIP_RANGE_BYTES: usize = 24;
+/// Bytes of the clip range of an animated rotation (u16 min xyz, u16 extent xyz).
+pub const ROTATION_CLIP_RANGE_BYTES: usize = 12;
+/// Bytes of the clip range of an animated translation or scale (f32 min xyz, f32 extent xyz).
+pub const VECTOR_CLIP_RANGE_BYTES: usize = 24;
 /// Bytes of one segment table entry (u32 block offset, u32 sample bits).
 pub const SEGMENT_ENTRY_BYTES: usize = 8;
 /// Bytes of one per-segment range entry of an animated track.
@@ -51,18 +59,50 @@ pub const NUM_RATES: u8 = RATE_BITS.len() as u8;
 pub const RATE_CONSTANT: u8 = 0;
 /// Raw rate: f32 bit patterns (rotations keep all four components).
 pub const RATE_RAW: u8 = NUM_RATES - 1;
+/// Rate byte flag (quantized ids only): the track has no segment range in
+/// this segment; it is quantized over its whole clip range. Saves the six
+/// range bytes where range reduction does not pay for them.
+pub const RATE_UNRANGED: u8 = 0x20;
+/// Mask of the rate id in a rate byte.
+pub const RATE_ID_MASK: u8 = 0x1f;
+/// The segment range an unranged track uses (min 0, extent 255 per component).
+pub const FULL_SEGMENT_RANGE: [u8; 6] = [0, 0, 0, 255, 255, 255];
 
-/// Sample bits one animated track uses at `rate` (rotation raw keeps w).
+/// Rate id of a rate byte.
+#[inline]
+pub fn rate_id(rate: u8) -> u8 {
+    rate & RATE_ID_MASK
+}
+
+/// Whether a (valid) rate byte stores a segment range entry.
+#[inline]
+pub fn has_segment_range(rate: u8) -> bool {
+    let id = rate_id(rate);
+    id == RATE_CONSTANT || (id < RATE_RAW && rate & RATE_UNRANGED == 0)
+}
+
+/// Whether a rate byte is valid: id in range, reserved bits clear, the
+/// unranged flag only on quantized ids.
+#[inline]
+pub fn rate_is_valid(rate: u8) -> bool {
+    let id = rate_id(rate);
+    rate >> 6 == 0
+        && id < NUM_RATES
+        && (rate & RATE_UNRANGED == 0 || (id != RATE_CONSTANT && id != RATE_RAW))
+}
+
+/// Sample bits one animated track uses at rate byte `rate` (rotation raw keeps w).
 #[inline]
 pub fn track_sample_bits(rate: u8, is_rotation: bool) -> u32 {
-    if rate == RATE_RAW {
+    let id = rate_id(rate);
+    if id == RATE_RAW {
         if is_rotation {
             128
         } else {
             96
         }
     } else {
-        RATE_BITS.get(rate as usize).copied().unwrap_or(0) * 3
+        RATE_BITS.get(id as usize).copied().unwrap_or(0) * 3
     }
 }
 
@@ -78,11 +118,25 @@ const INV_MAX: [f32; 20] = {
 };
 const INV_255: f32 = 1.0 / 255.0;
 const INV_65535: f32 = 1.0 / 65535.0;
+/// Step of a 16-bit rotation clip range code: `[-1, 1]` in 65535 steps.
+pub const ROTATION_RANGE_STEP: f32 = 2.0 / 65535.0;
+
+/// Clip range (min, extent) of one rotation component from its 16-bit
+/// codes: `min = m * step - 1`, `extent = e * step`. Rotation components
+/// lie in [-1, 1], so 16 bits lose at most 1/32768 of the range bounds
+/// while halving the clip range bytes.
+#[inline]
+pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
+    (
+        code_min as f32 * ROTATION_RANGE_STEP - 1.0,
+        code_ext as f32 * ROTATION_RANGE_STEP,
+    )
+}
 
 /// Reconstruction of a quantized component is `bias + scale * (q / (2^bits - 1))`
 /// with `bias` and `scale` fixed per segment and track. This gives them
-/// from the 8-bit segment range and the f32 clip range; the encoder calls
-/// it and [`dequantize`] so it measures exactly what the decoder makes.
+/// from the 8-bit segment range and the clip range; the encoder calls it
+/// and [`dequantize`] so it measures exactly what the decoder makes.
 #[inline]
 pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32) -> (f32, f32) {
     (
@@ -129,7 +183,7 @@ fn read_u32(b: &[u8], at: usize) -> u32 {
 
 /// Little-endian 64-bit load; zero if out of bounds (never on a validated
 /// view, where padding keeps every load inside the blob).
-#[inline]
+#[inline(always)]
 fn load_u64(b: &[u8], at: usize) -> u64 {
     match b.get(at..at + 8) {
         Some(s) => u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
@@ -142,6 +196,132 @@ fn load_u64(b: &[u8], at: usize) -> u64 {
 fn read_bits(b: &[u8], pos: usize, bits: u32) -> u32 {
     let v = load_u64(b, pos >> 3) >> (pos & 7);
     (v & ((1u64 << bits) - 1)) as u32
+}
+
+/// Lanes x, y, z: the bytes 0, 1 and 2 of `w` as f32 (exact).
+#[inline(always)]
+fn u8x3(w: u64) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            let z = _mm_setzero_si128();
+            let v = _mm_cvtsi64_si128(w as i64);
+            let v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(v, z), z);
+            Vec3A::from(_mm_cvtepi32_ps(v))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(
+            (w & 0xff) as f32,
+            ((w >> 8) & 0xff) as f32,
+            ((w >> 16) & 0xff) as f32,
+        )
+    }
+}
+
+/// Lanes x, y, z: the little-endian u16 at bytes 0, 2 and 4 of `w` as f32 (exact).
+#[inline(always)]
+fn u16x3(w: u64) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            let v = _mm_cvtsi64_si128(w as i64);
+            let v = _mm_unpacklo_epi16(v, _mm_setzero_si128());
+            Vec3A::from(_mm_cvtepi32_ps(v))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(
+            (w & 0xffff) as f32,
+            ((w >> 16) & 0xffff) as f32,
+            ((w >> 32) & 0xffff) as f32,
+        )
+    }
+}
+
+/// Lanes x, y, z: three consecutive `b`-bit fields (b <= 19) of `w` as f32 (exact).
+#[inline(always)]
+fn fields3(w: u64, b: usize) -> Vec3A {
+    let mask = (1u64 << b) - 1;
+    let (x, y, z) = (
+        (w & mask) as i32,
+        ((w >> b) & mask) as i32,
+        ((w >> (2 * b)) & mask) as i32,
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe { Vec3A::from(_mm_cvtepi32_ps(_mm_setr_epi32(x, y, z, 0))) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(x as f32, y as f32, z as f32)
+    }
+}
+
+/// Cache line size the prefetches step by.
+const LINE: usize = 64;
+
+/// Hint the CPU to start loading `len` bytes of `bytes` from `from`
+/// (clamped to the slice). A pure performance hint: results never depend
+/// on it. Cold decodes are bound by memory latency; issuing every line a
+/// pose needs up front lets the misses overlap instead of queueing behind
+/// the dependent reads of the decode loop.
+#[inline(always)]
+fn prefetch(bytes: &[u8], from: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let end = from.saturating_add(len).min(bytes.len());
+        let mut at = from;
+        while at < end {
+            // SAFETY: `at < bytes.len()`, so the pointer is inside the
+            // slice; a prefetch never faults and does not access memory
+            // architecturally.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at) as *const i8) };
+            at += LINE;
+        }
+        if end > from {
+            // The last line, when `from` is not line aligned.
+            // SAFETY: as above, `end - 1 < bytes.len()`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(end - 1) as *const i8) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (bytes, from, len);
+    }
+}
+
+/// [`prefetch`] a slice of transforms (the defaults read, the output written).
+#[inline(always)]
+fn prefetch_transforms(t: &[Transform]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bytes = core::mem::size_of_val(t);
+        let base = t.as_ptr() as *const u8;
+        let mut at = 0;
+        while at < bytes {
+            // SAFETY: `at < size_of_val(t)`: inside the slice's memory.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    base.add(at) as *const i8,
+                )
+            };
+            at += LINE;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = t;
+    }
 }
 
 /// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
@@ -170,14 +350,17 @@ fn invalid(what: &'static str) -> CodecError {
     CodecError::Invalid { what }
 }
 
-/// Where a sample lives: its segment's block offset in `data`, the sample's
-/// first bit (absolute, in `data`) and the segment's rate ids offset.
+/// Where a sample lives inside `data`.
 #[derive(Clone, Copy, Debug)]
 struct SampleRef {
-    /// Byte offset of the segment block (rate ids first, then ranges).
-    block: usize,
+    /// Byte offset of the segment's rate bytes.
+    rates: usize,
+    /// Byte offset of the segment's first range entry.
+    ranges: usize,
     /// Absolute bit position of the sample's first track.
     bit: usize,
+    /// Bits of one sample row of the segment.
+    row_bits: usize,
 }
 
 /// Reconstruction parameters of one animated track in one segment.
@@ -191,18 +374,62 @@ struct TrackParams {
     inv: f32,
 }
 
-/// Rotation blends deferred so that the square roots and divisions of
-/// neighbouring joints overlap instead of forming one long dependency
-/// chain. Results are exactly [`nlerp_shortest`]'s.
+/// A rotation waiting in a [`RotationBatch`]: x, y, z, w, with w still to
+/// be rebuilt from x, y, z (as [`rotation_from_xyz`]) when `rebuild`.
+#[derive(Clone, Copy, Debug)]
+struct PendingRotation {
+    /// x, y, z and, unless `rebuild`, w (else w is ignored).
+    q: Quat,
+    rebuild: bool,
+}
+
+impl PendingRotation {
+    /// Stored x, y, z; w rebuilt in the batch.
+    #[inline(always)]
+    fn xyz(v: Vec3A) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        let q = Quat::from_vec4(glam::Vec4::from(core::arch::x86_64::__m128::from(v)));
+        #[cfg(not(target_arch = "x86_64"))]
+        let q = Quat::from_xyzw(v.x, v.y, v.z, 0.0);
+        PendingRotation { q, rebuild: true }
+    }
+    /// All four components stored.
+    #[inline(always)]
+    fn full(q: Quat) -> Self {
+        PendingRotation { q, rebuild: false }
+    }
+    /// The rotation [`rotation_from_xyz`] gives (scalar path and tests).
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    #[inline(always)]
+    fn quat(&self) -> Quat {
+        if self.rebuild {
+            rotation_from_xyz(self.q.x, self.q.y, self.q.z)
+        } else {
+            self.q
+        }
+    }
+}
+
+/// Rotation reconstructions and blends deferred and done four at a time:
+/// the w square roots and the normalizing square roots and divisions of
+/// neighbouring joints run in SIMD lanes instead of one long scalar
+/// dependency chain (they were a fifth of a warm decode). Results are bit
+/// for bit [`rotation_from_xyz`] then [`nlerp_shortest`] (same operations
+/// in the same order per lane; see the `batch_matches_scalar` test).
 struct RotationBatch {
     alpha: f32,
     len: usize,
     index: [usize; ROTATION_BATCH],
     a: [Quat; ROTATION_BATCH],
     b: [Quat; ROTATION_BATCH],
+    /// Bit k: entry k of `a` (of `b`) has its w rebuilt.
+    rebuild_a: u32,
+    rebuild_b: u32,
 }
 
-const ROTATION_BATCH: usize = 16;
+/// Entries per batch: a multiple of 4 (the SIMD width), small because the
+/// arrays are initialized on every decode.
+const ROTATION_BATCH: usize = 8;
 
 impl RotationBatch {
     #[inline(always)]
@@ -213,48 +440,202 @@ impl RotationBatch {
             index: [0; ROTATION_BATCH],
             a: [Quat::IDENTITY; ROTATION_BATCH],
             b: [Quat::IDENTITY; ROTATION_BATCH],
+            rebuild_a: 0,
+            rebuild_b: 0,
         }
     }
 
     #[inline(always)]
-    fn push(&mut self, index: usize, a: Quat, b: Quat, out: &mut [Transform]) {
-        if self.len == ROTATION_BATCH {
+    fn push(
+        &mut self,
+        index: usize,
+        a: PendingRotation,
+        b: PendingRotation,
+        out: &mut [Transform],
+    ) {
+        if self.len >= ROTATION_BATCH {
             self.flush(out);
         }
-        self.index[self.len] = index;
-        self.a[self.len] = a;
-        self.b[self.len] = b;
-        self.len += 1;
+        if let (Some(i), Some(x), Some(y)) = (
+            self.index.get_mut(self.len),
+            self.a.get_mut(self.len),
+            self.b.get_mut(self.len),
+        ) {
+            *i = index;
+            *x = a.q;
+            *y = b.q;
+            self.rebuild_a |= u32::from(a.rebuild) << self.len;
+            self.rebuild_b |= u32::from(b.rebuild) << self.len;
+            self.len += 1;
+        }
     }
 
     #[inline(always)]
     fn flush(&mut self, out: &mut [Transform]) {
         let n = self.len.min(ROTATION_BATCH);
-        for k in 0..n {
-            let q = nlerp_shortest(self.a[k], self.b[k], self.alpha);
-            if let Some(o) = out.get_mut(self.index[k]) {
-                o.rotation = q;
+        // Groups of four straight from the arrays (no copies); lanes past
+        // `n` hold stale but valid entries whose results are dropped.
+        let mut k = 0;
+        while k < n {
+            let (Some(a), Some(b)) = (self.a.get(k..k + 4), self.b.get(k..k + 4)) else {
+                break;
+            };
+            let (Ok(a), Ok(b)) = (<&[Quat; 4]>::try_from(a), <&[Quat; 4]>::try_from(b)) else {
+                break;
+            };
+            let ra = (self.rebuild_a >> k) & 15;
+            let rb = (self.rebuild_b >> k) & 15;
+            let q = blend4(a, b, ra, rb, self.alpha);
+            let m = (n - k).min(4);
+            for (l, q) in q.iter().enumerate().take(m) {
+                if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
+                    o.rotation = *q;
+                }
             }
+            k += 4;
         }
         self.len = 0;
+        self.rebuild_a = 0;
+        self.rebuild_b = 0;
     }
 }
 
-/// Walk state over joints: byte offset into constants, animated track
-/// index, and the running bit position of each of the two samples.
+/// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
+/// for the lanes whose bit is set in `rebuild_a` / `rebuild_b`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f32) -> [Quat; 4] {
+    let get = |q: &[Quat; 4], bits: u32, l: usize| {
+        PendingRotation {
+            q: q[l],
+            rebuild: (bits >> l) & 1 != 0,
+        }
+        .quat()
+    };
+    core::array::from_fn(|l| nlerp_shortest(get(a, rebuild_a, l), get(b, rebuild_b, l), alpha))
+}
+
+/// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
+/// for the lanes whose bit is set in `rebuild_a` / `rebuild_b`, one pair
+/// per SSE2 lane. Every lane performs exactly the scalar operations (glam's
+/// SSE2 4-component dot product sums `(x*x' + z*z') + (y*y' + w*w')`, which
+/// is reproduced here), so the results are bit-identical.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f32) -> [Quat; 4] {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; these are
+    // register-only operations plus unaligned loads and stores of local
+    // `[f32; 4]` arrays.
+    unsafe {
+        // Transpose four xyzw rows into x, y, z, w lanes.
+        let soa = |p: &[Quat; 4]| {
+            let (r0, r1, r2, r3) = (
+                __m128::from(p[0]),
+                __m128::from(p[1]),
+                __m128::from(p[2]),
+                __m128::from(p[3]),
+            );
+            let t0 = _mm_unpacklo_ps(r0, r1);
+            let t1 = _mm_unpacklo_ps(r2, r3);
+            let t2 = _mm_unpackhi_ps(r0, r1);
+            let t3 = _mm_unpackhi_ps(r2, r3);
+            [
+                _mm_movelh_ps(t0, t1),
+                _mm_movehl_ps(t1, t0),
+                _mm_movelh_ps(t2, t3),
+                _mm_movehl_ps(t3, t2),
+            ]
+        };
+        // Lanes of `yes` where `mask` is set, else of `no`.
+        let select = |mask: __m128, yes: __m128, no: __m128| {
+            _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no))
+        };
+        // w rebuilt where requested: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`.
+        let rebuild = |p: &[Quat; 4], bits: u32| {
+            let [x, y, z, w] = soa(p);
+            let s = _mm_add_ps(
+                _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
+                _mm_mul_ps(z, z),
+            );
+            let w2 = _mm_sub_ps(_mm_set1_ps(1.0), s);
+            let rebuilt = _mm_sqrt_ps(_mm_max_ps(w2, _mm_setzero_ps()));
+            let f = |i: u32| -(((bits >> i) & 1) as i32);
+            let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
+            [x, y, z, select(mask, rebuilt, w)]
+        };
+        // glam's SSE2 dot: (x*x' + z*z') + (y*y' + w*w').
+        let dot4 = |p: [__m128; 4], q: [__m128; 4]| {
+            _mm_add_ps(
+                _mm_add_ps(_mm_mul_ps(p[0], q[0]), _mm_mul_ps(p[2], q[2])),
+                _mm_add_ps(_mm_mul_ps(p[1], q[1]), _mm_mul_ps(p[3], q[3])),
+            )
+        };
+        let qa = rebuild(a, rebuild_a);
+        let qb = rebuild(b, rebuild_b);
+        let neg = _mm_cmplt_ps(dot4(qa, qb), _mm_setzero_ps());
+        let m1 = _mm_set1_ps(-1.0);
+        let t = _mm_set1_ps(alpha);
+        let q: [__m128; 4] = core::array::from_fn(|i| {
+            let bi = select(neg, _mm_mul_ps(qb[i], m1), qb[i]);
+            _mm_add_ps(qa[i], _mm_mul_ps(_mm_sub_ps(bi, qa[i]), t))
+        });
+        let len2 = dot4(q, q);
+        let ok = _mm_and_ps(
+            _mm_cmpgt_ps(len2, _mm_set1_ps(1e-12)),
+            _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
+        );
+        let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
+        let o: [__m128; 4] = core::array::from_fn(|i| select(ok, _mm_mul_ps(q[i], r), qa[i]));
+        // Transpose back.
+        let t0 = _mm_unpacklo_ps(o[0], o[1]);
+        let t1 = _mm_unpacklo_ps(o[2], o[3]);
+        let t2 = _mm_unpackhi_ps(o[0], o[1]);
+        let t3 = _mm_unpackhi_ps(o[2], o[3]);
+        let rows = [
+            _mm_movelh_ps(t0, t1),
+            _mm_movehl_ps(t1, t0),
+            _mm_movelh_ps(t2, t3),
+            _mm_movehl_ps(t3, t2),
+        ];
+        core::array::from_fn(|i| {
+            let mut v = [0.0f32; 4];
+            _mm_storeu_ps(v.as_mut_ptr(), rows[i]);
+            Quat::from_array(v)
+        })
+    }
+}
+
+/// Walk state over joints: byte offsets into the constants and the clip
+/// ranges, the animated track index, and per sample the running segment
+/// range offset and bit position.
 #[derive(Clone, Copy, Debug)]
 struct Cursor {
     joint: usize,
     constant: usize,
+    clip_range: usize,
     track: usize,
+    range0: usize,
+    range1: usize,
     bit0: usize,
     bit1: usize,
+}
+
+/// How the second sample relates to the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pair {
+    /// Only sample 0 is decoded.
+    One,
+    /// Both samples, in the same segment (parameters shared).
+    SameSegment,
+    /// Both samples, in different segments.
+    TwoSegments,
 }
 
 impl<'a> VbrClip<'a> {
     /// Validate `blob` completely. Any byte string gives a valid view or a
     /// typed error; nothing here or in decoding can panic or read out of
-    /// bounds afterwards.
+    /// bounds afterwards. Does not allocate.
     pub fn parse(
         blob: &'a [u8],
         joint_count: usize,
@@ -281,9 +662,10 @@ impl<'a> VbrClip<'a> {
             .get(at..at.checked_add(jc).ok_or(invalid("vbr size overflows"))?)
             .ok_or(truncated("vbr track types"))?;
         at += jc;
-        // Count constants and animated tracks.
+        // Count constants, animated tracks and clip range bytes.
         let mut constant_bytes = 0usize;
         let mut anim_count = 0usize;
+        let mut range_bytes = 0usize;
         for &t in types {
             if t >> 6 != 0 {
                 return Err(invalid("vbr type byte has reserved bits set"));
@@ -293,7 +675,14 @@ impl<'a> VbrClip<'a> {
                 match kind {
                     KIND_DEFAULT => {}
                     KIND_CONSTANT => constant_bytes += 12,
-                    KIND_ANIMATED => anim_count += 1,
+                    KIND_ANIMATED => {
+                        anim_count += 1;
+                        range_bytes += if k == 0 {
+                            ROTATION_CLIP_RANGE_BYTES
+                        } else {
+                            VECTOR_CLIP_RANGE_BYTES
+                        };
+                    }
                     _ => {
                         if k != 0 {
                             return Err(invalid("vbr full constant on a non-rotation track"));
@@ -326,15 +715,32 @@ impl<'a> VbrClip<'a> {
                 return Err(invalid("vbr constant is not finite"));
             }
         }
-        let end = animated
-            .checked_mul(CLIP_RANGE_BYTES)
-            .and_then(|n| n.checked_add(at))
+        let end = at
+            .checked_add(range_bytes)
             .ok_or(invalid("vbr size overflows"))?;
         let ranges = blob.get(at..end).ok_or(truncated("vbr clip ranges"))?;
         at = end;
-        for c in ranges.chunks_exact(4) {
-            if !f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite() {
-                return Err(invalid("vbr clip range is not finite"));
+        // Vector clip ranges are f32 and must be finite (16-bit rotation
+        // codes are always valid).
+        let mut r = 0usize;
+        for &t in types {
+            for k in 0..3 {
+                if (t >> (2 * k)) & 3 != KIND_ANIMATED {
+                    continue;
+                }
+                if k == 0 {
+                    r += ROTATION_CLIP_RANGE_BYTES;
+                    continue;
+                }
+                let entry = ranges
+                    .get(r..r + VECTOR_CLIP_RANGE_BYTES)
+                    .ok_or(truncated("vbr clip ranges"))?;
+                for c in entry.chunks_exact(4) {
+                    if !f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite() {
+                        return Err(invalid("vbr clip range is not finite"));
+                    }
+                }
+                r += VECTOR_CLIP_RANGE_BYTES;
             }
         }
         let end = (segments as usize)
@@ -347,8 +753,8 @@ impl<'a> VbrClip<'a> {
 
         let seg_len = ns.checked_div(segments).unwrap_or(0);
         let seg_long = ns.checked_rem(segments).unwrap_or(0);
-        // Walk the segments: offsets must be contiguous, ids in range and
-        // the declared sample bits equal to what the ids imply.
+        // Walk the segments: offsets must be contiguous, rate bytes valid
+        // and the declared sample bits equal to what the ids imply.
         let mut off = 0usize;
         for s in 0..segments {
             let e = s as usize * SEGMENT_ENTRY_BYTES;
@@ -364,15 +770,17 @@ impl<'a> VbrClip<'a> {
                 .get(block..rates_end)
                 .ok_or(truncated("vbr segment rates"))?;
             let mut bits = 0usize;
+            let mut ranged = 0usize;
             let mut track = 0usize;
             for &t in types {
                 for k in 0..3 {
                     if (t >> (2 * k)) & 3 == KIND_ANIMATED {
                         let r = rates[track];
-                        if r >= NUM_RATES {
-                            return Err(invalid("vbr bit-rate id out of range"));
+                        if !rate_is_valid(r) {
+                            return Err(invalid("vbr rate byte invalid"));
                         }
                         bits += track_sample_bits(r, k == 0) as usize;
+                        ranged += usize::from(has_segment_range(r));
                         track += 1;
                     }
                 }
@@ -385,9 +793,9 @@ impl<'a> VbrClip<'a> {
                 .checked_mul(sample_bits)
                 .map(|b| b.div_ceil(8))
                 .ok_or(invalid("vbr size overflows"))?;
-            off = animated
-                .checked_mul(1 + SEGMENT_RANGE_BYTES)
-                .and_then(|h| h.checked_add(block))
+            off = ranged
+                .checked_mul(SEGMENT_RANGE_BYTES)
+                .and_then(|h| h.checked_add(rates_end))
                 .and_then(|h| h.checked_add(sample_bytes))
                 .ok_or(invalid("vbr size overflows"))?;
             if off > data.len() {
@@ -451,65 +859,110 @@ impl<'a> VbrClip<'a> {
     #[inline]
     fn sample_ref(&self, sample: u32) -> SampleRef {
         if self.segments == 0 {
-            return SampleRef { block: 0, bit: 0 };
+            return SampleRef {
+                rates: 0,
+                ranges: 0,
+                bit: 0,
+                row_bits: 0,
+            };
         }
         let s = self.segment_of(sample).min(self.segments - 1);
         let e = s as usize * SEGMENT_ENTRY_BYTES;
         let block = read_u32(self.table, e) as usize;
-        let sample_bits = read_u32(self.table, e + 4) as usize;
-        let local = sample.saturating_sub(self.segment_start(s)) as usize;
-        let first = (block + self.animated * (1 + SEGMENT_RANGE_BYTES)) * 8;
+        let row_bits = read_u32(self.table, e + 4) as usize;
+        let start = self.segment_start(s);
+        let len = (self.segment_start(s + 1) - start) as usize;
+        let local = sample.saturating_sub(start) as usize;
+        let samples = block + self.animated;
         SampleRef {
-            block,
-            bit: first + local * sample_bits,
+            rates: block,
+            ranges: samples + (len * row_bits).div_ceil(8),
+            bit: samples * 8 + local * row_bits,
+            row_bits,
         }
     }
 
-    /// Reconstruction parameters of animated track `track` in the segment
-    /// whose block starts at `block`.
+    /// Issue prefetches for every line decoding `s0` (and `s1`) touches in
+    /// the segment data: the rate bytes, the sample rows and the range
+    /// entries (at most one per animated track).
     #[inline(always)]
-    fn params(&self, block: usize, track: usize) -> TrackParams {
+    fn prefetch_segment(&self, s: &SampleRef) {
         let d = self.data;
-        let rate = d.get(block + track).copied().unwrap_or(0);
-        let at = track * CLIP_RANGE_BYTES;
-        let cr: [u8; CLIP_RANGE_BYTES] = match self.ranges.get(at..at + CLIP_RANGE_BYTES) {
-            Some(x) => x.try_into().unwrap_or([0; CLIP_RANGE_BYTES]),
-            None => [0; CLIP_RANGE_BYTES],
-        };
-        let f = |i: usize| f32::from_le_bytes([cr[i], cr[i + 1], cr[i + 2], cr[i + 3]]);
-        let cmin = Vec3A::new(f(0), f(4), f(8));
-        let cext = Vec3A::new(f(12), f(16), f(20));
-        let ro = block + self.animated + track * SEGMENT_RANGE_BYTES;
-        let sr: [u8; SEGMENT_RANGE_BYTES] = match d.get(ro..ro + SEGMENT_RANGE_BYTES) {
-            Some(x) => x.try_into().unwrap_or([0; SEGMENT_RANGE_BYTES]),
-            None => [0; SEGMENT_RANGE_BYTES],
-        };
-        if rate == RATE_CONSTANT {
-            let u = |i: usize| u16::from_le_bytes([sr[i], sr[i + 1]]) as f32;
-            let v = Vec3A::new(u(0), u(2), u(4)) * INV_65535;
-            TrackParams {
+        prefetch(d, s.rates, self.animated);
+        prefetch(d, s.bit >> 3, s.row_bits.div_ceil(8) + 1);
+        prefetch(d, s.ranges, self.animated * SEGMENT_RANGE_BYTES);
+    }
+
+    /// Clip range (min, extent) of the animated track whose entry starts at
+    /// `at` in the clip ranges (advanced past it).
+    #[inline(always)]
+    fn clip_range(&self, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
+        let r = self.ranges;
+        if rotation {
+            // Two 8-byte loads inside the 12-byte entry: codes at bytes
+            // 0..6 and 6..12.
+            let m = u16x3(load_u64(r, *at));
+            let e = u16x3(load_u64(r, *at + 4) >> 16);
+            *at += ROTATION_CLIP_RANGE_BYTES;
+            // Lane-wise exactly `rotation_clip_range`.
+            (
+                m * ROTATION_RANGE_STEP - Vec3A::ONE,
+                e * ROTATION_RANGE_STEP,
+            )
+        } else {
+            let f = |i: usize| {
+                let x = read_u32(r, *at + i);
+                f32::from_bits(x)
+            };
+            let v = (
+                Vec3A::new(f(0), f(4), f(8)),
+                Vec3A::new(f(12), f(16), f(20)),
+            );
+            *at += VECTOR_CLIP_RANGE_BYTES;
+            v
+        }
+    }
+
+    /// Reconstruction parameters of an animated track with rate byte `rate`
+    /// and clip range `(cmin, cext)`; `range` is the segment's range
+    /// cursor (advanced past the track's entry if it has one).
+    #[inline(always)]
+    fn params(&self, rate: u8, cmin: Vec3A, cext: Vec3A, range: &mut usize) -> TrackParams {
+        let id = rate_id(rate);
+        if id == RATE_CONSTANT {
+            // Every range entry is followed by at least 8 bytes (more
+            // data or the padding), so the 8-byte load stays in bounds.
+            let v = u16x3(load_u64(self.data, *range)) * INV_65535;
+            *range += SEGMENT_RANGE_BYTES;
+            return TrackParams {
                 bits: 0,
                 bias: cmin + cext * v,
                 scale: Vec3A::ZERO,
                 inv: 0.0,
-            }
-        } else if rate >= RATE_RAW {
-            TrackParams {
+            };
+        }
+        if id >= RATE_RAW {
+            return TrackParams {
                 bits: 32,
                 bias: Vec3A::ZERO,
                 scale: Vec3A::ZERO,
                 inv: 0.0,
-            }
+            };
+        }
+        let (smin, sext) = if rate & RATE_UNRANGED != 0 {
+            (Vec3A::ZERO, Vec3A::splat(255.0))
         } else {
-            let bits = RATE_BITS[rate as usize];
-            let smin = Vec3A::new(sr[0] as f32, sr[1] as f32, sr[2] as f32) * INV_255;
-            let sext = Vec3A::new(sr[3] as f32, sr[4] as f32, sr[5] as f32) * INV_255;
-            TrackParams {
-                bits,
-                bias: cmin + cext * smin,
-                scale: cext * sext,
-                inv: INV_MAX[bits as usize],
-            }
+            let w = load_u64(self.data, *range);
+            *range += SEGMENT_RANGE_BYTES;
+            (u8x3(w), u8x3(w >> 24))
+        };
+        let bits = RATE_BITS.get(id as usize).copied().unwrap_or(3);
+        let (smin, sext) = (smin * INV_255, sext * INV_255);
+        TrackParams {
+            bits,
+            bias: cmin + cext * smin,
+            scale: cext * sext,
+            inv: INV_MAX[bits as usize],
         }
     }
 
@@ -531,22 +984,18 @@ impl<'a> VbrClip<'a> {
             bits => {
                 // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
                 let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
-                let mask = (1u64 << bits) - 1;
-                let b = bits as usize;
-                let q = Vec3A::new(
-                    (word & mask) as u32 as f32,
-                    ((word >> b) & mask) as u32 as f32,
-                    ((word >> (2 * b)) & mask) as u32 as f32,
-                );
+                let b = (bits as usize).min(19);
+                let q = fields3(word, b);
                 *bit += 3 * b;
                 p.bias + p.scale * (q * p.inv)
             }
         }
     }
 
-    /// One rotation sample (not normalized) at bit position `bit` (advanced).
+    /// One rotation sample (w rebuilt later by the batch) at bit position
+    /// `bit` (advanced).
     #[inline(always)]
-    fn rot_sample(&self, p: &TrackParams, bit: &mut usize) -> Quat {
+    fn rot_sample(&self, p: &TrackParams, bit: &mut usize) -> PendingRotation {
         if p.bits == 32 {
             let d = self.data;
             let q = Quat::from_xyzw(
@@ -556,16 +1005,26 @@ impl<'a> VbrClip<'a> {
                 f32::from_bits(read_bits(d, *bit + 96, 32)),
             );
             *bit += 128;
-            return q;
+            return PendingRotation::full(q);
         }
-        let v = self.vec_sample(p, bit);
-        rotation_from_xyz(v.x, v.y, v.z)
+        PendingRotation::xyz(self.vec_sample(p, bit))
     }
 
+    /// Advance the cursor past one animated track of one sample.
     #[inline]
-    fn skip_track(&self, s: &SampleRef, track: usize, rot: bool, bit: &mut usize) {
-        let rate = self.data.get(s.block + track).copied().unwrap_or(0);
+    fn skip_track(
+        &self,
+        rates: usize,
+        track: usize,
+        rot: bool,
+        range: &mut usize,
+        bit: &mut usize,
+    ) {
+        let rate = self.data.get(rates + track).copied().unwrap_or(0);
         *bit += track_sample_bits(rate, rot) as usize;
+        if has_segment_range(rate) {
+            *range += SEGMENT_RANGE_BYTES;
+        }
     }
 
     #[inline(always)]
@@ -581,51 +1040,66 @@ impl<'a> VbrClip<'a> {
         v
     }
 
-    /// Decode the joint at the cursor and advance it. `two` says whether
-    /// the second sample is blended in at `alpha`; `same` whether both
-    /// samples lie in one segment (their parameters are then shared).
+    /// Parameters of the animated track at the cursor for both samples
+    /// (advancing the clip range and segment range cursors).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
+    fn track_params(
+        &self,
+        c: &mut Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
+        pair: Pair,
+        rotation: bool,
+    ) -> (TrackParams, TrackParams) {
+        let (cmin, cext) = self.clip_range(rotation, &mut c.clip_range);
+        let r0 = self.data.get(s0.rates + c.track).copied().unwrap_or(0);
+        let p0 = self.params(r0, cmin, cext, &mut c.range0);
+        let p1 = if pair == Pair::TwoSegments {
+            let r1 = self.data.get(s1.rates + c.track).copied().unwrap_or(0);
+            self.params(r1, cmin, cext, &mut c.range1)
+        } else {
+            p0
+        };
+        c.track += 1;
+        (p0, p1)
+    }
+
+    /// Decode the joint at the cursor and advance it. Rotations that need
+    /// the blend are returned instead of written (see [`RotationBatch`]).
+    #[inline(always)]
     fn decode_joint(
         &self,
         c: &mut Cursor,
         s0: &SampleRef,
         s1: &SampleRef,
-        two: bool,
-        same: bool,
+        pair: Pair,
         alpha: f32,
         default: &Transform,
-    ) -> (Transform, Option<(Quat, Quat)>) {
+    ) -> (Transform, Option<(PendingRotation, PendingRotation)>) {
         let t = self.types.get(c.joint).copied().unwrap_or(0);
-        let mut out = *default;
-        let mut pending = None;
         c.joint += 1;
         if t == 0 {
-            return (out, None);
+            return (*default, None);
         }
-        // Rotation.
-        match t & 3 {
-            KIND_DEFAULT => {}
+        let mut pending = None;
+        // Only the default components are read from `default`.
+        let rotation = match t & 3 {
+            KIND_DEFAULT => default.rotation,
             KIND_CONSTANT => {
-                let v = self.read_vec3(&mut c.constant);
-                let q = rotation_from_xyz(v.x, v.y, v.z);
-                pending = Some((q, q));
+                let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant)));
+                pending = Some((v, v));
+                Quat::IDENTITY
             }
             KIND_ANIMATED => {
-                let p0 = self.params(s0.block, c.track);
+                let (p0, p1) = self.track_params(c, s0, s1, pair, true);
                 let qa = self.rot_sample(&p0, &mut c.bit0);
-                let qb = if two {
-                    let p1 = if same {
-                        p0
-                    } else {
-                        self.params(s1.block, c.track)
-                    };
-                    self.rot_sample(&p1, &mut c.bit1)
-                } else {
+                let qb = if pair == Pair::One {
                     qa
+                } else {
+                    self.rot_sample(&p1, &mut c.bit1)
                 };
                 pending = Some((qa, qb));
-                c.track += 1;
+                Quat::IDENTITY
             }
             _ => {
                 let v = self.read_vec3(&mut c.constant);
@@ -634,51 +1108,65 @@ impl<'a> VbrClip<'a> {
                     None => 1.0,
                 };
                 c.constant += 4;
-                out.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
+                Quat::from_xyzw(v.x, v.y, v.z, w)
             }
-        }
-        // Translation and scale.
-        for k in 1..3 {
-            let value = match (t >> (2 * k)) & 3 {
-                KIND_CONSTANT => self.read_vec3(&mut c.constant),
+        };
+        let mut vectors = [Vec3::ZERO; 2];
+        for (k, value) in vectors.iter_mut().enumerate() {
+            *value = match (t >> (2 * (k + 1))) & 3 {
+                KIND_CONSTANT | KIND_CONSTANT_FULL => self.read_vec3(&mut c.constant),
                 KIND_ANIMATED => {
-                    let p0 = self.params(s0.block, c.track);
+                    let (p0, p1) = self.track_params(c, s0, s1, pair, false);
                     let va = self.vec_sample(&p0, &mut c.bit0);
-                    let v = if two {
-                        let p1 = if same {
-                            p0
-                        } else {
-                            self.params(s1.block, c.track)
-                        };
-                        va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha)
-                    } else {
+                    let v = if pair == Pair::One {
                         va
+                    } else {
+                        va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha)
                     };
-                    c.track += 1;
                     Vec3::from(v)
                 }
-                _ => continue,
+                _ => {
+                    if k == 0 {
+                        default.translation
+                    } else {
+                        default.scale
+                    }
+                }
             };
-            if k == 1 {
-                out.translation = value;
-            } else {
-                out.scale = value;
-            }
         }
-        (out, pending)
+        (
+            Transform {
+                rotation,
+                translation: vectors[0],
+                scale: vectors[1],
+            },
+            pending,
+        )
     }
 
     /// Advance the cursor past one joint without decoding it.
     #[inline]
-    fn skip_joint(&self, c: &mut Cursor, s0: &SampleRef, s1: &SampleRef) {
+    fn skip_joint(&self, c: &mut Cursor, s0: &SampleRef, s1: &SampleRef, pair: Pair) {
         let t = self.types.get(c.joint).copied().unwrap_or(0);
         for k in 0..3 {
             match (t >> (2 * k)) & 3 {
                 KIND_CONSTANT => c.constant += 12,
                 KIND_CONSTANT_FULL => c.constant += 16,
                 KIND_ANIMATED => {
-                    self.skip_track(s0, c.track, k == 0, &mut c.bit0);
-                    self.skip_track(s1, c.track, k == 0, &mut c.bit1);
+                    let rot = k == 0;
+                    c.clip_range += if rot {
+                        ROTATION_CLIP_RANGE_BYTES
+                    } else {
+                        VECTOR_CLIP_RANGE_BYTES
+                    };
+                    self.skip_track(s0.rates, c.track, rot, &mut c.range0, &mut c.bit0);
+                    if pair != Pair::One {
+                        let mut range1 = c.range1;
+                        self.skip_track(s1.rates, c.track, rot, &mut range1, &mut c.bit1);
+                        if pair == Pair::TwoSegments {
+                            c.range1 = range1;
+                        }
+                    }
                     c.track += 1;
                 }
                 _ => {}
@@ -687,22 +1175,52 @@ impl<'a> VbrClip<'a> {
         c.joint += 1;
     }
 
-    #[inline]
-    fn start(&self, pos: SamplePosition) -> Option<(SampleRef, SampleRef, bool, Cursor)> {
+    /// Locate both samples, issue the prefetches and set up the cursor.
+    #[inline(always)]
+    fn start(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        out: &[Transform],
+    ) -> Option<(SampleRef, SampleRef, Pair, Cursor)> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
         }
+        // Independent of the segment table: start these loads first.
+        prefetch(self.types, 0, self.types.len());
+        prefetch(self.constants, 0, self.constants.len());
+        prefetch(self.ranges, 0, self.ranges.len());
+        prefetch_transforms(defaults);
+        prefetch_transforms(out);
         let s0 = self.sample_ref(pos.i0);
         let two = pos.i1 != pos.i0 && pos.alpha != 0.0;
         let s1 = if two { self.sample_ref(pos.i1) } else { s0 };
+        let pair = if !two {
+            Pair::One
+        } else if s0.rates == s1.rates {
+            Pair::SameSegment
+        } else {
+            Pair::TwoSegments
+        };
+        if self.segments != 0 {
+            self.prefetch_segment(&s0);
+            if pair == Pair::TwoSegments {
+                self.prefetch_segment(&s1);
+            } else if pair == Pair::SameSegment {
+                prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);
+            }
+        }
         let c = Cursor {
             joint: 0,
             constant: 0,
+            clip_range: 0,
             track: 0,
+            range0: s0.ranges,
+            range1: s1.ranges,
             bit0: s0.bit,
             bit1: s1.bit,
         };
-        Some((s0, s1, two, c))
+        Some((s0, s1, pair, c))
     }
 
     /// Decode every joint at `pos` into `out` (rotation by
@@ -718,15 +1236,13 @@ impl<'a> VbrClip<'a> {
         if out.len() != self.joint_count || defaults.len() != self.joint_count {
             return false;
         }
-        let Some((s0, s1, two, mut c)) = self.start(pos) else {
+        let Some((s0, s1, pair, mut c)) = self.start(pos, defaults, out) else {
             return false;
         };
-        let same = s0.block == s1.block;
-        let mut batch = RotationBatch::new(if two { pos.alpha } else { 0.0 });
+        let mut batch = RotationBatch::new(if pair == Pair::One { 0.0 } else { pos.alpha });
         // Lengths were checked above: these indices are in bounds.
         for i in 0..self.joint_count {
-            let (t, pending) =
-                self.decode_joint(&mut c, &s0, &s1, two, same, pos.alpha, &defaults[i]);
+            let (t, pending) = self.decode_joint(&mut c, &s0, &s1, pair, pos.alpha, &defaults[i]);
             out[i] = t;
             if let Some((a, b)) = pending {
                 batch.push(i, a, b, out);
@@ -752,11 +1268,10 @@ impl<'a> VbrClip<'a> {
         if joints.iter().any(|&j| j as usize >= self.joint_count) {
             return false;
         }
-        let Some((s0, s1, two, c0)) = self.start(pos) else {
+        let Some((s0, s1, pair, c0)) = self.start(pos, defaults, &[]) else {
             return false;
         };
-        let same = s0.block == s1.block;
-        let mut batch = RotationBatch::new(if two { pos.alpha } else { 0.0 });
+        let mut batch = RotationBatch::new(if pair == Pair::One { 0.0 } else { pos.alpha });
         let mut c = c0;
         for (i, &j) in joints.iter().enumerate() {
             let j = j as usize;
@@ -764,12 +1279,12 @@ impl<'a> VbrClip<'a> {
                 c = c0;
             }
             while c.joint < j {
-                self.skip_joint(&mut c, &s0, &s1);
+                self.skip_joint(&mut c, &s0, &s1, pair);
             }
             let Some(d) = defaults.get(j) else {
                 return false;
             };
-            let (t, pending) = self.decode_joint(&mut c, &s0, &s1, two, same, pos.alpha, d);
+            let (t, pending) = self.decode_joint(&mut c, &s0, &s1, pair, pos.alpha, d);
             if let Some(o) = out.get_mut(i) {
                 *o = t;
             }
@@ -811,8 +1326,13 @@ mod tests {
         b.extend_from_slice(&v.to_le_bytes());
     }
 
+    fn put_u16(b: &mut Vec<u8>, v: u16) {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+
     /// Hand-built blob: joint 0 constant translation, animated rotation at
-    /// 8 bits; joint 1 default; 3 samples in 2 segments.
+    /// 8 bits then segment-constant; joint 1 default; 3 samples in 2
+    /// segments.
     fn tiny_blob() -> Vec<u8> {
         let mut b = Vec::new();
         put_u32(&mut b, 2);
@@ -824,9 +1344,10 @@ mod tests {
         for v in [1.0, 2.0, 3.0] {
             put_f32(&mut b, v);
         }
-        // Clip range of the rotation: x, y in [0, 0], z in [0, 0.5].
-        for v in [0.0, 0.0, 0.0, 0.0, 0.0, 0.5] {
-            put_f32(&mut b, v);
+        // Clip range of the rotation: min about 0 on every axis, extent 0
+        // on x and y, z up to about 0.5.
+        for v in [32767, 32767, 32767, 0, 0, 16384] {
+            put_u16(&mut b, v);
         }
         // Segment 0: 2 samples at rate id 6 (8 bits), segment 1: 1 sample at rate 0.
         let seg0 = 1 + 6 + 6;
@@ -835,12 +1356,32 @@ mod tests {
         put_u32(&mut b, seg0 as u32);
         put_u32(&mut b, 0);
         b.push(6);
-        // Segment range: z spans the whole clip range.
-        b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
         // Samples: (0, 0, 0) then (0, 0, 255).
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+        // Segment range: z spans the whole clip range.
         b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
         b.push(RATE_CONSTANT);
         b.extend_from_slice(&[0, 0, 0, 0, 0xff, 0xff]);
+        b.extend_from_slice(&[0; PADDING_BYTES]);
+        b
+    }
+
+    /// Like [`tiny_blob`] with segment 0 unranged at 8 bits and segment 1
+    /// raw (no range bytes in either).
+    fn tiny_blob_unranged_raw() -> Vec<u8> {
+        let mut b = tiny_blob();
+        let table = HEADER_BYTES + 2 + 12 + 12;
+        let data = table + 2 * SEGMENT_ENTRY_BYTES;
+        b.truncate(data);
+        // Segment 0: rate byte, samples (no range); segment 1: raw w..
+        b[table + 8..table + 12].copy_from_slice(&7u32.to_le_bytes());
+        b[table + 12..table + 16].copy_from_slice(&128u32.to_le_bytes());
+        b.push(6 | RATE_UNRANGED);
+        b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+        b.push(RATE_RAW);
+        for v in [0.0f32, 0.0, 0.6, 0.8] {
+            put_f32(&mut b, v);
+        }
         b.extend_from_slice(&[0; PADDING_BYTES]);
         b
     }
@@ -856,12 +1397,12 @@ mod tests {
         let mut out = [Transform::IDENTITY; 2];
         assert!(clip.decode_sample(0, &defaults, &mut out));
         assert_eq!(out[0].translation, Vec3::new(1.0, 2.0, 3.0));
-        assert_eq!(out[0].rotation, Quat::IDENTITY);
+        assert!(out[0].rotation.abs_diff_eq(Quat::IDENTITY, 1e-4));
         assert_eq!(out[1], defaults[1]);
         assert!(clip.decode_sample(1, &defaults, &mut out));
-        assert!((out[0].rotation.z - 0.5).abs() < 1e-6);
+        assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
         assert!(clip.decode_sample(2, &defaults, &mut out));
-        assert!((out[0].rotation.z - 0.5).abs() < 1e-6);
+        assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
         let pos = SamplePosition {
             i0: 0,
             i1: 1,
@@ -873,6 +1414,77 @@ mod tests {
         assert_eq!(sub[1], out[0]);
         assert_eq!(sub[2], out[0]);
         assert_eq!(sub[0], out[1]);
+        // Across the segment boundary, and joints-only decoding agrees.
+        let pos = SamplePosition {
+            i0: 1,
+            i1: 2,
+            alpha: 0.25,
+        };
+        assert!(clip.decode_pose(pos, &defaults, &mut out));
+        assert!(clip.decode_joints(pos, &defaults, &[1, 0], &mut sub[..2]));
+        assert_eq!(sub[1], out[0]);
+        assert_eq!(sub[0], out[1]);
+    }
+
+    /// The batched SIMD blend equals `rotation_from_xyz` + `nlerp_shortest`
+    /// bit for bit, over rebuilt and full rotations, both signs and many
+    /// blend factors.
+    #[test]
+    fn batch_matches_scalar() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for round in 0..20_000 {
+            let mut p = || {
+                let q = Quat::from_xyzw(next(), next(), next(), next());
+                let q = if round % 7 == 0 {
+                    q * 1e-7
+                } else {
+                    q.normalize()
+                };
+                if round % 3 == 0 {
+                    PendingRotation::full(q)
+                } else {
+                    PendingRotation::xyz(Vec3A::new(q.x, q.y, q.z) * 0.9)
+                }
+            };
+            let a: [PendingRotation; 4] = core::array::from_fn(|_| p());
+            let b: [PendingRotation; 4] = core::array::from_fn(|_| p());
+            let alpha = if round % 5 == 0 { 0.0 } else { next().abs() };
+            let bits = |p: &[PendingRotation; 4]| {
+                (0..4).fold(0u32, |m, l| m | (u32::from(p[l].rebuild) << l))
+            };
+            let got = blend4(&a.map(|p| p.q), &b.map(|p| p.q), bits(&a), bits(&b), alpha);
+            for l in 0..4 {
+                let want = nlerp_shortest(a[l].quat(), b[l].quat(), alpha);
+                assert_eq!(
+                    got[l].to_array().map(f32::to_bits),
+                    want.to_array().map(f32::to_bits),
+                    "round {round} lane {l}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unranged_and_raw_decode() {
+        let blob = tiny_blob_unranged_raw();
+        let clip = VbrClip::parse(&blob, 2, 3).expect("valid");
+        let defaults = [Transform::IDENTITY; 2];
+        let mut out = [Transform::IDENTITY; 2];
+        assert!(clip.decode_sample(1, &defaults, &mut out));
+        assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
+        assert!(clip.decode_sample(2, &defaults, &mut out));
+        assert_eq!(out[0].rotation, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8));
+        // The unranged flag is invalid on the segment-constant and raw ids.
+        let mut bad = blob.clone();
+        let data = HEADER_BYTES + 2 + 12 + 12 + 2 * SEGMENT_ENTRY_BYTES;
+        bad[data + 7] = RATE_RAW | RATE_UNRANGED;
+        assert!(VbrClip::parse(&bad, 2, 3).is_err());
     }
 
     #[test]
@@ -893,16 +1505,28 @@ mod tests {
 
     #[test]
     fn corrupted_bytes_never_panic() {
-        let blob = tiny_blob();
+        for blob in [tiny_blob(), tiny_blob_unranged_raw()] {
+            corrupt_all(&blob);
+        }
+    }
+
+    fn corrupt_all(blob: &[u8]) {
         let defaults = [Transform::IDENTITY; 2];
         let mut out = [Transform::IDENTITY; 2];
         for i in 0..blob.len() {
-            for v in [0u8, 1, 3, 7, 0x40, 0x80, 0xff] {
-                let mut b = blob.clone();
+            for v in [0u8, 1, 3, 7, 0x12, 0x20, 0x26, 0x32, 0x40, 0x80, 0xff] {
+                let mut b = blob.to_vec();
                 b[i] = v;
                 if let Ok(c) = VbrClip::parse(&b, 2, 3) {
                     for s in 0..3 {
                         let _ = c.decode_sample(s, &defaults, &mut out);
+                        let pos = SamplePosition {
+                            i0: s,
+                            i1: (s + 1).min(2),
+                            alpha: 0.5,
+                        };
+                        let _ = c.decode_pose(pos, &defaults, &mut out);
+                        let _ = c.decode_joints(pos, &defaults, &[1, 0], &mut out);
                     }
                 }
             }
