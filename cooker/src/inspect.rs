@@ -70,6 +70,56 @@ pub fn describe(p: &Package<'_>) -> String {
             c.resample_error_m * 1000.0,
             c.max_error_m * 1000.0
         );
+        if let Some(seam) = c.loop_seam_error_m {
+            let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
+        }
+        if c.is_additive() {
+            let _ = writeln!(s, "    additive against {}", c.additive_reference());
+        }
+        if let Some(rm) = &c.root_motion {
+            let o = rm.reference_offset;
+            let keys = c.trajectory().map_or(0, |t| t.keys().len());
+            let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "    root motion: joint {}, {}, {} keys, cycle t=({:.4}, {:.4}, {:.4}), reference offset t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}){}",
+                rm.joint,
+                rm.policy.as_str(),
+                keys,
+                cycle.translation.x,
+                cycle.translation.y,
+                cycle.translation.z,
+                o.translation.x,
+                o.translation.y,
+                o.translation.z,
+                o.rotation.x,
+                o.rotation.y,
+                o.rotation.z,
+                o.rotation.w,
+                rm.drift_100_loops_m
+                    .map(|d| format!(", drift over 100 loops {:.5} mm", d * 1000.0))
+                    .unwrap_or_default()
+            );
+        }
+        let markers: Vec<_> = c.markers().collect();
+        if !markers.is_empty() {
+            let _ = writeln!(s, "    markers/events: {}", markers.len());
+            for m in &markers {
+                let _ = writeln!(
+                    s,
+                    "      {:.4} s  {} '{}' (id {:016x}{})",
+                    m.event.time_s,
+                    m.kind.as_str(),
+                    m.name,
+                    m.event.id,
+                    if m.event.reversible {
+                        ", reversible"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
         for ch in p.clip_curves(c) {
             let _ = writeln!(
                 s,
@@ -120,6 +170,30 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                 "resample_error_m": c.resample_error_m,
                 "max_error_m": c.max_error_m,
                 "source_hash": hex(&c.source_hash),
+                "loop_seam_error_m": c.loop_seam_error_m,
+                "additive": c.is_additive(),
+                "additive_reference": c.is_additive().then(|| c.additive_reference()),
+                "root_motion": c.root_motion.as_ref().map(|rm| {
+                    let o = rm.reference_offset;
+                    json!({
+                        "joint": rm.joint,
+                        "policy": rm.policy.as_str(),
+                        "keys": c.trajectory().map_or(0, |t| t.keys().len()),
+                        "cycle_translation": c.trajectory().map(|t| t.cycle().translation.to_array()),
+                        "reference_offset": {
+                            "rotation": o.rotation.to_array(),
+                            "translation": o.translation.to_array(),
+                        },
+                        "drift_100_loops_m": rm.drift_100_loops_m,
+                    })
+                }),
+                "events": c.markers().map(|m| json!({
+                    "name": m.name,
+                    "id": format!("{:016x}", m.event.id),
+                    "time_s": m.event.time_s,
+                    "kind": m.kind.as_str(),
+                    "reversible": m.event.reversible,
+                })).collect::<Vec<_>>(),
                 "curves": p.clip_curves(c).iter().map(|ch| json!({
                     "name": ch.name,
                     "id": format!("{:016x}", ch.id),

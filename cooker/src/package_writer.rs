@@ -1,15 +1,25 @@
-//! Package v1 writer: the inverse of `ludus_anim_runtime::package`. Output
+//! Package v2 writer: the inverse of `ludus_anim_runtime::package`. Output
 //! is a pure function of its inputs (deterministic string order, zeroed
 //! padding), so identical cooks give identical bytes.
+//!
+//! The prepared clip semantics of v2 (additive reference, root-motion
+//! trajectory, markers/events, loop seam figure) travel in a
+//! [`ClipPrepEntry`] per clip, passed beside the [`PackageContents`] to
+//! [`write_package_prepared`]; [`write_package`] writes plain clips. They
+//! are kept apart from [`ClipEntry`] so a caller that has no preparation
+//! (or predates it) builds clips exactly as before.
 
 use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::hash::fnv1a64;
 use ludus_anim_runtime::package::format::*;
+use ludus_anim_runtime::package::{MarkerKind, RootMotionPolicy};
+use ludus_anim_runtime::root_motion::RigidTransform;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
 use std::collections::BTreeMap;
 
 /// One clip to write.
+#[derive(Clone, Debug)]
 pub struct ClipEntry {
     pub name: String,
     pub duration_s: f32,
@@ -26,7 +36,43 @@ pub struct ClipEntry {
     pub curves: Vec<CurveEntry>,
 }
 
+/// A clip's prepared semantics (package v2). `Default` is a plain pose clip
+/// with no root motion, no events and no seam figure.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClipPrepEntry {
+    /// `Some(description)` flags the clip additive and names its reference.
+    pub additive_reference: Option<String>,
+    pub root_motion: Option<RootMotionEntry>,
+    /// In track order (sorted by time, then id; canonicalized for loops).
+    pub events: Vec<EventEntry>,
+    pub loop_seam_error_m: Option<f32>,
+}
+
+/// A clip's root trajectory: full-f32 keys, never through a pose codec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootMotionEntry {
+    pub joint: String,
+    pub policy: RootMotionPolicy,
+    pub reference_offset: RigidTransform,
+    pub sample_rate_hz: f32,
+    /// `trajectory_key_count(duration, rate)` keys, key 0 the identity.
+    pub keys: Vec<RigidTransform>,
+    pub drift_100_loops_m: Option<f32>,
+}
+
+/// One marker or event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventEntry {
+    pub time_s: f32,
+    /// FNV-1a 64 of `name` (the reader checks it).
+    pub id: u64,
+    pub kind: MarkerKind,
+    pub reversible: bool,
+    pub name: String,
+}
+
 /// One scalar channel, sampled on its clip's grid.
+#[derive(Clone, Debug)]
 pub struct CurveEntry {
     pub id: u64,
     pub name: String,
@@ -77,7 +123,7 @@ impl StringTable {
 }
 
 fn pad_to(buf: &mut Vec<u8>, align: usize) {
-    while buf.len() % align != 0 {
+    while !buf.len().is_multiple_of(align) {
         buf.push(0);
     }
 }
@@ -92,9 +138,31 @@ fn put_f32(b: &mut Vec<u8>, v: f32) {
     b.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Serialize a package. Layout: header, section table, then sections
-/// STRS, META, SKEL, CLIP, CURV, DATA, each 16-byte aligned.
+fn put_rigid(b: &mut Vec<u8>, r: &RigidTransform) {
+    for v in [
+        r.rotation.x,
+        r.rotation.y,
+        r.rotation.z,
+        r.rotation.w,
+        r.translation.x,
+        r.translation.y,
+        r.translation.z,
+    ] {
+        put_f32(b, v);
+    }
+}
+
+/// Serialize a package of plain clips (no prepared semantics).
 pub fn write_package(p: &PackageContents<'_>) -> Vec<u8> {
+    write_package_prepared(p, &[])
+}
+
+/// Serialize a package. `prep[i]` holds clip `i`'s prepared semantics
+/// (clips past the end of `prep` are plain). Layout: header, section
+/// table, then sections STRS, META, SKEL, CLIP, CURV, EVNT, DATA, each
+/// 16-byte aligned.
+pub fn write_package_prepared(p: &PackageContents<'_>, prep: &[ClipPrepEntry]) -> Vec<u8> {
+    let plain = ClipPrepEntry::default();
     let mut strings = StringTable::default();
     let cooker = strings.add(&p.cooker_version);
     let asset = strings.add(&p.asset_name);
@@ -147,7 +215,17 @@ pub fn write_package(p: &PackageContents<'_>) -> Vec<u8> {
     put_u32(&mut curves, total_curves as u32);
     pad_to(&mut curves, 16);
     let mut curve_index = 0u32;
-    for c in &p.clips {
+    let mut events = Vec::new();
+    let total_events: usize = prep
+        .iter()
+        .take(p.clips.len())
+        .map(|e| e.events.len())
+        .sum();
+    put_u32(&mut events, total_events as u32);
+    pad_to(&mut events, 16);
+    let mut event_index = 0u32;
+    for (ci, c) in p.clips.iter().enumerate() {
+        let x = prep.get(ci).unwrap_or(&plain);
         pad_to(&mut data, ALIGN);
         let blob_off = data.len() as u64;
         data.extend_from_slice(&c.blob);
@@ -174,16 +252,65 @@ pub fn write_package(p: &PackageContents<'_>) -> Vec<u8> {
             put_u64(&mut curves, off);
             curve_index += 1;
         }
+        // Trajectory keys: 16-aligned in DATA, 7 f32 each.
+        let keys_off = match &x.root_motion {
+            Some(rm) => {
+                pad_to(&mut data, ALIGN);
+                let off = data.len() as u64;
+                for k in &rm.keys {
+                    put_rigid(&mut data, k);
+                }
+                off
+            }
+            None => 0,
+        };
+        let first_event = event_index;
+        for e in &x.events {
+            put_f32(&mut events, e.time_s);
+            let mut flags = 0u32;
+            if e.reversible {
+                flags |= EVENT_FLAG_REVERSIBLE;
+            }
+            if e.kind == MarkerKind::SyncMarker {
+                flags |= EVENT_FLAG_SYNC_MARKER;
+            }
+            put_u32(&mut events, flags);
+            put_u64(&mut events, e.id);
+            let name = strings.add(&e.name);
+            put_u32(&mut events, name);
+            put_u32(&mut events, 0);
+            event_index += 1;
+        }
+        let mut flags = 0u32;
+        if x.additive_reference.is_some() {
+            flags |= CLIP_FLAG_ADDITIVE;
+        }
+        if x.root_motion.is_some() {
+            flags |= CLIP_FLAG_ROOT_MOTION;
+        }
+        if x.loop_seam_error_m.is_some() {
+            flags |= CLIP_FLAG_LOOP_SEAM;
+        }
+        if x.root_motion
+            .as_ref()
+            .is_some_and(|r| r.drift_100_loops_m.is_some())
+        {
+            flags |= CLIP_FLAG_DRIFT;
+        }
         let name = strings.add(&c.name);
         let profile = strings.add(&c.profile);
         let rec_start = clips.len();
         put_u32(&mut clips, name);
-        put_u32(&mut clips, 0);
+        put_u32(&mut clips, flags);
         put_f32(&mut clips, c.duration_s);
         put_f32(&mut clips, c.sample_rate_hz);
         put_u32(&mut clips, c.num_samples);
         clips.push(c.loop_mode as u8);
-        clips.push(0);
+        clips.push(
+            x.root_motion
+                .as_ref()
+                .map_or(ROOT_MOTION_NONE, |r| r.policy.as_u8()),
+        );
         clips.extend_from_slice(&(c.codec as u16).to_le_bytes());
         clips.extend_from_slice(&c.codec_version.to_le_bytes());
         clips.extend_from_slice(&0u16.to_le_bytes());
@@ -195,17 +322,43 @@ pub fn write_package(p: &PackageContents<'_>) -> Vec<u8> {
         put_f32(&mut clips, c.resample_error_m);
         put_f32(&mut clips, c.max_error_m);
         clips.extend_from_slice(&c.source_hash);
+        // v2 fields.
+        let additive = x
+            .additive_reference
+            .as_deref()
+            .map_or(NO_STRING, |r| strings.add(r));
+        put_u32(&mut clips, additive);
+        match &x.root_motion {
+            Some(rm) => {
+                let joint = strings.add(&rm.joint);
+                put_u32(&mut clips, joint);
+                put_rigid(&mut clips, &rm.reference_offset);
+                put_u32(&mut clips, rm.keys.len() as u32);
+                put_f32(&mut clips, rm.sample_rate_hz);
+                put_f32(&mut clips, rm.drift_100_loops_m.unwrap_or(0.0));
+                put_u64(&mut clips, keys_off);
+            }
+            None => {
+                put_u32(&mut clips, NO_STRING);
+                clips.extend_from_slice(&[0u8; 28 + 4 + 4 + 4 + 8]);
+            }
+        }
+        put_u32(&mut clips, first_event);
+        put_u32(&mut clips, x.events.len() as u32);
+        put_f32(&mut clips, x.loop_seam_error_m.unwrap_or(0.0));
+        clips.extend_from_slice(&[0u8; 12]);
         debug_assert_eq!(clips.len() - rec_start, CLIP_RECORD_SIZE);
     }
     pad_to(&mut data, ALIGN);
 
     let strs = strings.bytes();
-    let sections: [(u32, &[u8]); 6] = [
+    let sections: [(u32, &[u8]); 7] = [
         (SECTION_STRINGS, &strs),
         (SECTION_META, &meta),
         (SECTION_SKELETON, &skel),
         (SECTION_CLIPS, &clips),
         (SECTION_CURVES, &curves),
+        (SECTION_EVENTS, &events),
         (SECTION_DATA, &data),
     ];
 

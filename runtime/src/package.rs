@@ -1,22 +1,35 @@
-//! Package v1 reader. The byte layout is specified in
+//! Package v2 reader. The byte layout is specified in
 //! `schemas/package-format.md`; this module is its reference reader.
 //!
 //! [`Package::load`] validates every count, offset, alignment, size, string
 //! and codec blob before returning a view; afterwards sampling trusts only
 //! what was validated. Any byte string gives either a valid package or a
 //! typed [`PackageError`] — never a panic, never an out-of-bounds read.
-//! Loading allocates (the clip table, the skeleton); sampling does not.
+//! Loading allocates (the clip table, the skeleton, decoded root-motion
+//! keys and events); sampling, trajectory deltas and event queries do not.
+//!
+//! Version 2 adds the prepared clip semantics: the wrap loop mode, the
+//! additive flag and its named reference, the root-motion trajectory (keys
+//! stored as plain f32, never through a pose codec, so the seed's "preserve
+//! root trajectories and event metadata independently of pose compression"
+//! holds) and the `EVNT` section of markers and events. The trajectory and
+//! event checks are the runtime's own constructors
+//! ([`Trajectory::new`], [`EventTrack::new`]): a package whose data they
+//! would refuse does not load.
 
+use crate::additive::ADDITIVE_IDENTITY;
 use crate::codec::{ClipCodec, CodecError, CodecId};
+use crate::events::{Event, EventTrack};
 use crate::hash::fnv1a64;
 use crate::math::{Quat, Transform, Vec3};
+use crate::root_motion::{trajectory_key_count, RigidTransform, Trajectory};
 use crate::skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity};
 use crate::timing::{sample_position, LoopMode, SamplePosition};
 
 /// Layout constants shared with the cooker's writer.
 pub mod format {
     pub const MAGIC: [u8; 8] = *b"LUDANIM\0";
-    pub const FORMAT_VERSION: u32 = 1;
+    pub const FORMAT_VERSION: u32 = 2;
     pub const HEADER_SIZE: usize = 64;
     pub const SECTION_ENTRY_SIZE: usize = 24;
     /// Every section and every blob inside DATA starts on this alignment.
@@ -32,19 +45,43 @@ pub mod format {
     pub const SECTION_CLIPS: u32 = fourcc(b"CLIP");
     pub const SECTION_CURVES: u32 = fourcc(b"CURV");
     pub const SECTION_DATA: u32 = fourcc(b"DATA");
+    pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
 
     pub const META_SIZE: usize = 48;
     pub const SKELETON_HEADER_SIZE: usize = 24;
     /// Bytes per joint in SKEL: parent u32, subtree end u32, id u64,
     /// rest 10 x f32, name u32.
     pub const JOINT_RECORD_SIZE: usize = 4 + 4 + 8 + 40 + 4;
-    pub const CLIP_RECORD_SIZE: usize = 96;
+    pub const CLIP_RECORD_SIZE: usize = 176;
     pub const CURVE_RECORD_SIZE: usize = 32;
+    /// Bytes per event in EVNT: time f32, flags u32, id u64, name u32,
+    /// reserved u32.
+    pub const EVENT_RECORD_SIZE: usize = 24;
+    /// Bytes per trajectory key in DATA: rotation xyzw, translation xyz.
+    pub const TRAJECTORY_KEY_SIZE: usize = 28;
     /// No string index.
     pub const NO_STRING: u32 = u32::MAX;
 
     pub const CURVE_INTERP_LINEAR: u32 = 0;
     pub const CURVE_INTERP_STEP: u32 = 1;
+
+    /// Clip record flags.
+    pub const CLIP_FLAG_ADDITIVE: u32 = 1 << 0;
+    pub const CLIP_FLAG_ROOT_MOTION: u32 = 1 << 1;
+    pub const CLIP_FLAG_LOOP_SEAM: u32 = 1 << 2;
+    pub const CLIP_FLAG_DRIFT: u32 = 1 << 3;
+    pub const CLIP_FLAGS_KNOWN: u32 =
+        CLIP_FLAG_ADDITIVE | CLIP_FLAG_ROOT_MOTION | CLIP_FLAG_LOOP_SEAM | CLIP_FLAG_DRIFT;
+
+    /// Root-motion policy byte of a clip record.
+    pub const ROOT_MOTION_NONE: u8 = 0;
+    pub const ROOT_MOTION_PLANAR: u8 = 1;
+    pub const ROOT_MOTION_FULL: u8 = 2;
+
+    /// Event record flags.
+    pub const EVENT_FLAG_REVERSIBLE: u32 = 1 << 0;
+    pub const EVENT_FLAG_SYNC_MARKER: u32 = 1 << 1;
+    pub const EVENT_FLAGS_KNOWN: u32 = EVENT_FLAG_REVERSIBLE | EVENT_FLAG_SYNC_MARKER;
 }
 
 use format::*;
@@ -238,6 +275,81 @@ impl<'a> CurveChannel<'a> {
     }
 }
 
+/// How a clip's motion root was extracted into its trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum RootMotionPolicy {
+    /// Ground-plane translation (x, z) and heading (yaw about +Y).
+    Planar,
+    /// The whole rigid transform of the motion joint (scale removed).
+    Full,
+}
+
+impl RootMotionPolicy {
+    pub fn as_u8(self) -> u8 {
+        match self {
+            RootMotionPolicy::Planar => ROOT_MOTION_PLANAR,
+            RootMotionPolicy::Full => ROOT_MOTION_FULL,
+        }
+    }
+    pub fn from_u8(v: u8) -> Option<RootMotionPolicy> {
+        match v {
+            ROOT_MOTION_PLANAR => Some(RootMotionPolicy::Planar),
+            ROOT_MOTION_FULL => Some(RootMotionPolicy::Full),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootMotionPolicy::Planar => "planar",
+            RootMotionPolicy::Full => "full",
+        }
+    }
+}
+
+/// What an authored marker is for. Both kinds are delivered as
+/// [`Event`]s; the kind tells a sync group which markers are gait contacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum MarkerKind {
+    /// A named contact marker for locomotion synchronization.
+    SyncMarker,
+    /// A notify (sound, VFX, presentation), delivered once per crossing.
+    Event,
+}
+
+impl MarkerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkerKind::SyncMarker => "sync-marker",
+            MarkerKind::Event => "event",
+        }
+    }
+}
+
+/// A clip's root-motion description (the keys are behind
+/// [`Clip::trajectory`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootMotion<'a> {
+    /// Debug name of the designated motion joint (a skeleton joint).
+    pub joint: &'a str,
+    pub policy: RootMotionPolicy,
+    /// The trajectory's original first key: `R_char(t) = offset * R(t)`
+    /// places the character in the authored frame.
+    pub reference_offset: RigidTransform,
+    /// Cook-time figure: position error of per-tick (30 Hz) delta
+    /// composition over 100 loops against `C^100` (looping clips only).
+    pub drift_100_loops_m: Option<f32>,
+}
+
+/// One marker with its debug name and kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Marker<'a> {
+    pub event: Event,
+    pub name: &'a str,
+    pub kind: MarkerKind,
+}
+
 /// A validated clip.
 #[derive(Clone, Debug)]
 pub struct Clip<'a> {
@@ -255,8 +367,21 @@ pub struct Clip<'a> {
     pub max_error_m: f32,
     pub blob_size: usize,
     pub codec: ClipCodec<'a>,
+    /// Cook-time figure for looping clips: how far the last authored pose
+    /// was from the first (component space, virtual vertices, meters).
+    pub loop_seam_error_m: Option<f32>,
+    /// Root motion, if the cooker extracted it.
+    pub root_motion: Option<RootMotion<'a>>,
     curves: std::ops::Range<usize>,
     joint_count: usize,
+    additive_reference: Option<&'a str>,
+    /// Decoded at load (package bytes need not be aligned for
+    /// `RigidTransform`); validated through `Trajectory::new`.
+    trajectory_keys: Vec<RigidTransform>,
+    trajectory_rate_hz: f32,
+    /// Validated through `EventTrack::new`; `markers[i]` names `events[i]`.
+    events: Vec<Event>,
+    marker_info: Vec<(&'a str, MarkerKind)>,
 }
 
 impl<'a> Clip<'a> {
@@ -288,6 +413,62 @@ impl<'a> Clip<'a> {
     pub fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()
     }
+
+    /// Whether the clip holds additive deltas (Ludus convention, see
+    /// [`crate::additive`]) rather than a pose. Decode it with
+    /// [`Package::sample_defaults`] so untracked joints read as
+    /// [`ADDITIVE_IDENTITY`].
+    pub fn is_additive(&self) -> bool {
+        self.additive_reference.is_some()
+    }
+
+    /// The named, revisioned reference the deltas were made against
+    /// (e.g. `rest rev 0123…`); "" for a non-additive clip.
+    pub fn additive_reference(&self) -> &'a str {
+        self.additive_reference.unwrap_or("")
+    }
+
+    /// The root trajectory, if the clip has one. Borrows the keys decoded
+    /// at load; re-runs the (allocation-free, `O(keys)`) validation load
+    /// already passed, so hold the result for a whole update.
+    pub fn trajectory(&self) -> Option<Trajectory<'_>> {
+        self.root_motion?;
+        Trajectory::new(
+            &self.trajectory_keys,
+            self.trajectory_rate_hz,
+            self.duration_s,
+        )
+        .ok()
+    }
+
+    /// The clip's markers and events as a track for
+    /// [`crate::events::crossed_events`] (looping per the loop mode).
+    /// Validated at load; re-validation here is allocation-free `O(events)`.
+    pub fn event_track(&self) -> EventTrack<'_> {
+        const NO_EVENTS: &[Event] = &[];
+        EventTrack::new(&self.events, self.duration_s, self.loop_mode.is_looping())
+            // Only reachable if a caller edited the public fields of a
+            // loaded clip: an empty track is the safe answer.
+            .or_else(|_| EventTrack::new(NO_EVENTS, 0.0, false))
+            .expect("an empty event track on a zero duration is always valid")
+    }
+
+    /// The debug name of the marker with author id `id`.
+    pub fn event_name(&self, id: u64) -> Option<&'a str> {
+        self.events
+            .iter()
+            .zip(&self.marker_info)
+            .find(|(e, _)| e.id == id)
+            .map(|(_, &(name, _))| name)
+    }
+
+    /// Every marker in track order with its name and kind.
+    pub fn markers(&self) -> impl Iterator<Item = Marker<'a>> + '_ {
+        self.events
+            .iter()
+            .zip(&self.marker_info)
+            .map(|(&event, &(name, kind))| Marker { event, name, kind })
+    }
 }
 
 /// A loaded, validated package.
@@ -299,6 +480,9 @@ pub struct Package<'a> {
     strings: Strings<'a>,
     clips: Vec<Clip<'a>>,
     curves: Vec<CurveChannel<'a>>,
+    /// `joint_count` copies of [`ADDITIVE_IDENTITY`]: the defaults additive
+    /// clips decode missing tracks with.
+    additive_defaults: Vec<Transform>,
 }
 
 struct Section {
@@ -311,7 +495,9 @@ impl<'a> Package<'a> {
     /// Validate `bytes` and build a view. Checks, in order: magic, version,
     /// declared size, checksum, section table (bounds, alignment, overlap,
     /// duplicates), strings, meta, skeleton (all invariants plus the stored
-    /// identity), clips (fields, codec blobs) and curves.
+    /// identity), curves, events (flags, names, ids), clips (fields, codec
+    /// blobs, additive reference, root-motion trajectory through
+    /// `Trajectory::new`, event range through `EventTrack::new`).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
         let file = Bytes {
             b: bytes,
@@ -377,7 +563,7 @@ impl<'a> Package<'a> {
                 offset: file.u64(at + 8)?,
                 size: file.u64(at + 16)?,
             };
-            if s.offset % ALIGN as u64 != 0 {
+            if !s.offset.is_multiple_of(ALIGN as u64) {
                 return Err(invalid(format!("section {i} is not {ALIGN}-byte aligned")));
             }
             if s.offset < table_end {
@@ -461,6 +647,8 @@ impl<'a> Package<'a> {
             });
         }
 
+        let events = parse_events(section(SECTION_EVENTS, "EVNT")?, &strings)?;
+
         let clips_sec = section(SECTION_CLIPS, "CLIP")?;
         let clip_count = clips_sec.u32(0)? as u64;
         if clip_count > clips_sec.b.len() as u64 / CLIP_RECORD_SIZE as u64 {
@@ -471,11 +659,13 @@ impl<'a> Package<'a> {
             let at = 16 + i * CLIP_RECORD_SIZE as u64;
             let c = &clips_sec;
             let name = str_at(c, at, "clip name")?;
+            let flags = c.u32(at + 4)?;
             let duration_s = c.f32(at + 8)?;
             let sample_rate_hz = c.f32(at + 12)?;
             let num_samples = c.u32(at + 16)?;
             let loop_mode = LoopMode::from_u8(c.u8(at + 20)?)
                 .ok_or_else(|| invalid(format!("clip '{name}' has an unknown loop mode")))?;
+            let policy_raw = c.u8(at + 21)?;
             let codec_raw = c.u16(at + 22)?;
             let codec_version = c.u16(at + 24)?;
             let profile = str_at(c, at + 28, "clip profile")?;
@@ -486,6 +676,16 @@ impl<'a> Package<'a> {
             let resample_error_m = c.f32(at + 56)?;
             let max_error_m = c.f32(at + 60)?;
             let source_hash = c.hash32(at + 64)?;
+            if flags & !CLIP_FLAGS_KNOWN != 0 {
+                return Err(invalid(format!(
+                    "clip '{name}' has unknown flags {flags:#x}"
+                )));
+            }
+            if c.u16(at + 26)? != 0 || c.range(at + 164, 12)?.iter().any(|&b| b != 0) {
+                return Err(invalid(format!(
+                    "clip '{name}' has non-zero reserved bytes"
+                )));
+            }
             if !(duration_s.is_finite() && duration_s >= 0.0) {
                 return Err(invalid(format!("clip '{name}' has duration {duration_s}")));
             }
@@ -497,12 +697,23 @@ impl<'a> Package<'a> {
             if num_samples == 0 {
                 return Err(invalid(format!("clip '{name}' has no samples")));
             }
-            // The grid must cover the duration (with float slack).
-            let covered = (num_samples - 1) as f32 / sample_rate_hz;
-            if covered + 1e-3 / sample_rate_hz < duration_s {
-                return Err(invalid(format!(
-                    "clip '{name}': {num_samples} samples at {sample_rate_hz} Hz do not cover {duration_s} s"
-                )));
+            if loop_mode == LoopMode::LoopWrap {
+                // No duplicated end sample: the grid's span plus the seam
+                // interval is exactly the duration.
+                let span = num_samples as f64 / sample_rate_hz as f64;
+                if (span - duration_s as f64).abs() > 1e-3 / sample_rate_hz as f64 {
+                    return Err(invalid(format!(
+                        "clip '{name}': wrap loop with {num_samples} samples at {sample_rate_hz} Hz needs duration {span} s, not {duration_s} s"
+                    )));
+                }
+            } else {
+                // The grid must cover the duration (with float slack).
+                let covered = (num_samples - 1) as f32 / sample_rate_hz;
+                if covered + 1e-3 / sample_rate_hz < duration_s {
+                    return Err(invalid(format!(
+                        "clip '{name}': {num_samples} samples at {sample_rate_hz} Hz do not cover {duration_s} s"
+                    )));
+                }
             }
             if blob_off % ALIGN as u64 != 0 {
                 return Err(invalid(format!(
@@ -532,6 +743,58 @@ impl<'a> Package<'a> {
                     )));
                 }
             }
+
+            // Additive reference.
+            let additive_index = c.u32(at + 96)?;
+            let additive_reference = if flags & CLIP_FLAG_ADDITIVE != 0 {
+                if additive_index == NO_STRING {
+                    return Err(invalid(format!(
+                        "additive clip '{name}' names no reference"
+                    )));
+                }
+                Some(str_at(c, at + 96, "clip additive reference")?)
+            } else {
+                if additive_index != NO_STRING {
+                    return Err(invalid(format!(
+                        "clip '{name}' names an additive reference but is not additive"
+                    )));
+                }
+                None
+            };
+
+            // Loop seam figure.
+            let seam = c.f32(at + 160)?;
+            let loop_seam_error_m = if flags & CLIP_FLAG_LOOP_SEAM != 0 {
+                if !(seam.is_finite() && seam >= 0.0) {
+                    return Err(invalid(format!("clip '{name}' has loop seam error {seam}")));
+                }
+                Some(seam)
+            } else {
+                if seam.to_bits() != 0 {
+                    return Err(invalid(format!(
+                        "clip '{name}' stores a seam error without its flag"
+                    )));
+                }
+                None
+            };
+
+            // Root motion.
+            let (root_motion, trajectory_keys, trajectory_rate_hz) = parse_root_motion(
+                c, at, flags, policy_raw, name, duration_s, &data, &strings, &skeleton,
+            )?;
+
+            // Events.
+            let event_first = c.u32(at + 152)? as usize;
+            let event_n = c.u32(at + 156)? as usize;
+            let clip_events = event_first
+                .checked_add(event_n)
+                .and_then(|e| events.get(event_first..e))
+                .ok_or_else(|| invalid(format!("clip '{name}' event range out of bounds")))?;
+            let ev: Vec<Event> = clip_events.iter().map(|m| m.event).collect();
+            EventTrack::new(&ev, duration_s, loop_mode.is_looping())
+                .map_err(|e| invalid(format!("clip '{name}' events: {e}")))?;
+            let marker_info = clip_events.iter().map(|m| (m.name, m.kind)).collect();
+
             clips.push(Clip {
                 name,
                 duration_s,
@@ -546,8 +809,15 @@ impl<'a> Package<'a> {
                 max_error_m,
                 blob_size: blob_size as usize,
                 codec,
+                loop_seam_error_m,
+                root_motion,
                 curves: curve_first..curve_end,
                 joint_count,
+                additive_reference,
+                trajectory_keys,
+                trajectory_rate_hz,
+                events: ev,
+                marker_info,
             });
         }
 
@@ -558,6 +828,7 @@ impl<'a> Package<'a> {
             strings,
             clips,
             curves,
+            additive_defaults: vec![ADDITIVE_IDENTITY; joint_count],
         })
     }
 
@@ -579,6 +850,187 @@ impl<'a> Package<'a> {
     pub fn strings(&self) -> &Strings<'a> {
         &self.strings
     }
+
+    /// The `defaults` to pass to [`Clip::sample`] for `clip`: the rest pose
+    /// for a pose clip, [`ADDITIVE_IDENTITY`] for every joint of an
+    /// additive clip (seed: an additive sample's missing tracks are the
+    /// additive identity, never the rest pose).
+    pub fn sample_defaults(&self, clip: &Clip<'_>) -> &[Transform] {
+        if clip.is_additive() {
+            &self.additive_defaults
+        } else {
+            self.skeleton.rest_pose()
+        }
+    }
+}
+
+/// One EVNT record, validated on its own (the per-clip track checks run
+/// through [`EventTrack::new`] once the owning clip is known).
+struct EventRecord<'a> {
+    event: Event,
+    name: &'a str,
+    kind: MarkerKind,
+}
+
+fn parse_events<'a>(
+    sec: Bytes<'a>,
+    strings: &Strings<'a>,
+) -> Result<Vec<EventRecord<'a>>, PackageError> {
+    let count = sec.u32(0)? as u64;
+    if count > sec.b.len() as u64 / EVENT_RECORD_SIZE as u64 {
+        return Err(invalid("event count exceeds section size"));
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let at = 16 + i * EVENT_RECORD_SIZE as u64;
+        let time_s = sec.f32(at)?;
+        let flags = sec.u32(at + 4)?;
+        let id = sec.u64(at + 8)?;
+        let name_index = sec.u32(at + 16)?;
+        if flags & !EVENT_FLAGS_KNOWN != 0 || sec.u32(at + 20)? != 0 {
+            return Err(invalid(format!(
+                "event {i} has unknown flags or reserved bits"
+            )));
+        }
+        if name_index == NO_STRING {
+            return Err(invalid(format!("event {i} has no name")));
+        }
+        strings.check(name_index, "event name")?;
+        let name = strings.get(name_index);
+        // The id is defined as the name's hash: a mismatch is corruption.
+        if fnv1a64(name.as_bytes()) != id {
+            return Err(invalid(format!(
+                "event {i} id {id:016x} is not the FNV-1a 64 of its name '{name}'"
+            )));
+        }
+        out.push(EventRecord {
+            event: Event {
+                time_s,
+                id,
+                reversible: flags & EVENT_FLAG_REVERSIBLE != 0,
+            },
+            name,
+            kind: if flags & EVENT_FLAG_SYNC_MARKER != 0 {
+                MarkerKind::SyncMarker
+            } else {
+                MarkerKind::Event
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The root-motion fields of clip record `at`: (description, decoded keys,
+/// key rate). A clip without root motion must leave every field zero (and
+/// the joint name "none").
+#[allow(clippy::too_many_arguments)]
+fn parse_root_motion<'a>(
+    c: &Bytes<'a>,
+    at: u64,
+    flags: u32,
+    policy_raw: u8,
+    name: &str,
+    duration_s: f32,
+    data: &Bytes<'a>,
+    strings: &Strings<'a>,
+    skeleton: &Skeleton,
+) -> Result<(Option<RootMotion<'a>>, Vec<RigidTransform>, f32), PackageError> {
+    let joint_index = c.u32(at + 100)?;
+    let f = |k: u64| c.f32(at + 104 + k * 4);
+    let offset = RigidTransform::new(
+        Quat::from_xyzw(f(0)?, f(1)?, f(2)?, f(3)?),
+        Vec3::new(f(4)?, f(5)?, f(6)?),
+    );
+    let key_count = c.u32(at + 132)?;
+    let rate = c.f32(at + 136)?;
+    let drift = c.f32(at + 140)?;
+    let keys_off = c.u64(at + 144)?;
+    if flags & CLIP_FLAG_ROOT_MOTION == 0 {
+        let zero = policy_raw == ROOT_MOTION_NONE
+            && joint_index == NO_STRING
+            && key_count == 0
+            && keys_off == 0
+            && flags & CLIP_FLAG_DRIFT == 0
+            && [rate, drift].iter().all(|v| v.to_bits() == 0)
+            && c.range(at + 104, 28)?.iter().all(|&b| b == 0);
+        if !zero {
+            return Err(invalid(format!(
+                "clip '{name}' has root-motion fields but no root-motion flag"
+            )));
+        }
+        return Ok((None, Vec::new(), 0.0));
+    }
+    let policy = RootMotionPolicy::from_u8(policy_raw).ok_or_else(|| {
+        invalid(format!(
+            "clip '{name}' has unknown root-motion policy {policy_raw}"
+        ))
+    })?;
+    if joint_index == NO_STRING {
+        return Err(invalid(format!("clip '{name}' root motion names no joint")));
+    }
+    strings.check(joint_index, "root-motion joint")?;
+    let joint = strings.get(joint_index);
+    if skeleton.find_by_name(joint).is_none() {
+        return Err(invalid(format!(
+            "clip '{name}' root-motion joint '{joint}' is not in the skeleton"
+        )));
+    }
+    if !offset.is_finite() || (offset.rotation.length_squared() - 1.0).abs() > 2e-3 {
+        return Err(invalid(format!(
+            "clip '{name}' root-motion reference offset is not a finite rigid transform"
+        )));
+    }
+    let drift_100_loops_m = if flags & CLIP_FLAG_DRIFT != 0 {
+        if !(drift.is_finite() && drift >= 0.0) {
+            return Err(invalid(format!("clip '{name}' has drift {drift}")));
+        }
+        Some(drift)
+    } else {
+        if drift.to_bits() != 0 {
+            return Err(invalid(format!(
+                "clip '{name}' stores a drift figure without its flag"
+            )));
+        }
+        None
+    };
+    let expected = trajectory_key_count(duration_s, rate).ok_or_else(|| {
+        invalid(format!(
+            "clip '{name}' trajectory rate {rate} Hz is not usable"
+        ))
+    })?;
+    if key_count as usize != expected {
+        return Err(invalid(format!(
+            "clip '{name}' trajectory has {key_count} keys, expected {expected}"
+        )));
+    }
+    if keys_off % 4 != 0 {
+        return Err(invalid(format!("clip '{name}' trajectory keys misaligned")));
+    }
+    let bytes = data.range(keys_off, key_count as u64 * TRAJECTORY_KEY_SIZE as u64)?;
+    let mut keys = Vec::with_capacity(key_count as usize);
+    for k in bytes.chunks_exact(TRAJECTORY_KEY_SIZE) {
+        let v = |i: usize| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(&k[i * 4..i * 4 + 4]);
+            f32::from_le_bytes(a)
+        };
+        keys.push(RigidTransform::new(
+            Quat::from_xyzw(v(0), v(1), v(2), v(3)),
+            Vec3::new(v(4), v(5), v(6)),
+        ));
+    }
+    Trajectory::new(&keys, rate, duration_s)
+        .map_err(|e| invalid(format!("clip '{name}' trajectory: {e}")))?;
+    Ok((
+        Some(RootMotion {
+            joint,
+            policy,
+            reference_offset: offset,
+            drift_100_loops_m,
+        }),
+        keys,
+        rate,
+    ))
 }
 
 fn parse_skeleton(sec: Bytes<'_>, strings: &Strings<'_>) -> Result<Skeleton, PackageError> {

@@ -14,6 +14,13 @@ pub enum LoopMode {
     /// Wrap with `t mod duration`; the grid holds a sample at the duration
     /// (authored loops repeat their first pose there).
     Loop = 1,
+    /// Wrap with `t mod duration` on a grid *without* the duplicated end
+    /// sample: `duration = num_samples / sample_rate` and the sample after
+    /// the last one is sample 0, so the interval from the last sample to the
+    /// duration blends last → first. The cooker uses it when a loop's last
+    /// sample repeats its first (one pose fewer to store and decode); the
+    /// clip's duration is unchanged. This is ACL's "wrap" loop policy.
+    LoopWrap = 2,
 }
 
 impl LoopMode {
@@ -21,6 +28,7 @@ impl LoopMode {
         match v {
             0 => Some(LoopMode::Once),
             1 => Some(LoopMode::Loop),
+            2 => Some(LoopMode::LoopWrap),
             _ => None,
         }
     }
@@ -28,7 +36,12 @@ impl LoopMode {
         match self {
             LoopMode::Once => "once",
             LoopMode::Loop => "loop",
+            LoopMode::LoopWrap => "loop-wrap",
         }
+    }
+    /// Whether times wrap (both looping modes).
+    pub fn is_looping(&self) -> bool {
+        !matches!(self, LoopMode::Once)
     }
 }
 
@@ -42,6 +55,10 @@ pub struct SamplePosition {
 
 /// Where time `t` falls on the sample grid. Non-finite times map to 0.
 /// `num_samples` must be at least 1 (validated at load).
+///
+/// [`LoopMode::LoopWrap`]: `i1 = (i0 + 1) % num_samples`, so a time past
+/// the last sample blends towards sample 0 (`duration = num_samples /
+/// sample_rate`, validated at load).
 #[inline]
 pub fn sample_position(
     t: f32,
@@ -55,7 +72,7 @@ pub fn sample_position(
     if duration > 0.0 {
         t = match mode {
             LoopMode::Once => t.clamp(0.0, duration),
-            LoopMode::Loop => {
+            LoopMode::Loop | LoopMode::LoopWrap => {
                 let w = t.rem_euclid(duration);
                 // rem_euclid may round up to exactly `duration`.
                 if w >= duration {
@@ -71,7 +88,17 @@ pub fn sample_position(
     let pos = t * sample_rate;
     let f = pos.floor();
     let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
-    let i1 = (i0 + 1).min(last);
+    let i1 = match mode {
+        // The sample after the last is the first (the seam interval).
+        LoopMode::LoopWrap => {
+            if i0 >= last {
+                0
+            } else {
+                i0 + 1
+            }
+        }
+        _ => (i0 + 1).min(last),
+    };
     let alpha = if i1 == i0 {
         0.0
     } else {
@@ -101,6 +128,27 @@ mod tests {
     fn single_sample_and_nan() {
         let p = sample_position(f32::NAN, 0.0, 30.0, 1, LoopMode::Loop);
         assert_eq!((p.i0, p.i1, p.alpha), (0, 0, 0.0));
+    }
+
+    #[test]
+    fn loop_wrap_blends_last_to_first() {
+        // 10 samples at 10 Hz, duration 1 s: sample 9 at 0.9 s, then the
+        // seam back to sample 0 at 1.0 s.
+        let p = sample_position(0.95, 1.0, 10.0, 10, LoopMode::LoopWrap);
+        assert_eq!((p.i0, p.i1), (9, 0));
+        assert!((p.alpha - 0.5).abs() < 1e-4);
+        let p = sample_position(1.0, 1.0, 10.0, 10, LoopMode::LoopWrap);
+        assert_eq!((p.i0, p.alpha), (0, 0.0));
+        let p = sample_position(-0.02, 1.0, 10.0, 10, LoopMode::LoopWrap);
+        assert_eq!((p.i0, p.i1), (9, 0));
+        assert!((p.alpha - 0.8).abs() < 1e-3);
+        let p = sample_position(0.45, 1.0, 10.0, 10, LoopMode::LoopWrap);
+        assert_eq!((p.i0, p.i1), (4, 5));
+        // A single-sample static loop never leaves sample 0.
+        let p = sample_position(0.3, 0.5, 2.0, 1, LoopMode::LoopWrap);
+        assert_eq!((p.i0, p.i1), (0, 0));
+        assert_eq!(LoopMode::from_u8(2), Some(LoopMode::LoopWrap));
+        assert_eq!(LoopMode::from_u8(3), None);
     }
 
     #[test]
