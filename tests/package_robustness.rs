@@ -7,28 +7,27 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::cook::{cook_asset, CookOptions};
-use ludus_anim_cooker::profile::{CodecChoice, Profile};
-use ludus_anim_importers::ImportOptions;
+use ludus_anim_cooker::cook::{cook_asset_job, CookOptions, Silent};
+use ludus_anim_cooker::manifest::AssetJob;
+use ludus_anim_cooker::profile::CodecChoice;
+use ludus_anim_cooker::stage_cache::StageCache;
 use ludus_anim_runtime::hash::fnv1a64;
 use ludus_anim_runtime::package::format::HEADER_SIZE;
 use ludus_anim_runtime::{Package, Transform};
 
 fn cooked(codec: CodecChoice) -> Vec<u8> {
-    let mut profile = Profile::load("standard").unwrap();
-    profile.codec = codec;
-    let options = CookOptions {
-        inputs: vec![],
-        out: std::env::temp_dir(),
-        profile,
-        units_override_m: None,
-        import: ImportOptions::default(),
-        encoder_slack: 1.0,
+    let mut options = CookOptions::for_files(vec![], std::env::temp_dir(), "standard");
+    options.codec_override = Some(codec);
+    let job = AssetJob {
+        path: repo().join("fixtures/biped.glb"),
+        settings: Default::default(),
     };
-    let (report, package) = cook_asset(&repo().join("fixtures/biped.glb"), &options);
-    package
+    let r = cook_asset_job(&job, &options, &StageCache::new(None), &Silent).unwrap();
+    let report = r.report;
+    r.package
         .unwrap_or_else(|| panic!("biped cooks: {:?}", report.diagnostics))
         .1
+        .to_vec()
 }
 
 fn patch(bytes: &mut [u8]) {
@@ -108,7 +107,8 @@ fn reference_package_survives_truncation_and_corruption() {
 #[test]
 fn version_mismatch_is_a_clear_error() {
     let mut b = cooked(CodecChoice::Reference);
-    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let next = ludus_anim_runtime::package::format::FORMAT_VERSION + 1;
+    b[8..12].copy_from_slice(&next.to_le_bytes());
     let e = Package::load(&b).unwrap_err().to_string();
-    assert!(e.contains("version 2") && e.contains("re-cook"), "{e}");
+    assert!(e.contains(&format!("version {next}")) && e.contains("re-cook"), "{e}");
 }

@@ -7,10 +7,11 @@
 //! cold (a large buffer is streamed through the caches before each timed
 //! decode). Both are medians.
 
-use crate::cook::{cook_asset, CookOptions};
+use crate::cook::{cook_asset_job, CookOptions, Silent};
+use crate::manifest::AssetJob;
 use crate::profile::Profile;
 use crate::report::AssetStatus;
-use ludus_anim_importers::ImportOptions;
+use crate::stage_cache::StageCache;
 use ludus_anim_runtime::{Package, Transform};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -144,17 +145,24 @@ pub fn run(
     let mut failures = Vec::new();
     let mut totals = Vec::new();
     for profile in profiles {
-        let options = CookOptions {
-            inputs: vec![],
-            out: PathBuf::new(),
-            profile: profile.clone(),
-            units_override_m: units_m,
-            import: ImportOptions::default(),
-            encoder_slack: 1.0,
-        };
+        let mut options = CookOptions::for_files(vec![], PathBuf::new(), &profile.name);
+        options.units_override_m = units_m;
+        options.threads = 1;
+        // Every stage runs: the bench measures work, not the cache.
+        let cache = StageCache::new(None);
         let mut t = BenchTotals::default();
         for f in files {
-            let (report, package) = cook_asset(f, &options);
+            let job = AssetJob {
+                path: f.clone(),
+                settings: Default::default(),
+            };
+            let (report, package) = match cook_asset_job(&job, &options, &cache, &Silent) {
+                Ok(r) => (r.report, r.package),
+                Err(e) => {
+                    failures.push(format!("{} ({}): {e}", f.display(), profile.name));
+                    continue;
+                }
+            };
             let asset = f
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
@@ -163,7 +171,7 @@ pub fn run(
                 let why = report
                     .diagnostics
                     .iter()
-                    .map(|d| d.to_string())
+                    .map(|d| format!("{}: {}", d.code, d.message))
                     .collect::<Vec<_>>()
                     .join("; ");
                 failures.push(format!("{} ({}): {why}", f.display(), profile.name));

@@ -1,32 +1,67 @@
 //! `OUT/report.json`: one per cook, the data source for dashboards and
 //! scripts. Field names are a contract (schema: `schemas/report.schema.json`).
 
-use ludus_anim_model::{Decision, Diagnostic};
-use serde::Serialize;
+use ludus_anim_model::{Decision, Diagnostic, Severity};
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+/// A diagnostic as the report shows it: absent locations are omitted.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ReportDiagnostic {
+    pub severity: Severity,
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f32>,
+}
+
+impl From<&Diagnostic> for ReportDiagnostic {
+    fn from(d: &Diagnostic) -> Self {
+        ReportDiagnostic {
+            severity: d.severity,
+            code: d.code.clone(),
+            message: d.message.clone(),
+            file: d.file.clone(),
+            clip: d.clip.clone(),
+            joint: d.joint.clone(),
+            time_s: d.time_s,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub cooker_version: String,
     pub profile: String,
     pub assets: Vec<AssetReport>,
     pub totals: Totals,
+    /// Per stage: cache hits, misses (runs) and time spent.
+    pub stages: std::collections::BTreeMap<String, crate::stage_cache::StageStats>,
+    /// Cache problems met and handled (corrupt entries healed, failed
+    /// writes): the cook went on, recomputing.
+    pub cache_notices: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum AssetStatus {
     Ok,
     Failed,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AssetReport {
     pub source: String,
     /// blake3 of the source bytes and companion files, hex.
     pub source_hash: String,
     pub format: String,
     pub status: AssetStatus,
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Vec<ReportDiagnostic>,
     pub decisions: Vec<Decision>,
     /// Package path relative to the output directory (`packages/...`).
     pub package: Option<String>,
@@ -35,7 +70,7 @@ pub struct AssetReport {
     pub clips: Vec<ClipReport>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SkeletonReport {
     pub joints: usize,
     pub identity: String,
@@ -43,16 +78,18 @@ pub struct SkeletonReport {
     pub source_axes: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JointError {
     pub joint: String,
     pub max_error_m: f32,
     pub threshold_m: f32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClipReport {
     pub name: String,
+    /// Quality profile the clip was cooked with.
+    pub profile: String,
     pub joints: usize,
     pub samples: u32,
     pub sample_rate_hz: f32,
@@ -84,7 +121,7 @@ pub struct ClipReport {
     pub warnings: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Totals {
     pub assets: usize,
     pub assets_failed: usize,
@@ -96,6 +133,8 @@ pub struct Totals {
     pub max_error_m: f32,
     pub warnings: usize,
     pub cook_ms: f64,
+    /// Peak resident memory of the cooking process (Linux; 0 elsewhere).
+    pub peak_rss_mb: f64,
 }
 
 impl Report {
@@ -103,6 +142,7 @@ impl Report {
         let mut t = Totals {
             assets: self.assets.len(),
             cook_ms,
+            peak_rss_mb: peak_rss_mb(),
             ..Default::default()
         };
         for a in &self.assets {
@@ -130,4 +170,18 @@ impl Report {
         };
         self.totals = t;
     }
+}
+
+/// `VmHWM` of this process from `/proc/self/status`, in MiB.
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
 }

@@ -5,9 +5,9 @@
 //! stored tangents scaled by the key interval (glTF 2.0 spec, Appendix C).
 
 use ludus_anim_runtime::math::{slerp_shortest, Quat, Vec3};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Interpolation {
     /// Hold each key's value until the next key.
@@ -19,7 +19,7 @@ pub enum Interpolation {
 }
 
 /// One key. Tangents are only read for [`Interpolation::CubicSpline`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Key<T> {
     pub time: f32,
     pub value: T,
@@ -117,7 +117,8 @@ impl CurveValue for Quat {
 /// A keyed curve. Keys are sorted by strictly increasing time (importers
 /// validate this); evaluation before the first key holds the first value,
 /// after the last key holds the last.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(bound(serialize = "T: Serialize", deserialize = "T: Deserialize<'de>"))]
 pub struct Curve<T> {
     pub interpolation: Interpolation,
     pub keys: Vec<Key<T>>,

@@ -2,29 +2,25 @@
 //! joint and time it concerns wherever they apply, so a build-farm log line
 //! is enough to find the problem in the source.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Warning,
     Error,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub severity: Severity,
     /// Stable machine-readable code, e.g. `non_finite_value`.
     pub code: String,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clip: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub joint: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_s: Option<f32>,
 }
 
@@ -94,7 +90,7 @@ impl fmt::Display for Diagnostic {
 
 /// A list of diagnostics with helpers; errors stop the asset, warnings go
 /// to the report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
@@ -119,7 +115,7 @@ impl Diagnostics {
 /// Something an importer or stage chose on the user's behalf (root joint,
 /// skipped nodes, renamed duplicates, units assumed). Recorded in the
 /// report so nothing happens silently.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// Stable machine-readable kind, e.g. `synthetic_root`, `skipped_node`.
     pub kind: String,

@@ -1,9 +1,10 @@
 //! A clip on a uniform sample grid, ready for an encoder.
 
 use ludus_anim_runtime::math::Transform;
+use serde::{Deserialize, Serialize};
 use ludus_anim_runtime::timing::LoopMode;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResampledCurve {
     pub name: String,
     /// Stable channel ID: FNV-1a 64 of the name.
@@ -16,12 +17,13 @@ pub struct ResampledCurve {
 /// Uniformly sampled local poses: sample `i` is at time `i / sample_rate_hz`
 /// and `samples[i * joint_count + j]` is joint `j`'s local transform there.
 /// The grid covers `duration_s`; the duration is authored, not derived.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResampledClip {
     pub name: String,
     pub sample_rate_hz: f32,
     pub num_samples: u32,
     pub duration_s: f32,
+    #[serde(with = "loop_mode_serde")]
     pub loop_mode: LoopMode,
     pub joint_count: usize,
     pub samples: Vec<Transform>,
@@ -44,5 +46,21 @@ impl ResampledClip {
             n.ceil()
         };
         (intervals.max(0.0) as u32) + 1
+    }
+}
+
+/// `LoopMode` lives in the runtime, which has no serde; it travels as its
+/// stored byte.
+mod loop_mode_serde {
+    use ludus_anim_runtime::timing::LoopMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &LoopMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(*m as u8)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LoopMode, D::Error> {
+        let v = u8::deserialize(d)?;
+        LoopMode::from_u8(v).ok_or_else(|| serde::de::Error::custom(format!("unknown loop mode {v}")))
     }
 }

@@ -7,13 +7,14 @@
 //! quaternions hemisphere-continuous.
 
 use crate::curve::Curve;
+use serde::{Deserialize, Serialize};
 use crate::diagnostics::{Decision, Diagnostic, Diagnostics};
 use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::skeleton::MIN_SCALE;
 
 /// One joint. `parent` indexes into the same skeleton's joint list; order
 /// is arbitrary here (the normalize stage sorts it).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceJoint {
     /// Unique within the skeleton (importers rename duplicates and record a
     /// [`Decision`]).
@@ -23,7 +24,7 @@ pub struct SourceJoint {
     pub rest: Transform,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SourceSkeleton {
     pub joints: Vec<SourceJoint>,
 }
@@ -55,7 +56,7 @@ impl SourceSkeleton {
 
 /// Declared tracks of one joint in one clip. A missing track means the
 /// joint keeps its rest value for that channel.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JointTracks {
     pub joint: usize,
     pub translation: Option<Curve<Vec3>>,
@@ -75,7 +76,7 @@ impl JointTracks {
 }
 
 /// A named scalar channel (morph weight, contact weight, custom property).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScalarCurve {
     /// Unique within the clip, e.g. `Cube/weights/Smile`.
     pub name: String,
@@ -84,7 +85,7 @@ pub struct ScalarCurve {
     pub default: f32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceClip {
     pub name: String,
     /// Clip length in seconds; keys span `[0, duration_s]` (importers shift
@@ -126,13 +127,13 @@ impl SourceClip {
 
 /// Axis convention of the source file, for the report (values in the model
 /// are already converted to +Y up, right-handed).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AxisSystem {
     /// e.g. "+Y up, +Z front, right-handed".
     pub description: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceAsset {
     /// Path as given by the user (for diagnostics).
     pub path: String,

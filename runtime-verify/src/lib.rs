@@ -15,7 +15,7 @@ use glam::{DAffine3, DQuat, DVec3};
 use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::Skeleton;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Reusable buffers for pose comparisons (allocated once per clip).
 ///
@@ -103,7 +103,7 @@ pub fn pose_errors(
 }
 
 /// What verification found for one clip.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ErrorStats {
     pub max_error_m: f32,
     pub p99_error_m: f32,
@@ -118,7 +118,7 @@ pub struct ErrorStats {
     pub violations: Vec<Violation>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Violation {
     pub joint: usize,
     pub time_s: f32,
@@ -129,13 +129,20 @@ pub struct Violation {
 /// Every time verification checks for a clip: each sample time, each
 /// midpoint between samples, quarter points near the end, and (looping
 /// clips) times just before and exactly at the loop seam.
+///
+/// A grid whose last sample lies before the duration is a wrap loop
+/// (`LoopMode::LoopWrap`: no duplicated end sample, the sample after the
+/// last is the first; no other valid clip has such a grid). Its seam
+/// interval — last sample → duration, which the runtime blends towards
+/// sample 0 — is checked at its quarter points, at the duration itself
+/// and just past it (times across the wrap), whatever `looping` says.
 pub fn check_times(
     duration_s: f32,
     sample_rate_hz: f32,
     num_samples: u32,
     looping: bool,
 ) -> Vec<f32> {
-    let mut t = Vec::with_capacity(num_samples as usize * 2 + 4);
+    let mut t = Vec::with_capacity(num_samples as usize * 2 + 8);
     let dt = 1.0 / sample_rate_hz;
     for i in 0..num_samples {
         let s = (i as f32 * dt).min(duration_s);
@@ -146,7 +153,14 @@ pub fn check_times(
         }
     }
     t.push(duration_s);
-    if looping && duration_s > 0.0 {
+    let last = num_samples.saturating_sub(1) as f32 * dt;
+    let wrap = duration_s > 0.0 && last + 1e-3 * dt < duration_s;
+    if wrap {
+        for q in [0.25, 0.5, 0.75] {
+            t.push(last + q * (duration_s - last));
+        }
+    }
+    if (looping || wrap) && duration_s > 0.0 {
         t.push((duration_s - 0.25 * dt).max(0.0));
         t.push(duration_s + 0.25 * dt);
     }
@@ -248,6 +262,24 @@ mod tests {
         let mut v: Vec<f32> = (1..=100).map(|i| i as f32).collect();
         assert_eq!(percentile(&mut v, 0.99), 99.0);
         assert_eq!(percentile(&mut [], 0.99), 0.0);
+    }
+
+    #[test]
+    fn check_times_cross_a_wrap_seam() {
+        // Wrap loop: 4 samples at 4 Hz (0, 0.25, 0.5, 0.75), duration 1 s;
+        // the seam interval 0.75 -> 1.0 blends sample 3 into sample 0.
+        for looping in [true, false] {
+            let t = check_times(1.0, 4.0, 4, looping);
+            for want in [0.8125, 0.875, 0.9375, 1.0, 1.0625] {
+                assert!(
+                    t.iter().any(|&x| (x - want).abs() < 1e-6),
+                    "missing {want} in {t:?}"
+                );
+            }
+        }
+        // A grid that reaches the duration is not a wrap loop.
+        let t = check_times(1.0, 4.0, 5, false);
+        assert!(t.iter().all(|&x| x <= 1.0), "{t:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
 /// A parent-relative joint transform: translation, unit rotation and
 /// strictly positive scale. This is the canonical local pose value.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Transform {
     pub rotation: Quat,
     pub translation: Vec3,

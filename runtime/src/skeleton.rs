@@ -22,6 +22,7 @@ pub const CONVENTIONS: &str = "ludus:right-handed,+y-up,meters,column-vectors,ha
 /// Stable joint identity: FNV-1a 64 of the joint's authoring name path
 /// (names from the root down, joined by '/').
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct JointId(pub u64);
 
 impl JointId {
@@ -75,6 +76,11 @@ pub const MIN_SCALE: f32 = 1e-6;
 /// A validated skeleton. Construction checks every invariant the FK and
 /// decoders rely on, so those never re-check per call.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "SkeletonParts", into = "SkeletonParts")
+)]
 pub struct Skeleton {
     parents: Vec<u32>,
     subtree_end: Vec<u32>,
@@ -210,6 +216,37 @@ impl Skeleton {
     /// Returns false (and writes nothing) if the buffers have the wrong size.
     pub fn local_to_component(&self, local: &[Transform], out: &mut [Affine3A]) -> bool {
         local_to_component(&self.parents, local, out)
+    }
+}
+
+/// The serialized form of a skeleton: its defining arrays. Deserializing
+/// goes through [`Skeleton::new`], so a cached skeleton is validated again.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct SkeletonParts {
+    parents: Vec<u32>,
+    ids: Vec<JointId>,
+    rest: Vec<Transform>,
+    names: Vec<String>,
+}
+
+#[cfg(feature = "serde")]
+impl From<Skeleton> for SkeletonParts {
+    fn from(s: Skeleton) -> Self {
+        SkeletonParts {
+            parents: s.parents,
+            ids: s.ids,
+            rest: s.rest,
+            names: s.names,
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<SkeletonParts> for Skeleton {
+    type Error = SkeletonError;
+    fn try_from(p: SkeletonParts) -> Result<Self, SkeletonError> {
+        Skeleton::new(p.parents, p.ids, p.rest, p.names)
     }
 }
 

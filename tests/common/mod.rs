@@ -51,12 +51,29 @@ pub fn manifest_files(fixtures: &Path, prefix: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The `ludus-anim` command, run in `cwd` with a cache private to `cwd`
+/// (never the user's cache).
+pub fn command(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ludus-anim"));
+    c.args(args).current_dir(cwd).env("LUDUS_ANIM_CACHE", cwd.join(".ludus-cache"));
+    c
+}
+
 pub fn ludus_anim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ludus-anim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run ludus-anim")
+    command(args, cwd).output().expect("run ludus-anim")
+}
+
+/// Every package under `out/packages`, by file name, with its bytes.
+pub fn packages(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out.join("packages"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| (e.file_name().to_string_lossy().to_string(), std::fs::read(e.path()).unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 pub fn text(o: &Output) -> String {

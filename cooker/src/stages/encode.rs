@@ -7,7 +7,9 @@ use ludus_anim_runtime::codec::{reference, CodecId};
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Encoded {
+    #[serde(with = "codec_id_serde")]
     pub codec: CodecId,
     pub codec_version: u16,
     pub blob: Vec<u8>,
@@ -43,4 +45,19 @@ pub fn encode(
         blob,
         ms: start.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// `CodecId` lives in the runtime, which has no serde by default.
+mod codec_id_serde {
+    use ludus_anim_runtime::codec::CodecId;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(c: &CodecId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u16(*c as u16)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CodecId, D::Error> {
+        let v = u16::deserialize(d)?;
+        CodecId::from_u16(v).ok_or_else(|| serde::de::Error::custom(format!("unknown codec {v}")))
+    }
 }

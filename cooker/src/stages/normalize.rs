@@ -12,7 +12,7 @@ use ludus_anim_runtime::{Skeleton, SkeletonError, Transform};
 pub const SYNTHETIC_ROOT: &str = "ludus_root";
 
 /// The normalized asset: what every later stage reads.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Normalized {
     pub skeleton: Skeleton,
     /// Clips with joint indices in skeleton order and lengths in meters.

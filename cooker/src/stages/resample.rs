@@ -55,7 +55,7 @@ impl<'a> SourcePose<'a> {
 }
 
 /// What the stage decided and measured.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ResampleReport {
     pub sample_rate_hz: f32,
     pub resample_error_m: f32,
@@ -66,7 +66,7 @@ pub struct ResampleReport {
 }
 
 /// How the source's samples relate to time between them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SourceKind {
     /// Keyed curves with their own interpolation (glTF, FBX).
     Curves,

@@ -12,6 +12,7 @@ use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{check_times, verify_clip, ErrorStats};
 use std::time::Instant;
 
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClipVerification {
     pub codec: ErrorStats,
     pub source_error_m: f32,

@@ -91,6 +91,56 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Builds the complete `.glb` file in memory.
 pub fn build_biped_glb() -> io::Result<Vec<u8>> {
+    build_glb(None)
+}
+
+/// A variant of the biped for large benchmark projects: the same rig and
+/// clips, with each linear or step rotation channel turned by a small
+/// periodic wobble and each translation channel scaled, both derived from
+/// `variant`. Loops stay loops (the wobble is periodic over the clip).
+pub fn build_biped_variant_glb(variant: u32) -> io::Result<Vec<u8>> {
+    build_glb(Some(variant))
+}
+
+/// Write `count` variants as `biped_v0000.glb`... into `dir`.
+pub fn write_variants(dir: &Path, count: u32) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    (0..count)
+        .map(|v| {
+            let path = dir.join(format!("biped_v{v:04}.glb"));
+            write_atomically(&path, &build_biped_variant_glb(v)?)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Deterministic per-variant, per-channel wobble of sampled key values.
+fn vary(values: &mut [f32], spec: &clips::ChannelSpec, channel: usize, keys: u32, variant: u32) {
+    let phase = (variant as f64 * 0.618_033_988_75 + channel as f64 * 0.414_213_562) % 1.0;
+    let amount = 0.04 + 0.06 * ((variant as f64 * 0.754_877_666) % 1.0);
+    match (spec.target, spec.interpolation) {
+        (Target::Joint(_, Property::Rotation), Interpolation::Linear | Interpolation::Step) => {
+            for (k, q) in values.chunks_exact_mut(4).enumerate() {
+                let t = k as f64 / keys.max(1) as f64;
+                let angle = amount * math::sin(2.0 * std::f64::consts::PI * (t + phase));
+                let (s, c) = (math::sin(angle * 0.5), math::cos(angle * 0.5));
+                // Pre-rotate about +X: (s,0,0,c) * (x,y,z,w).
+                let (x, y, z, w) = (q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
+                q[0] = (c * x + s * w) as f32;
+                q[1] = (c * y - s * z) as f32;
+                q[2] = (c * z + s * y) as f32;
+                q[3] = (c * w - s * x) as f32;
+            }
+        }
+        (Target::Joint(_, Property::Translation), _) => {
+            let f = (1.0 + amount) as f32;
+            values.iter_mut().for_each(|v| *v *= f);
+        }
+        _ => {}
+    }
+}
+
+fn build_glb(variant: Option<u32>) -> io::Result<Vec<u8>> {
     let mut bin = BinBuilder::default();
 
     // --- mesh -------------------------------------------------------------
@@ -136,7 +186,7 @@ pub fn build_biped_glb() -> io::Result<Vec<u8>> {
     // --- animations ---------------------------------------------------------
     let animations = clips::all_clips()
         .iter()
-        .map(|clip| build_animation(&mut bin, clip))
+        .map(|clip| build_animation(&mut bin, clip, variant))
         .collect::<io::Result<Vec<_>>>()?;
 
     // --- nodes --------------------------------------------------------------
@@ -213,7 +263,7 @@ pub fn build_biped_glb() -> io::Result<Vec<u8>> {
 }
 
 /// Samples every channel of `clip` and appends its data to `bin`.
-fn build_animation(bin: &mut BinBuilder, clip: &ClipSpec) -> io::Result<Animation> {
+fn build_animation(bin: &mut BinBuilder, clip: &ClipSpec, variant: Option<u32>) -> io::Result<Animation> {
     // One time accessor per distinct key count, shared by all channels that
     // use it (a Vec, not a HashMap, to keep accessor order deterministic).
     let mut inputs: Vec<(u32, u32)> = Vec::new();
@@ -237,7 +287,10 @@ fn build_animation(bin: &mut BinBuilder, clip: &ClipSpec) -> io::Result<Animatio
             }
         };
 
-        let values = sample_channel(clip, spec.target, spec.interpolation, n);
+        let mut values = sample_channel(clip, spec.target, spec.interpolation, n);
+        if let Some(v) = variant {
+            vary(&mut values, spec, channels.len(), n, v);
+        }
         let kind = match spec.target {
             Target::Joint(_, Property::Rotation) => "VEC4",
             Target::Joint(_, _) => "VEC3",

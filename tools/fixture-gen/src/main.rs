@@ -7,6 +7,24 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // `fixture-gen --variants N DIR`: N varied bipeds for benchmarks.
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    if all.first().map(String::as_str) == Some("--variants") {
+        let (Some(n), Some(dir)) = (all.get(1).and_then(|n| n.parse::<u32>().ok()), all.get(2)) else {
+            eprintln!("usage: fixture-gen --variants N OUT_DIR");
+            return ExitCode::from(2);
+        };
+        return match ludus_anim_fixture_gen::write_variants(&PathBuf::from(dir), n) {
+            Ok(paths) => {
+                println!("wrote {} variants to {dir}", paths.len());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("fixture-gen: cannot write {dir}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut args = std::env::args_os().skip(1);
     let dir = match (args.next(), args.next()) {
         (None, _) => ludus_anim_fixture_gen::default_fixtures_dir(),

@@ -1,0 +1,401 @@
+//! The project manifest, `ludus-anim.toml`: which sources a project cooks
+//! and with what settings, per asset and per clip. Schema:
+//! `schemas/manifest.schema.json`; unknown keys are rejected with a
+//! suggestion, so a typo never silently falls back to a default.
+//!
+//! Precedence, most specific first: clip settings, asset settings, the
+//! command line, the `[project]` defaults, built-in defaults.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "ludus-anim.toml";
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    #[serde(default)]
+    pub project: ProjectSettings,
+    /// `[[asset]]` entries, cooked in order.
+    #[serde(default, rename = "asset")]
+    pub assets: Vec<AssetEntry>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectSettings {
+    /// Output directory (relative to the manifest).
+    pub output: Option<String>,
+    /// Stage cache directory (relative to the manifest).
+    pub cache: Option<String>,
+    /// Default quality profile: a bundled name or a .toml path.
+    pub profile: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Units {
+    M,
+    Cm,
+    Mm,
+    In,
+}
+
+impl Units {
+    pub fn meters(self) -> f32 {
+        match self {
+            Units::M => 1.0,
+            Units::Cm => 0.01,
+            Units::Mm => 0.001,
+            Units::In => 0.0254,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AssetEntry {
+    /// Files or glob patterns (relative to the manifest), e.g.
+    /// `"anim/**/*.fbx"`. Each match is one asset with these settings.
+    pub sources: Vec<String>,
+    pub profile: Option<String>,
+    pub units: Option<Units>,
+    pub keep_unused_leaves: Option<bool>,
+    /// Per-clip settings, keyed by clip name as imported (or a new name
+    /// with `from` set, to cut a range out of another clip).
+    #[serde(default)]
+    pub clips: BTreeMap<String, ClipEntry>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopSetting {
+    Auto,
+    Once,
+    Loop,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RootPolicy {
+    Planar,
+    Full,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RootMotionEntry {
+    pub joint: String,
+    #[serde(default = "planar")]
+    pub policy: RootPolicy,
+}
+
+fn planar() -> RootPolicy {
+    RootPolicy::Planar
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, tag = "reference", rename_all = "lowercase")]
+pub enum AdditiveEntry {
+    /// Deltas against the skeleton's rest pose.
+    Rest,
+    /// Deltas against one frame (of this clip, or of `clip`).
+    Frame { clip: Option<String>, time_s: f32 },
+    /// Deltas against another clip at the same time (framewise, baked).
+    Clip { clip: String },
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkerKindEntry {
+    Sync,
+    Event,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerEntry {
+    pub name: String,
+    pub time_s: f32,
+    pub kind: MarkerKindEntry,
+    #[serde(default)]
+    pub reversible: bool,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClipEntry {
+    pub profile: Option<String>,
+    #[serde(rename = "loop")]
+    pub loop_mode: Option<LoopSetting>,
+    /// For looping clips: drop a last sample equal to the first.
+    pub drop_duplicate_end: Option<bool>,
+    /// Cut this clip out of clip `from` (seconds, start and end).
+    pub from: Option<String>,
+    pub range: Option<[f32; 2]>,
+    pub root_motion: Option<RootMotionEntry>,
+    pub additive: Option<AdditiveEntry>,
+    #[serde(default)]
+    pub markers: Vec<MarkerEntry>,
+    /// Skip this clip.
+    #[serde(default)]
+    pub skip: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: asset {index}: {message}")]
+    Invalid {
+        path: String,
+        index: usize,
+        message: String,
+    },
+}
+
+/// One asset to cook, with the manifest settings that apply to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssetJob {
+    pub path: PathBuf,
+    pub settings: AssetEntry,
+}
+
+impl Manifest {
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Manifest::parse(&text, &path.display().to_string())
+    }
+
+    pub fn parse(text: &str, path: &str) -> Result<Manifest, ManifestError> {
+        let m: Manifest = toml::from_str(text).map_err(|e| ManifestError::Parse {
+            path: path.to_string(),
+            message: with_suggestion(&e.to_string()),
+        })?;
+        m.validate(path)?;
+        Ok(m)
+    }
+
+    fn validate(&self, path: &str) -> Result<(), ManifestError> {
+        for (i, a) in self.assets.iter().enumerate() {
+            let bad = |message: String| ManifestError::Invalid {
+                path: path.to_string(),
+                index: i,
+                message,
+            };
+            if a.sources.is_empty() {
+                return Err(bad(
+                    "`sources` must name at least one file or pattern".into()
+                ));
+            }
+            for (name, c) in &a.clips {
+                if let Some([s, e]) = c.range {
+                    if !(s.is_finite() && e.is_finite() && s >= 0.0 && e >= s) {
+                        return Err(bad(format!(
+                            "clip '{name}': range [{s}, {e}] must satisfy 0 <= start <= end"
+                        )));
+                    }
+                }
+                if c.from.is_some() != c.range.is_some() {
+                    return Err(bad(format!(
+                        "clip '{name}': `from` and `range` go together"
+                    )));
+                }
+                for m in &c.markers {
+                    if !(m.time_s.is_finite() && m.time_s >= 0.0) {
+                        return Err(bad(format!(
+                            "clip '{name}': marker '{}' time {} is invalid",
+                            m.name, m.time_s
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Expand every asset's sources (globs relative to `root`) into jobs,
+    /// in manifest order, each file once (its first matching entry wins).
+    pub fn jobs(&self, root: &Path) -> Result<Vec<AssetJob>, ManifestError> {
+        let mut jobs: Vec<AssetJob> = Vec::new();
+        for (i, a) in self.assets.iter().enumerate() {
+            for pattern in &a.sources {
+                let full = root.join(pattern);
+                let full = full.to_string_lossy();
+                let paths = glob::glob(&full).map_err(|e| ManifestError::Invalid {
+                    path: root.join(FILE_NAME).display().to_string(),
+                    index: i,
+                    message: format!("bad pattern '{pattern}': {e}"),
+                })?;
+                let mut matched: Vec<PathBuf> = paths
+                    .filter_map(Result::ok)
+                    .filter(|p| p.is_file())
+                    .collect();
+                matched.sort();
+                if matched.is_empty() {
+                    return Err(ManifestError::Invalid {
+                        path: root.join(FILE_NAME).display().to_string(),
+                        index: i,
+                        message: format!("'{pattern}' matches no file"),
+                    });
+                }
+                for p in matched {
+                    if !jobs.iter().any(|j| j.path == p) {
+                        jobs.push(AssetJob {
+                            path: p,
+                            settings: a.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(jobs)
+    }
+}
+
+/// serde names the unknown field and lists the expected ones; add the
+/// closest expected name.
+fn with_suggestion(message: &str) -> String {
+    let msg = message.trim_end().replace('\n', " ");
+    let Some(rest) = msg.split("unknown field `").nth(1) else {
+        return msg;
+    };
+    let Some(unknown) = rest.split('`').next() else {
+        return msg;
+    };
+    let expected: Vec<&str> = rest
+        .split("expected ")
+        .nth(1)
+        .map(|s| s.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default();
+    match expected.iter().min_by_key(|e| edit_distance(unknown, e)) {
+        Some(best) if edit_distance(unknown, best) <= unknown.len().max(3) / 2 + 1 => {
+            format!("{msg} (did you mean `{best}`?)")
+        }
+        _ => msg,
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+[project]
+output = "out"
+cache = ".cache"
+profile = "standard"
+
+[[asset]]
+sources = ["fixtures/*.glb"]
+units = "m"
+
+[asset.clips.walk]
+loop = "loop"
+root_motion = { joint = "Root", policy = "planar" }
+markers = [ { name = "foot_l", time_s = 0.1, kind = "sync" } ]
+
+[asset.clips.idle]
+profile = "hero"
+additive = { reference = "frame", time_s = 0.0 }
+
+[asset.clips.walk_start]
+from = "walk"
+range = [0.0, 0.6]
+"#;
+
+    #[test]
+    fn example_parses() {
+        let m = Manifest::parse(EXAMPLE, "ludus-anim.toml").unwrap();
+        assert_eq!(m.project.profile.as_deref(), Some("standard"));
+        let a = &m.assets[0];
+        assert_eq!(a.units, Some(Units::M));
+        assert_eq!(a.clips["walk"].loop_mode, Some(LoopSetting::Loop));
+        assert_eq!(
+            a.clips["idle"].additive,
+            Some(AdditiveEntry::Frame {
+                clip: None,
+                time_s: 0.0
+            })
+        );
+        assert_eq!(
+            a.clips["walk"].root_motion.as_ref().unwrap().policy,
+            RootPolicy::Planar
+        );
+    }
+
+    #[test]
+    fn unknown_key_gets_a_suggestion() {
+        let e = Manifest::parse(&EXAMPLE.replace("units = \"m\"", "unit = \"m\""), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown field `unit`") && e.contains("did you mean `units`?"),
+            "{e}"
+        );
+        let e = Manifest::parse(
+            &EXAMPLE.replace("loop = \"loop\"", "lop = \"loop\""),
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("did you mean `loop`?"), "{e}");
+    }
+
+    #[test]
+    fn invalid_values_are_named() {
+        let e = Manifest::parse(
+            &EXAMPLE.replace("range = [0.0, 0.6]", "range = [0.6, 0.1]"),
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("walk_start") && e.contains("range"), "{e}");
+        let e = Manifest::parse(
+            &EXAMPLE.replace("units = \"m\"", "units = \"furlong\""),
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("furlong"), "{e}");
+    }
+
+    #[test]
+    fn globs_expand_relative_to_the_manifest() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let m = Manifest::parse(EXAMPLE, "x").unwrap();
+        let jobs = m.jobs(&root).unwrap();
+        assert!(jobs.iter().any(|j| j.path.ends_with("fixtures/biped.glb")));
+        let m = Manifest::parse(&EXAMPLE.replace("fixtures/*.glb", "nothing/*.glb"), "x").unwrap();
+        assert!(m
+            .jobs(&root)
+            .unwrap_err()
+            .to_string()
+            .contains("matches no file"));
+    }
+}

@@ -1,0 +1,322 @@
+//! The staged, cached, parallel pipeline end to end: which stages re-run
+//! for which change, determinism across thread counts and repeats,
+//! concurrent cooks sharing a cache, corruption healing, shards, and cooks
+//! killed at random points.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// A project in `dir`: the bundled biped under two names, a custom profile
+/// (a copy of `standard`) and a manifest with per-clip settings.
+fn project(dir: &Path, manifest_extra: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let biped = std::fs::read(repo().join("fixtures/biped.glb")).unwrap();
+    std::fs::write(dir.join("src/hero.glb"), &biped).unwrap();
+    std::fs::write(dir.join("src/npc.glb"), &biped).unwrap();
+    let standard = std::fs::read_to_string(repo().join("profiles/standard.toml")).unwrap();
+    std::fs::write(dir.join("custom.toml"), standard.replace("name = \"standard\"", "name = \"custom\"")).unwrap();
+    std::fs::write(
+        dir.join("ludus-anim.toml"),
+        format!(
+            r#"[project]
+output = "out"
+cache = "cache"
+profile = "custom.toml"
+
+[[asset]]
+sources = ["src/*.glb"]
+{manifest_extra}
+"#
+        ),
+    )
+    .unwrap();
+}
+
+fn stages(r: &Value) -> Vec<(String, u64, u64)> {
+    r["stages"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["hits"].as_u64().unwrap(), v["misses"].as_u64().unwrap()))
+        .collect()
+}
+
+fn misses(r: &Value, stage: &str) -> u64 {
+    r["stages"][stage]["misses"].as_u64().unwrap()
+}
+
+fn cook_project(dir: &Path) -> Value {
+    let o = ludus_anim(&["cook"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    report(&dir.join("out"))
+}
+
+#[test]
+fn each_setting_reruns_exactly_the_stages_that_read_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let cold = cook_project(d);
+    for s in ["import", "normalize", "resample", "prepare", "encode", "verify", "package"] {
+        assert!(misses(&cold, s) > 0, "cold cook runs {s}: {:?}", stages(&cold));
+    }
+    let first = packages(&d.join("out"));
+
+    // Nothing changed, or only a file's mtime: nothing re-runs.
+    let f = std::fs::File::options().append(true).open(d.join("src/hero.glb")).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(5)).unwrap();
+    drop(f);
+    let warm = cook_project(d);
+    for (s, _, m) in stages(&warm) {
+        assert_eq!(m, 0, "no-op cook re-ran {s}: {:?}", stages(&warm));
+    }
+    assert_eq!(warm["stages"]["package"]["hits"], 2);
+    assert_eq!(packages(&d.join("out")), first);
+
+    // Which stages re-run (misses > 0) for each change.
+    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &[&str])> = vec![
+        (
+            "quality threshold",
+            Box::new(|d: &Path| edit(d, "custom.toml", "error_threshold_m = 0.0001", "error_threshold_m = 0.0002")),
+            &["encode", "verify", "package"],
+        ),
+        (
+            "clip loop flag",
+            Box::new(|d: &Path| append(d, "ludus-anim.toml", "[asset.clips.walk]\nloop = \"loop\"\n")),
+            &["prepare", "encode", "verify", "package"],
+        ),
+        (
+            "resampling tolerance",
+            Box::new(|d: &Path| edit(d, "custom.toml", "max_resample_error_m = 0.0001", "max_resample_error_m = 0.0002")),
+            &["resample", "prepare", "encode", "verify", "package"],
+        ),
+        (
+            "units",
+            Box::new(|d: &Path| edit(d, "ludus-anim.toml", "sources = [\"src/*.glb\"]", "sources = [\"src/*.glb\"]\nunits = \"cm\"")),
+            &["normalize", "resample", "prepare", "encode", "verify", "package"],
+        ),
+        (
+            "source bytes",
+            Box::new(|d: &Path| {
+                let mut b = std::fs::read(d.join("src/npc.glb")).unwrap();
+                // New bytes, same motion: one letter of asset.generator.
+                let at = b.windows(10).position(|w| w == b"generator\"").unwrap() + 12;
+                b[at] = b'L';
+                std::fs::write(d.join("src/npc.glb"), b).unwrap();
+            }),
+            &["import", "normalize", "resample", "prepare", "encode", "verify", "package"],
+        ),
+    ];
+    for (what, change, expect) in cases {
+        change(d);
+        let r = cook_project(d);
+        for (s, _, m) in stages(&r) {
+            assert_eq!(m > 0, expect.contains(&s.as_str()), "{what}: stage {s} misses {m}; expected re-runs {expect:?}; {:?}", stages(&r));
+        }
+    }
+}
+
+fn edit(d: &Path, file: &str, from: &str, to: &str) {
+    let p = d.join(file);
+    let s = std::fs::read_to_string(&p).unwrap();
+    assert!(s.contains(from), "{file} lacks {from}");
+    std::fs::write(p, s.replacen(from, to, 1)).unwrap();
+}
+
+fn append(d: &Path, file: &str, text: &str) {
+    let p = d.join(file);
+    let s = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(p, s + text).unwrap();
+}
+
+#[test]
+fn packages_and_manifest_are_identical_for_any_thread_count_and_repeat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let mut outs = Vec::new();
+    for (i, jobs) in ["1", "8", "2"].iter().enumerate() {
+        let out = format!("o{i}");
+        let o = ludus_anim(&["cook", "--no-cache", "--jobs", jobs, "--out", &out], d);
+        assert!(o.status.success(), "{}", text(&o));
+        outs.push((packages(&d.join(&out)), std::fs::read(d.join(&out).join("manifest.json")).unwrap()));
+    }
+    assert!(!outs[0].0.is_empty());
+    for o in &outs[1..] {
+        assert!(o.0 == outs[0].0, "packages differ across thread counts");
+        assert!(o.1 == outs[0].1, "manifest.json differs across thread counts");
+    }
+}
+
+#[test]
+fn concurrent_cooks_into_one_cache_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let children: Vec<_> = (0..3)
+        .map(|i| command(&["cook", "--out", &format!("c{i}"), "--jobs", "2"], d).spawn().unwrap())
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let a = packages(&d.join("c0"));
+    assert!(!a.is_empty());
+    for i in 1..3 {
+        assert!(packages(&d.join(format!("c{i}"))) == a, "concurrent cook {i} differs");
+    }
+    // And the same as a cook without any cache.
+    let o = ludus_anim(&["cook", "--no-cache", "--out", "plain"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(packages(&d.join("plain")) == a);
+}
+
+#[test]
+fn corrupted_cache_entries_are_detected_and_healed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let first = {
+        cook_project(d);
+        packages(&d.join("out"))
+    };
+    // Corrupt every cache entry: flip one byte past the header.
+    let mut n = 0;
+    for f in all_files(&d.join("cache/objects")) {
+        let mut b = std::fs::read(&f).unwrap();
+        if b.len() > 100 && !f.file_name().unwrap().to_string_lossy().starts_with('.') {
+            let i = b.len() - 1;
+            b[i] ^= 0x5a;
+            std::fs::write(&f, b).unwrap();
+            n += 1;
+        }
+    }
+    assert!(n > 5);
+    let r = cook_project(d);
+    let notices = r["cache_notices"].as_array().unwrap();
+    assert!(notices.iter().any(|m| m.as_str().unwrap().contains("corrupt")), "{notices:?}");
+    assert_eq!(packages(&d.join("out")), first);
+    // Healed: the next cook hits again.
+    let r = cook_project(d);
+    assert_eq!(r["stages"]["package"]["hits"], 2, "{:?}", stages(&r));
+    assert!(r["cache_notices"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn shards_with_a_shared_cache_give_the_packages_of_one_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    // More assets, so both shards get some.
+    for i in 0..6 {
+        std::fs::copy(repo().join("fixtures/biped.glb"), d.join(format!("src/extra{i}.glb"))).unwrap();
+    }
+    let o = ludus_anim(&["cook", "--no-cache", "--out", "single"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut counts = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let o = ludus_anim(&["cook", "--shard", shard, "--out", "farm"], d);
+        assert!(o.status.success(), "{}", text(&o));
+        counts.push(report(&d.join("farm"))["assets"].as_array().unwrap().len());
+    }
+    assert_eq!(counts.iter().sum::<usize>(), 8, "every asset in exactly one shard: {counts:?}");
+    assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+    assert!(packages(&d.join("farm")) == packages(&d.join("single")));
+}
+
+/// Kill a cook at pseudo-random points; the next cook completes with the
+/// bytes of an uninterrupted one, and no partial file is ever visible.
+#[test]
+fn killed_cooks_leave_no_partial_files_and_the_next_cook_completes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    for i in 0..4 {
+        std::fs::copy(repo().join("fixtures/biped.glb"), d.join(format!("src/extra{i}.glb"))).unwrap();
+    }
+    let o = ludus_anim(&["cook", "--no-cache", "--out", "reference"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let reference = packages(&d.join("reference"));
+    let mut seed = 0x853c_49e6_748f_ea9bu64;
+    for trial in 0..20 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let delay = 20 + (seed >> 33) % 900;
+        let mut child = command(&["cook", "--jobs", "2"], d).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+        // What a reader sees now: only complete packages.
+        for (name, bytes) in packages(&d.join("out")) {
+            assert!(name.ends_with(".ludanim"), "trial {trial}: stray file {name} in packages/");
+            assert!(ludus_anim_runtime::Package::load(&bytes).is_ok(), "trial {trial}: partial package {name}");
+        }
+        if trial % 4 == 3 {
+            let o = ludus_anim(&["cook"], d);
+            assert!(o.status.success(), "trial {trial}: {}", text(&o));
+            assert!(packages(&d.join("out")) == reference, "trial {trial}: bytes differ from an uninterrupted cook");
+            let r = report(&d.join("out"));
+            assert!(r["cache_notices"].as_array().unwrap().is_empty(), "trial {trial}: {:?}", r["cache_notices"]);
+            // Start over for the next trials: no output, cold cache.
+            std::fs::remove_dir_all(d.join("out")).unwrap();
+            std::fs::remove_dir_all(d.join("cache")).unwrap();
+        }
+    }
+    let o = ludus_anim(&["cook"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(packages(&d.join("out")) == reference);
+}
+
+#[test]
+fn json_event_stream_and_cache_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let o = ludus_anim(&["cook", "--json"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let events: Vec<Value> = String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    for k in ["asset_start", "stage", "asset_done", "summary"] {
+        assert!(kinds.contains(&k), "{kinds:?}");
+    }
+    assert_eq!(*kinds.last().unwrap(), "summary");
+    assert!(events.iter().any(|e| e["event"] == "stage" && e["cache"] == "miss" && e["stage"] == "encode"));
+
+    let o = ludus_anim(&["cache", "stats", "--cache", "cache"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("entries"));
+    let o = ludus_anim(&["cache", "gc", "--max-size", "0", "--cache", "cache"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = ludus_anim(&["cache", "stats", "--cache", "cache"], d);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(": 0 entries"), "{}", text(&o));
+    let o = ludus_anim(&["cache", "gc", "--max-size", "lots", "--cache", "cache"], d);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn manifest_errors_are_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "unit = \"cm\"");
+    let o = ludus_anim(&["cook"], d);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("ludus-anim.toml") && e.contains("did you mean `units`"), "{e}");
+}
+
+#[test]
+fn per_clip_profile_and_cut_clips_from_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "[asset.clips.idle]\nprofile = \"hero\"\n\n[asset.clips.walk_start]\nfrom = \"walk\"\nrange = [0.0, 0.6]\n\n[asset.clips.run]\nskip = true\n");
+    let r = cook_project(d);
+    let clips = r["assets"][0]["clips"].as_array().unwrap();
+    let by_name = |n: &str| clips.iter().find(|c| c["name"] == n).cloned();
+    assert_eq!(by_name("idle").unwrap()["profile"], "hero");
+    assert_eq!(by_name("walk").unwrap()["profile"], "custom");
+    let cut = by_name("walk_start").unwrap();
+    assert!((cut["duration_s"].as_f64().unwrap() - 0.6).abs() < 1e-6);
+    assert!(by_name("run").is_none());
+}
