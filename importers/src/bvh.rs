@@ -46,7 +46,6 @@ pub const ASSUMED_UNIT_SCALE_M: f32 = 0.01;
 /// Import a BVH file.
 // The signature is the one every importer shares (see lib.rs); the size of
 // `ImportError` is lib.rs's choice.
-#[allow(clippy::result_large_err)]
 pub fn import(
     path: &Path,
     bytes: &[u8],
@@ -57,7 +56,7 @@ pub fn import(
         if let Some(j) = &e.joint {
             d = d.joint(j.clone());
         }
-        ImportError::Malformed(d)
+        ImportError::Malformed(Box::new(d))
     };
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let ok = bytes.get(..e.valid_up_to()).unwrap_or_default();
@@ -187,6 +186,7 @@ fn convert(path: &Path, file: &BvhFile, options: &ImportOptions) -> SourceAsset 
             curves: Vec::new(),
             frame_rate_hz: Some((1.0 / frame_time) as f32),
             key_times: times,
+            markers: vec![],
         });
     }
 

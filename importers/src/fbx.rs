@@ -22,9 +22,21 @@
 //!
 //! # Clips
 //! One clip per animation stack, sampled with ufbx at twice the file's frame
-//! rate; see [`clips`].
+//! rate; see [`clips`]. Custom animated properties become scalar curves
+//! when [`ImportOptions::custom_curves`] asks for them; see [`custom`].
+//!
+//! # Markers
+//! ufbx exposes no timeline markers: its `Marker` elements are MotionBuilder
+//! FK/IK effector nodes, not timeline notes. The FBX SDK keeps timeline
+//! markers as sub-properties of the `TimeMarker` compound in
+//! `GlobalSettings`, which ufbx passes through untyped; with no fixture
+//! carrying one, their layout is unverified, so FBX clips carry no
+//! [`ludus_anim_model::source::SourceMarker`]s (markers for FBX assets come
+//! from the project manifest) and a file that declares any gets a
+//! `fbx_markers_not_imported` warning instead of losing them silently.
 
 mod clips;
+mod custom;
 mod skeleton;
 
 use crate::{ImportError, ImportOptions};
@@ -44,7 +56,6 @@ const FALLBACK_UNIT_M: f64 = 0.01;
 /// Import one FBX file already read into memory.
 // `ImportError` carries a full `Diagnostic`; its size is the crate's shared
 // importer interface, not something this module can change.
-#[allow(clippy::result_large_err)]
 pub fn import(
     path: &Path,
     bytes: &[u8],
@@ -79,6 +90,7 @@ pub fn import(
     let unit_scale_m = unit_scale(&scene, &mut decisions);
     decisions.push(axes_decision(&scene, &source_axes));
     let frame_rate = frame_rate(&scene, &mut decisions);
+    warn_timeline_markers(&scene, &file, &mut diagnostics);
 
     let mut candidates = skeleton::select(&scene, &mut decisions);
     skeleton::compute_rest(&scene, &mut candidates, &mut decisions);
@@ -86,6 +98,7 @@ pub fn import(
         &scene,
         &candidates,
         frame_rate,
+        &options.custom_curves,
         &file,
         &mut decisions,
         &mut diagnostics,
@@ -148,7 +161,6 @@ fn load_options() -> ufbx::LoadOpts<'static> {
     }
 }
 
-#[allow(clippy::result_large_err)] // see `import`
 fn load(path: &Path, bytes: &[u8]) -> Result<ufbx::SceneRoot, ImportError> {
     if bytes.is_empty() {
         return Err(ImportError::malformed(
@@ -300,6 +312,34 @@ fn unit_scale(scene: &ufbx::Scene, decisions: &mut Vec<Decision>) -> f64 {
             format!("file declares no usable unit ({m}); assumed centimeters (unit_scale_m = {FALLBACK_UNIT_M})"),
         ));
         FALLBACK_UNIT_M
+    }
+}
+
+/// Warn when `GlobalSettings` declares FBX SDK timeline markers
+/// (`TimeMarker|<name>...` sub-properties): they are not imported.
+fn warn_timeline_markers(scene: &ufbx::Scene, file: &str, diagnostics: &mut Diagnostics) {
+    let mut names: Vec<&str> = scene
+        .settings
+        .props
+        .props
+        .iter()
+        .filter_map(|p| p.name.as_ref().strip_prefix("TimeMarker|"))
+        .map(|rest| rest.split('|').next().unwrap_or(rest))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if !names.is_empty() {
+        diagnostics.push(
+            Diagnostic::warning(
+                "fbx_markers_not_imported",
+                format!(
+                    "file declares timeline markers ({}) that are not imported; \
+                     declare them in the project manifest",
+                    names.join(", ")
+                ),
+            )
+            .file(file),
+        );
     }
 }
 

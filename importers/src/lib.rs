@@ -19,6 +19,12 @@ pub struct ImportOptions {
     /// Keep leaf joints that neither deform a mesh nor animate (exporters'
     /// `_end` bones, IK pole targets). Dropped by default, and recorded.
     pub keep_unused_leaves: bool,
+    /// Animated custom float properties to import as scalar curves (FBX),
+    /// each either a property name (`grasp`: that property on every node
+    /// that animates it) or `Node.Property` (one node). Names are matched
+    /// exactly; a name that matches no animated property in the file is a
+    /// warning. Other formats ignore this list.
+    pub custom_curves: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -33,12 +39,14 @@ pub enum ImportError {
     UnknownFormat { path: String },
     /// The file could not be parsed; the diagnostic names where.
     #[error("{0}")]
-    Malformed(Diagnostic),
+    Malformed(Box<Diagnostic>),
 }
 
 impl ImportError {
     pub fn malformed(path: &Path, code: &str, message: impl Into<String>) -> ImportError {
-        ImportError::Malformed(Diagnostic::error(code, message).file(path.display().to_string()))
+        ImportError::Malformed(Box::new(
+            Diagnostic::error(code, message).file(path.display().to_string()),
+        ))
     }
 }
 

@@ -100,7 +100,7 @@ impl SjsonError {
         if let SjsonError::Schema { joint: Some(j), .. } = &self {
             d = d.joint(j.clone());
         }
-        ImportError::Malformed(d)
+        ImportError::Malformed(Box::new(d))
     }
 }
 
@@ -128,7 +128,6 @@ type Result<T, E = SjsonError> = std::result::Result<T, E>;
 /// lists exactly the bones it animates, so there are no unused leaves.
 // The signature is the one every importer shares (see lib.rs); the size of
 // `ImportError` is lib.rs's choice.
-#[allow(clippy::result_large_err)]
 pub fn import(
     path: &Path,
     bytes: &[u8],
@@ -303,6 +302,7 @@ fn convert(path: &Path, doc: &[Member]) -> Result<SourceAsset> {
         curves: Vec::new(),
         frame_rate_hz: Some(header.sample_rate as f32),
         key_times,
+        markers: vec![],
     };
 
     notes.decisions.push(Decision::new(

@@ -36,7 +36,7 @@ fn error(text: &str) -> Diagnostic {
 
 fn error_bytes(bytes: &[u8]) -> Diagnostic {
     match bvh::import(Path::new("broken.bvh"), bytes, &ImportOptions::default()) {
-        Err(ImportError::Malformed(d)) => d,
+        Err(ImportError::Malformed(d)) => *d,
         Err(e) => panic!("unexpected error kind: {e}"),
         Ok(_) => panic!("accepted broken input"),
     }

@@ -125,6 +125,7 @@ fn every_fixture_imports_with_manifest_counts() {
         // Keeping End Sites adds them as `<parent>_end` joints.
         let opts = ImportOptions {
             keep_unused_leaves: true,
+            custom_curves: Vec::new(),
         };
         let all = import_file(&path, &opts).unwrap();
         no_errors(&all);

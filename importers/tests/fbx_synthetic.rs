@@ -139,6 +139,7 @@ fn synthetic_fbx(
 fn import_str(name: &str, text: &str) -> SourceAsset {
     let keep = ImportOptions {
         keep_unused_leaves: true,
+        custom_curves: Vec::new(),
     };
     let a = fbx::import(Path::new(name), text.as_bytes(), &keep)
         .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));

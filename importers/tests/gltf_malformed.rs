@@ -184,7 +184,7 @@ fn malformed(result: Result<SourceAsset, ImportError>) -> Diagnostic {
     match result {
         Err(ImportError::Malformed(d)) => {
             assert_eq!(d.severity, Severity::Error);
-            d
+            *d
         }
         Err(e) => panic!("expected Malformed, got {e}"),
         Ok(a) => panic!(
@@ -398,7 +398,7 @@ fn missing_needed_buffer_is_an_error_and_unneeded_one_a_warning() {
         &serde_json::to_vec(&root).unwrap(),
         &ImportOptions::default(),
     ) {
-        Err(ImportError::Malformed(e)) => e,
+        Err(ImportError::Malformed(e)) => *e,
         other => panic!("expected missing buffer error, got {:?}", other.map(|_| ())),
     };
     assert_eq!(e.code, "missing_buffer");
@@ -523,6 +523,7 @@ fn names_roots_leaves_and_time_shift_are_decided_and_recorded() {
 
     let keep = ImportOptions {
         keep_unused_leaves: true,
+        custom_curves: Vec::new(),
     };
     let a = import_with("names.gltf", &d.bytes(), &keep).unwrap();
     let names: Vec<&str> = a.skeleton.joints.iter().map(|j| j.name.as_str()).collect();

@@ -33,7 +33,6 @@ tracks = [
 ]
 "#;
 
-#[allow(clippy::result_large_err)] // ImportError's size is lib.rs's choice
 fn import(text: &str) -> Result<ludus_anim_model::SourceAsset, ImportError> {
     sjson::import(
         Path::new("test.acl.sjson"),
@@ -45,7 +44,7 @@ fn import(text: &str) -> Result<ludus_anim_model::SourceAsset, ImportError> {
 /// The diagnostic of a rejected file.
 fn error(text: &str) -> Diagnostic {
     match import(text) {
-        Err(ImportError::Malformed(d)) => d,
+        Err(ImportError::Malformed(d)) => *d,
         Err(e) => panic!("unexpected error kind: {e}"),
         Ok(_) => panic!("accepted broken input:\n{text}"),
     }
@@ -206,7 +205,7 @@ fn truncated_and_garbage_input() {
         &[0x00, 0xff, 0xfe, b'{'],
         &ImportOptions::default(),
     ) {
-        Err(ImportError::Malformed(d)) => d,
+        Err(ImportError::Malformed(d)) => *d,
         _ => panic!(),
     };
     assert_eq!(d.code, "sjson_syntax");

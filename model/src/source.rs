@@ -7,10 +7,10 @@
 //! quaternions hemisphere-continuous.
 
 use crate::curve::Curve;
-use serde::{Deserialize, Serialize};
 use crate::diagnostics::{Decision, Diagnostic, Diagnostics};
 use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::skeleton::MIN_SCALE;
+use serde::{Deserialize, Serialize};
 
 /// One joint. `parent` indexes into the same skeleton's joint list; order
 /// is arbitrary here (the normalize stage sorts it).
@@ -85,6 +85,18 @@ pub struct ScalarCurve {
     pub default: f32,
 }
 
+/// A named point in time on a clip's timeline, as authored in the source
+/// (glTF `animation.extras.markers`). Times are clip-relative seconds,
+/// shifted like the clip's keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceMarker {
+    pub name: String,
+    pub time_s: f32,
+    /// `"sync"` (a phase point for blending, e.g. a foot plant) or
+    /// `"event"` (a gameplay notification).
+    pub kind: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SourceClip {
     pub name: String,
@@ -98,6 +110,10 @@ pub struct SourceClip {
     /// Sorted distinct key times of all tracks, for rate decisions and
     /// exact-at-key verification.
     pub key_times: Vec<f32>,
+    /// Timeline markers the source file carries, sorted by time. Not part
+    /// of `key_times`. Defaults to empty when reading older serialized clips.
+    #[serde(default)]
+    pub markers: Vec<SourceMarker>,
 }
 
 impl SourceClip {
@@ -438,6 +454,7 @@ mod tests {
             curves: vec![],
             frame_rate_hz: None,
             key_times: vec![],
+            markers: vec![],
         });
         let d = validate_asset(&a);
         let e = d.errors().next().unwrap();

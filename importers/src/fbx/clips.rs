@@ -15,6 +15,7 @@
 //! Nodes with no animated transform property in the stack (nor their
 //! parent, which can influence scale inheritance) are evaluated once.
 
+use super::custom;
 use super::skeleton::{Candidate, TRANSFORM_PROPS};
 use ludus_anim_model::{
     Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat, ScalarCurve,
@@ -187,10 +188,14 @@ fn blend_channels(scene: &ufbx::Scene) -> Vec<(String, &ufbx::BlendChannel)> {
     out
 }
 
+/// Sample every animation stack into a clip: joint transforms, animated
+/// blend-shape weights, and the custom properties named in `custom_curves`
+/// (see [`custom`]).
 pub(super) fn sample_stacks(
     scene: &ufbx::Scene,
     cands: &[Candidate<'_>],
     frame_rate: f64,
+    custom_curves: &[String],
     file: &str,
     decisions: &mut Vec<Decision>,
     diagnostics: &mut Diagnostics,
@@ -201,6 +206,7 @@ pub(super) fn sample_stacks(
     let mut clip_names: HashSet<String> = HashSet::new();
     let mut skipped_props: BTreeSet<String> = BTreeSet::new();
     let channels = blend_channels(scene);
+    let custom = custom::resolve(scene, custom_curves, file, diagnostics);
 
     for (si, stack) in scene.anim_stacks.iter().enumerate() {
         let mut name = stack.element.name.as_ref().to_string();
@@ -238,7 +244,8 @@ pub(super) fn sample_stacks(
             continue;
         }
         let times = sample_times(duration, rate);
-        if times.len().saturating_mul(cands.len().max(1)) > MAX_EVALUATIONS_PER_CLIP {
+        let channels_per_sample = (cands.len() + custom.len()).max(1);
+        if times.len().saturating_mul(channels_per_sample) > MAX_EVALUATIONS_PER_CLIP {
             diagnostics.push(
                 Diagnostic::error(
                     "clip_too_long",
@@ -328,6 +335,27 @@ pub(super) fn sample_stacks(
             });
         }
 
+        // Requested custom properties, in every clip (ufbx evaluates a
+        // property a stack does not animate to its static value).
+        for found in &custom {
+            let values = custom::sample(anim, found, t0, &times);
+            let curve = match values.first() {
+                Some(&v) if values.iter().all(|&x| x == v) => constant(v, dur_f32),
+                _ => Curve::from_values(Interpolation::Linear, &times_f32, &values),
+            };
+            let mut unique = found.curve_name.clone();
+            let mut k = 1;
+            while !curve_names.insert(unique.clone()) {
+                unique = format!("{}.{k}", found.curve_name);
+                k += 1;
+            }
+            curves.push(ScalarCurve {
+                name: unique,
+                curve,
+                default: found.default,
+            });
+        }
+
         // Everything else that is animated is not imported; say so once.
         for layer in stack.layers.iter() {
             for ap in layer.anim_props.iter() {
@@ -335,6 +363,7 @@ pub(super) fn sample_stacks(
                 let is_node = ap.element.type_ == ufbx::ElementType::Node;
                 let handled = (is_node
                     && (TRANSFORM_PROPS.contains(&prop) || prop == "Visibility"))
+                    || custom.iter().any(|f| f.is(ap.element.element_id, prop))
                     || (ap.element.type_ == ufbx::ElementType::BlendChannel
                         && prop == "DeformPercent");
                 if !handled {
@@ -350,6 +379,7 @@ pub(super) fn sample_stacks(
             curves,
             frame_rate_hz: Some(frame_rate as f32),
             key_times: Vec::new(),
+            markers: Vec::new(),
         };
         clip.collect_key_times();
         clips.push(clip);
@@ -361,6 +391,28 @@ pub(super) fn sample_stacks(
             format!(
                 "stacks evaluated by ufbx at {rate} Hz (file rate {frame_rate} fps x {OVERSAMPLING}) into linear \
                  keys; channels equal to the rest pose throughout a clip are omitted"
+            ),
+        ));
+    }
+    if !custom.is_empty() && !clips.is_empty() {
+        let list: Vec<String> = custom
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}.{} as '{}' (requested as '{}')",
+                    f.element.name.as_ref(),
+                    f.prop,
+                    f.curve_name,
+                    f.requested_as
+                )
+            })
+            .collect();
+        decisions.push(Decision::new(
+            "imported_custom_curves",
+            format!(
+                "custom properties imported as scalar curves in every clip (evaluated by ufbx at {rate} Hz into \
+                 linear keys; default = static value): {}",
+                list.join(", ")
             ),
         ));
     }

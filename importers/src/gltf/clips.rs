@@ -5,6 +5,7 @@
 
 use super::accessor::{self, AccessorError, Expect};
 use super::buffers::Buffers;
+use super::markers;
 use super::skeleton::Selection;
 use super::{node_label, Report};
 use crate::ImportError;
@@ -39,10 +40,30 @@ pub(super) fn build(
             weights_seen: HashSet::new(),
             weights_seen_nodes: HashSet::new(),
         };
+        let authored_markers = markers::read(anim, &builder.clip, report)?;
         for (ci, channel) in anim.channels.iter().enumerate() {
             builder.add_channel(anim, ci, channel, report)?;
         }
-        clips.push(builder.finish(report));
+        let (start, _) = builder.time_range();
+        let mut clip = builder.finish(report);
+        clip.markers =
+            markers::place(authored_markers, start, clip.duration_s, &clip.name, report)?;
+        clips.push(clip);
+    }
+    let counts: Vec<String> = clips
+        .iter()
+        .filter(|c| !c.markers.is_empty())
+        .map(|c| format!("'{}': {}", c.name, c.markers.len()))
+        .collect();
+    if !counts.is_empty() {
+        let total: usize = clips.iter().map(|c| c.markers.len()).sum();
+        report.decide(
+            "imported_markers",
+            format!(
+                "markers imported from glTF extras: {total} ({}); times shifted with each clip's keys",
+                counts.join(", ")
+            ),
+        );
     }
     Ok(clips)
 }
@@ -426,6 +447,7 @@ impl ClipBuilder<'_> {
             curves: self.curves,
             frame_rate_hz: None,
             key_times: Vec::new(),
+            markers: Vec::new(),
         };
         clip.collect_key_times();
         clip
