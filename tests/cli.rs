@@ -28,6 +28,19 @@ fn cook_without_arguments_cooks_the_bundled_fixtures() {
     let bytes = std::fs::read(package_path(&out, &r, 0)).unwrap();
     let p = Package::load(&bytes).unwrap();
     assert!(p.skeleton().joint_count() >= 20);
+    // A joint subset decodes exactly as the full pose does.
+    let walk = p.clip("walk").unwrap();
+    let n = p.skeleton().joint_count();
+    let mut full = vec![ludus_anim_runtime::Transform::IDENTITY; n];
+    let subset = [n as u32 - 1, 0, 5];
+    let mut part = vec![ludus_anim_runtime::Transform::IDENTITY; subset.len()];
+    for t in [0.0, 0.37, 1.1] {
+        assert!(walk.sample(t, p.skeleton().rest_pose(), &mut full));
+        assert!(walk.sample_joints(t, p.skeleton().rest_pose(), &subset, &mut part));
+        for (k, &j) in subset.iter().enumerate() {
+            assert_eq!(part[k], full[j as usize], "joint {j} at t={t}");
+        }
+    }
     // The morph weight curve made it into the package.
     let idle = p.clip("idle").unwrap();
     assert!(p
@@ -70,7 +83,10 @@ fn inspect_prints_text_and_json() {
     );
     let o = ludus_anim(&["inspect", "--json", pkg.to_str().unwrap()], tmp.path());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(
+        v["format_version"],
+        ludus_anim_runtime::package::format::FORMAT_VERSION
+    );
     assert_eq!(v["clips"].as_array().unwrap().len(), 3);
 }
 
@@ -184,9 +200,13 @@ fn expect_failure(name: &str, contents: &[u8], code: &str) {
         stderr.contains(name),
         "{name}: stderr must name the file: {stderr}"
     );
+    // Only the cook's own records: no package, no temp file.
     let files = all_files(&tmp.path().join("out"));
     assert_eq!(
-        files.iter().filter(|f| !f.ends_with("report.json")).count(),
+        files
+            .iter()
+            .filter(|f| !f.ends_with("report.json") && !f.ends_with("manifest.json"))
+            .count(),
         0,
         "{name}: files left behind: {files:?}"
     );

@@ -179,3 +179,32 @@ fn acl_sjson_clips_cook_with_units_and_file_shell_distances() {
         }
     }
 }
+
+/// Custom animated FBX properties the manifest asks for become scalar
+/// curves in the package (the ozz robot's `grasp` and `lock_orientation`).
+#[test]
+fn manifest_requested_fbx_properties_become_curves() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::copy(fx.join("fbx/ozz_robot.fbx"), d.join("robot.fbx")).unwrap();
+    std::fs::write(
+        d.join("ludus-anim.toml"),
+        "[[asset]]\nsources = [\"robot.fbx\"]\ncurves = [\"grasp\", \"lock_orientation\"]\n",
+    )
+    .unwrap();
+    let o = ludus_anim(&["cook"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = report(&d.join("out"));
+    let c = &r["assets"][0]["clips"][0];
+    assert_eq!(c["curves"]["count"], 2, "{}", c["curves"]);
+    let bytes = std::fs::read(package_path(&d.join("out"), &r, 0)).unwrap();
+    let p = Package::load(&bytes).unwrap();
+    let clip = &p.clips()[0];
+    let names: Vec<&str> = p.clip_curves(clip).iter().map(|c| c.name).collect();
+    assert!(
+        names.iter().any(|n| n.ends_with("/grasp"))
+            && names.iter().any(|n| n.ends_with("/lock_orientation")),
+        "{names:?}"
+    );
+}

@@ -110,5 +110,8 @@ fn version_mismatch_is_a_clear_error() {
     let next = ludus_anim_runtime::package::format::FORMAT_VERSION + 1;
     b[8..12].copy_from_slice(&next.to_le_bytes());
     let e = Package::load(&b).unwrap_err().to_string();
-    assert!(e.contains(&format!("version {next}")) && e.contains("re-cook"), "{e}");
+    assert!(
+        e.contains(&format!("version {next}")) && e.contains("re-cook"),
+        "{e}"
+    );
 }

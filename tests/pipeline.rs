@@ -17,7 +17,11 @@ fn project(dir: &Path, manifest_extra: &str) {
     std::fs::write(dir.join("src/hero.glb"), &biped).unwrap();
     std::fs::write(dir.join("src/npc.glb"), &biped).unwrap();
     let standard = std::fs::read_to_string(repo().join("profiles/standard.toml")).unwrap();
-    std::fs::write(dir.join("custom.toml"), standard.replace("name = \"standard\"", "name = \"custom\"")).unwrap();
+    std::fs::write(
+        dir.join("custom.toml"),
+        standard.replace("name = \"standard\"", "name = \"custom\""),
+    )
+    .unwrap();
     std::fs::write(
         dir.join("ludus-anim.toml"),
         format!(
@@ -40,7 +44,13 @@ fn stages(r: &Value) -> Vec<(String, u64, u64)> {
         .as_object()
         .unwrap()
         .iter()
-        .map(|(k, v)| (k.clone(), v["hits"].as_u64().unwrap(), v["misses"].as_u64().unwrap()))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v["hits"].as_u64().unwrap(),
+                v["misses"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -60,14 +70,30 @@ fn each_setting_reruns_exactly_the_stages_that_read_it() {
     let d = tmp.path();
     project(d, "");
     let cold = cook_project(d);
-    for s in ["import", "normalize", "resample", "prepare", "encode", "verify", "package"] {
-        assert!(misses(&cold, s) > 0, "cold cook runs {s}: {:?}", stages(&cold));
+    for s in [
+        "import",
+        "normalize",
+        "resample",
+        "prepare",
+        "encode",
+        "verify",
+        "package",
+    ] {
+        assert!(
+            misses(&cold, s) > 0,
+            "cold cook runs {s}: {:?}",
+            stages(&cold)
+        );
     }
     let first = packages(&d.join("out"));
 
     // Nothing changed, or only a file's mtime: nothing re-runs.
-    let f = std::fs::File::options().append(true).open(d.join("src/hero.glb")).unwrap();
-    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(5)).unwrap();
+    let f = std::fs::File::options()
+        .append(true)
+        .open(d.join("src/hero.glb"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(5))
+        .unwrap();
     drop(f);
     let warm = cook_project(d);
     for (s, _, m) in stages(&warm) {
@@ -77,26 +103,60 @@ fn each_setting_reruns_exactly_the_stages_that_read_it() {
     assert_eq!(packages(&d.join("out")), first);
 
     // Which stages re-run (misses > 0) for each change.
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &[&str])> = vec![
+    let cases: Vec<Case> = vec![
         (
             "quality threshold",
-            Box::new(|d: &Path| edit(d, "custom.toml", "error_threshold_m = 0.0001", "error_threshold_m = 0.0002")),
+            Box::new(|d: &Path| {
+                edit(
+                    d,
+                    "custom.toml",
+                    "error_threshold_m = 0.0001",
+                    "error_threshold_m = 0.0002",
+                )
+            }),
             &["encode", "verify", "package"],
         ),
         (
             "clip loop flag",
-            Box::new(|d: &Path| append(d, "ludus-anim.toml", "[asset.clips.walk]\nloop = \"loop\"\n")),
+            Box::new(|d: &Path| {
+                append(
+                    d,
+                    "ludus-anim.toml",
+                    "[asset.clips.walk]\nloop = \"loop\"\n",
+                )
+            }),
             &["prepare", "encode", "verify", "package"],
         ),
         (
             "resampling tolerance",
-            Box::new(|d: &Path| edit(d, "custom.toml", "max_resample_error_m = 0.0001", "max_resample_error_m = 0.0002")),
+            Box::new(|d: &Path| {
+                edit(
+                    d,
+                    "custom.toml",
+                    "max_resample_error_m = 0.0001",
+                    "max_resample_error_m = 0.0002",
+                )
+            }),
             &["resample", "prepare", "encode", "verify", "package"],
         ),
         (
             "units",
-            Box::new(|d: &Path| edit(d, "ludus-anim.toml", "sources = [\"src/*.glb\"]", "sources = [\"src/*.glb\"]\nunits = \"cm\"")),
-            &["normalize", "resample", "prepare", "encode", "verify", "package"],
+            Box::new(|d: &Path| {
+                edit(
+                    d,
+                    "ludus-anim.toml",
+                    "sources = [\"src/*.glb\"]",
+                    "sources = [\"src/*.glb\"]\nunits = \"cm\"",
+                )
+            }),
+            &[
+                "normalize",
+                "resample",
+                "prepare",
+                "encode",
+                "verify",
+                "package",
+            ],
         ),
         (
             "source bytes",
@@ -107,17 +167,33 @@ fn each_setting_reruns_exactly_the_stages_that_read_it() {
                 b[at] = b'L';
                 std::fs::write(d.join("src/npc.glb"), b).unwrap();
             }),
-            &["import", "normalize", "resample", "prepare", "encode", "verify", "package"],
+            &[
+                "import",
+                "normalize",
+                "resample",
+                "prepare",
+                "encode",
+                "verify",
+                "package",
+            ],
         ),
     ];
     for (what, change, expect) in cases {
         change(d);
         let r = cook_project(d);
         for (s, _, m) in stages(&r) {
-            assert_eq!(m > 0, expect.contains(&s.as_str()), "{what}: stage {s} misses {m}; expected re-runs {expect:?}; {:?}", stages(&r));
+            assert_eq!(
+                m > 0,
+                expect.contains(&s.as_str()),
+                "{what}: stage {s} misses {m}; expected re-runs {expect:?}; {:?}",
+                stages(&r)
+            );
         }
     }
 }
+
+/// A change to a project, and the stages it must re-run.
+type Case = (&'static str, Box<dyn Fn(&Path)>, &'static [&'static str]);
 
 fn edit(d: &Path, file: &str, from: &str, to: &str) {
     let p = d.join(file);
@@ -142,12 +218,18 @@ fn packages_and_manifest_are_identical_for_any_thread_count_and_repeat() {
         let out = format!("o{i}");
         let o = ludus_anim(&["cook", "--no-cache", "--jobs", jobs, "--out", &out], d);
         assert!(o.status.success(), "{}", text(&o));
-        outs.push((packages(&d.join(&out)), std::fs::read(d.join(&out).join("manifest.json")).unwrap()));
+        outs.push((
+            packages(&d.join(&out)),
+            std::fs::read(d.join(&out).join("manifest.json")).unwrap(),
+        ));
     }
     assert!(!outs[0].0.is_empty());
     for o in &outs[1..] {
         assert!(o.0 == outs[0].0, "packages differ across thread counts");
-        assert!(o.1 == outs[0].1, "manifest.json differs across thread counts");
+        assert!(
+            o.1 == outs[0].1,
+            "manifest.json differs across thread counts"
+        );
     }
 }
 
@@ -157,7 +239,11 @@ fn concurrent_cooks_into_one_cache_agree() {
     let d = tmp.path();
     project(d, "");
     let children: Vec<_> = (0..3)
-        .map(|i| command(&["cook", "--out", &format!("c{i}"), "--jobs", "2"], d).spawn().unwrap())
+        .map(|i| {
+            command(&["cook", "--out", &format!("c{i}"), "--jobs", "2"], d)
+                .spawn()
+                .unwrap()
+        })
         .collect();
     for c in children {
         let o = c.wait_with_output().unwrap();
@@ -166,7 +252,10 @@ fn concurrent_cooks_into_one_cache_agree() {
     let a = packages(&d.join("c0"));
     assert!(!a.is_empty());
     for i in 1..3 {
-        assert!(packages(&d.join(format!("c{i}"))) == a, "concurrent cook {i} differs");
+        assert!(
+            packages(&d.join(format!("c{i}"))) == a,
+            "concurrent cook {i} differs"
+        );
     }
     // And the same as a cook without any cache.
     let o = ludus_anim(&["cook", "--no-cache", "--out", "plain"], d);
@@ -197,7 +286,12 @@ fn corrupted_cache_entries_are_detected_and_healed() {
     assert!(n > 5);
     let r = cook_project(d);
     let notices = r["cache_notices"].as_array().unwrap();
-    assert!(notices.iter().any(|m| m.as_str().unwrap().contains("corrupt")), "{notices:?}");
+    assert!(
+        notices
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("corrupt")),
+        "{notices:?}"
+    );
     assert_eq!(packages(&d.join("out")), first);
     // Healed: the next cook hits again.
     let r = cook_project(d);
@@ -212,7 +306,11 @@ fn shards_with_a_shared_cache_give_the_packages_of_one_machine() {
     project(d, "");
     // More assets, so both shards get some.
     for i in 0..6 {
-        std::fs::copy(repo().join("fixtures/biped.glb"), d.join(format!("src/extra{i}.glb"))).unwrap();
+        std::fs::copy(
+            repo().join("fixtures/biped.glb"),
+            d.join(format!("src/extra{i}.glb")),
+        )
+        .unwrap();
     }
     let o = ludus_anim(&["cook", "--no-cache", "--out", "single"], d);
     assert!(o.status.success(), "{}", text(&o));
@@ -222,7 +320,11 @@ fn shards_with_a_shared_cache_give_the_packages_of_one_machine() {
         assert!(o.status.success(), "{}", text(&o));
         counts.push(report(&d.join("farm"))["assets"].as_array().unwrap().len());
     }
-    assert_eq!(counts.iter().sum::<usize>(), 8, "every asset in exactly one shard: {counts:?}");
+    assert_eq!(
+        counts.iter().sum::<usize>(),
+        8,
+        "every asset in exactly one shard: {counts:?}"
+    );
     assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
     assert!(packages(&d.join("farm")) == packages(&d.join("single")));
 }
@@ -235,14 +337,20 @@ fn killed_cooks_leave_no_partial_files_and_the_next_cook_completes() {
     let d = tmp.path();
     project(d, "");
     for i in 0..4 {
-        std::fs::copy(repo().join("fixtures/biped.glb"), d.join(format!("src/extra{i}.glb"))).unwrap();
+        std::fs::copy(
+            repo().join("fixtures/biped.glb"),
+            d.join(format!("src/extra{i}.glb")),
+        )
+        .unwrap();
     }
     let o = ludus_anim(&["cook", "--no-cache", "--out", "reference"], d);
     assert!(o.status.success(), "{}", text(&o));
     let reference = packages(&d.join("reference"));
     let mut seed = 0x853c_49e6_748f_ea9bu64;
     for trial in 0..20 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let delay = 20 + (seed >> 33) % 900;
         let mut child = command(&["cook", "--jobs", "2"], d).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(delay));
@@ -250,15 +358,28 @@ fn killed_cooks_leave_no_partial_files_and_the_next_cook_completes() {
         let _ = child.wait();
         // What a reader sees now: only complete packages.
         for (name, bytes) in packages(&d.join("out")) {
-            assert!(name.ends_with(".ludanim"), "trial {trial}: stray file {name} in packages/");
-            assert!(ludus_anim_runtime::Package::load(&bytes).is_ok(), "trial {trial}: partial package {name}");
+            assert!(
+                name.ends_with(".ludanim"),
+                "trial {trial}: stray file {name} in packages/"
+            );
+            assert!(
+                ludus_anim_runtime::Package::load(&bytes).is_ok(),
+                "trial {trial}: partial package {name}"
+            );
         }
         if trial % 4 == 3 {
             let o = ludus_anim(&["cook"], d);
             assert!(o.status.success(), "trial {trial}: {}", text(&o));
-            assert!(packages(&d.join("out")) == reference, "trial {trial}: bytes differ from an uninterrupted cook");
+            assert!(
+                packages(&d.join("out")) == reference,
+                "trial {trial}: bytes differ from an uninterrupted cook"
+            );
             let r = report(&d.join("out"));
-            assert!(r["cache_notices"].as_array().unwrap().is_empty(), "trial {trial}: {:?}", r["cache_notices"]);
+            assert!(
+                r["cache_notices"].as_array().unwrap().is_empty(),
+                "trial {trial}: {:?}",
+                r["cache_notices"]
+            );
             // Start over for the next trials: no output, cold cache.
             std::fs::remove_dir_all(d.join("out")).unwrap();
             std::fs::remove_dir_all(d.join("cache")).unwrap();
@@ -276,13 +397,21 @@ fn json_event_stream_and_cache_commands() {
     project(d, "");
     let o = ludus_anim(&["cook", "--json"], d);
     assert!(o.status.success(), "{}", text(&o));
-    let events: Vec<Value> = String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
     for k in ["asset_start", "stage", "asset_done", "summary"] {
         assert!(kinds.contains(&k), "{kinds:?}");
     }
     assert_eq!(*kinds.last().unwrap(), "summary");
-    assert!(events.iter().any(|e| e["event"] == "stage" && e["cache"] == "miss" && e["stage"] == "encode"));
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "stage" && e["cache"] == "miss" && e["stage"] == "encode"));
 
     let o = ludus_anim(&["cache", "stats", "--cache", "cache"], d);
     assert!(o.status.success(), "{}", text(&o));
@@ -290,8 +419,15 @@ fn json_event_stream_and_cache_commands() {
     let o = ludus_anim(&["cache", "gc", "--max-size", "0", "--cache", "cache"], d);
     assert!(o.status.success(), "{}", text(&o));
     let o = ludus_anim(&["cache", "stats", "--cache", "cache"], d);
-    assert!(String::from_utf8_lossy(&o.stdout).contains(": 0 entries"), "{}", text(&o));
-    let o = ludus_anim(&["cache", "gc", "--max-size", "lots", "--cache", "cache"], d);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(": 0 entries"),
+        "{}",
+        text(&o)
+    );
+    let o = ludus_anim(
+        &["cache", "gc", "--max-size", "lots", "--cache", "cache"],
+        d,
+    );
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -303,7 +439,10 @@ fn manifest_errors_are_clear() {
     let o = ludus_anim(&["cook"], d);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("ludus-anim.toml") && e.contains("did you mean `units`"), "{e}");
+    assert!(
+        e.contains("ludus-anim.toml") && e.contains("did you mean `units`"),
+        "{e}"
+    );
 }
 
 #[test]

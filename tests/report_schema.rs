@@ -113,4 +113,20 @@ fn report_conforms_to_its_schema() {
     for k in ["cooker_version", "profile", "assets", "totals"] {
         assert!(r.get(k).is_some(), "top-level field {k}");
     }
+    // The package manifest against its schema.
+    let pm_schema: Value = serde_json::from_slice(
+        &std::fs::read(repo().join("schemas/package-manifest.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let pm: Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("o/manifest.json")).unwrap())
+            .unwrap();
+    let mut errs = Vec::new();
+    check(&pm_schema, &pm_schema, &pm, "$", &mut errs);
+    assert!(errs.is_empty(), "{}", errs.join("\n"));
+    assert_eq!(
+        pm["assets"].as_array().unwrap().len(),
+        1,
+        "failed assets are not in the package manifest"
+    );
 }

@@ -15,8 +15,10 @@ use ludus_anim_cooker::stage_cache::StageCache;
 #[test]
 fn stage_outputs_change_only_with_their_version() {
     let options = CookOptions::for_files(vec![], std::env::temp_dir(), "standard");
+    // Relative to the package directory (cargo's working directory for
+    // tests): the recorded source path is the same in every checkout.
     let job = AssetJob {
-        path: repo().join("fixtures/biped.glb"),
+        path: std::path::PathBuf::from("../fixtures/biped.glb"),
         settings: Default::default(),
     };
     let cache = StageCache::recording(None);
@@ -25,10 +27,19 @@ fn stage_outputs_change_only_with_their_version() {
     let current: Vec<(String, u32, String)> = cache
         .stage_fingerprints()
         .into_iter()
-        .map(|(s, h)| (s.name().to_string(), s.version(), h.iter().map(|b| format!("{b:02x}")).collect()))
+        .map(|(s, h)| {
+            (
+                s.name().to_string(),
+                s.version(),
+                h.iter().map(|b| format!("{b:02x}")).collect(),
+            )
+        })
         .collect();
     let path = repo().join("tests/golden/stage-outputs.txt");
-    let text: String = current.iter().map(|(s, v, h)| format!("{s} {v} {h}\n")).collect();
+    let text: String = current
+        .iter()
+        .map(|(s, v, h)| format!("{s} {v} {h}\n"))
+        .collect();
     if std::env::var_os("LUDUS_UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).unwrap();
         return;
@@ -36,14 +47,20 @@ fn stage_outputs_change_only_with_their_version() {
     let golden = std::fs::read_to_string(&path).unwrap_or_default();
     let mut problems = Vec::new();
     for (s, v, h) in &current {
-        let g = golden.lines().find(|l| l.split(' ').next() == Some(s.as_str()));
+        let g = golden
+            .lines()
+            .find(|l| l.split(' ').next() == Some(s.as_str()));
         match g.map(|l| l.split(' ').collect::<Vec<_>>()) {
             Some(parts) if parts.len() == 3 => {
                 let (gv, gh) = (parts[1], parts[2]);
                 if gv == v.to_string() && gh != h {
-                    problems.push(format!("stage '{s}' output changed but its version is still {v}: bump it"));
+                    problems.push(format!(
+                        "stage '{s}' output changed but its version is still {v}: bump it"
+                    ));
                 } else if gv != v.to_string() {
-                    problems.push(format!("stage '{s}' is version {v}, golden has {gv}: refresh the golden file"));
+                    problems.push(format!(
+                        "stage '{s}' is version {v}, golden has {gv}: refresh the golden file"
+                    ));
                 }
             }
             _ => problems.push(format!("stage '{s}' missing from {}", path.display())),

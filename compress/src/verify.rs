@@ -8,7 +8,7 @@ use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::vbr::VbrClip;
 use ludus_anim_runtime::codec::CodecError;
 use ludus_anim_runtime::math::{interpolate, Transform};
-use ludus_anim_runtime::timing::{sample_position, LoopMode};
+use ludus_anim_runtime::timing::sample_position;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_verify::{check_times, pose_errors, Scratch};
 
@@ -49,7 +49,7 @@ pub fn measure_errors(
     let mut pos_err = vec![0.0f32; j];
     let mut rot_err = vec![0.0f32; j];
     let rest = skeleton.rest_pose();
-    let looping = clip.loop_mode == LoopMode::Loop;
+    let looping = clip.loop_mode.is_looping();
     for t in check_times(clip.duration_s, clip.sample_rate_hz, n, looping) {
         let pos = sample_position(t, clip.duration_s, clip.sample_rate_hz, n, clip.loop_mode);
         if !vbr.decode_pose(pos, rest, &mut decoded) {

@@ -9,25 +9,37 @@
 //! Packages are a pure function of their inputs: byte-identical whatever
 //! the thread count or order.
 
+// Per-asset work fails with a `Diagnostic` (file, clip, joint, time): built
+// once per failure, never on a hot path, so its size is not a concern.
+#![allow(clippy::result_large_err)]
+
 use crate::fsutil::OutputDir;
-use crate::manifest::{AssetEntry, AssetJob, ClipEntry, LoopSetting};
-use crate::package_writer::{write_package, ClipEntry as PackageClip, CurveEntry, PackageContents};
+use crate::manifest::{
+    AdditiveEntry, AssetEntry, AssetJob, ClipEntry, LoopSetting, MarkerKindEntry, RootPolicy,
+};
+use crate::package_writer::{
+    write_package_prepared, ClipEntry as PackageClip, ClipPrepEntry, CurveEntry, PackageContents,
+};
 use crate::profile::Profile;
 use crate::report::{
-    AssetReport, AssetStatus, ClipReport, JointError, Report, ReportDiagnostic, SkeletonReport,
+    AssetReport, AssetStatus, ClipReport, CurvesReport, JointError, Report, ReportDiagnostic,
+    RootMotionReport, SkeletonReport,
 };
 use crate::stage_cache::{fingerprint_of, Fingerprint, Stage, StageCache, StageStats};
 use crate::stages::encode::{encode, Encoded};
 use crate::stages::normalize::{normalize, Normalized};
+use crate::stages::prepare::{
+    additive_skeleton, prepare, AdditiveReference, ClipPrepSettings, LoopPolicy, MarkerKind,
+    MarkerSpec, Prepared, RootMotionPolicy, RootMotionSettings,
+};
 use crate::stages::resample::{resample, ResampleReport, SourceKind};
 use crate::stages::verify::{verify, ClipVerification};
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::{format_of, import_bytes, ImportError, ImportOptions};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{Decision, Diagnostic, Diagnostics, ResampledClip, SourceAsset, SourceClip};
-use ludus_anim_runtime::math::virtual_vertex_error;
 use ludus_anim_runtime::timing::LoopMode;
-use ludus_anim_runtime::{Affine3A, Package};
+use ludus_anim_runtime::Package;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -192,12 +204,12 @@ impl Profiles {
         }
         let mut map = BTreeMap::new();
         for n in names {
-            if !map.contains_key(&n) {
-                let mut p = Profile::load(&n)?;
+            if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
+                let mut p = Profile::load(slot.key())?;
                 if let Some(c) = &options.codec_override {
                     p.codec = c.clone();
                 }
-                map.insert(n, p);
+                slot.insert(p);
             }
         }
         Ok(Profiles(map))
@@ -444,13 +456,15 @@ fn cook_asset(
             .settings
             .keep_unused_leaves
             .unwrap_or(options.import.keep_unused_leaves),
+        custom_curves: job.settings.curves.clone(),
     };
     let mut deps_key = Stage::Import.key();
     deps_key
         .str("deps")
         .bytes(&bytes_hash)
         .str(format)
-        .u32(u32::from(import_options.keep_unused_leaves));
+        .u32(u32::from(import_options.keep_unused_leaves))
+        .str(&import_options.custom_curves.join("\n"));
     let deps_key = deps_key.finish();
 
     // Companions (a .gltf's .bin files) are part of the import's input;
@@ -501,7 +515,8 @@ fn cook_asset(
     import_key
         .bytes(&bytes_hash)
         .str(format)
-        .u32(u32::from(import_options.keep_unused_leaves));
+        .u32(u32::from(import_options.keep_unused_leaves))
+        .str(&import_options.custom_curves.join("\n"));
     for (p, h) in &deps {
         import_key.str(p).bytes(h);
         if let Ok(b) = std::fs::read(p) {
@@ -694,6 +709,7 @@ fn cook_asset(
         .map(|plan| {
             cook_clip(
                 plan,
+                &plans,
                 &norm,
                 &normalize_key,
                 kind,
@@ -754,7 +770,8 @@ fn cook_asset(
         skeleton: sk,
         clips: cooked.iter().map(|c| c.entry.clone()).collect(),
     };
-    let bytes = write_package(&contents);
+    let prep: Vec<ClipPrepEntry> = cooked.iter().map(|c| c.prep.clone()).collect();
+    let bytes = write_package_prepared(&contents, &prep);
     if let Err(e) = Package::load(&bytes) {
         return failed(
             r,
@@ -839,7 +856,7 @@ impl Fingerprint for (ResampledClip, ResampleReport) {
         fingerprint_of(self)
     }
 }
-impl Fingerprint for PreparedClip {
+impl Fingerprint for Prepared {
     fn fingerprint(&self) -> [u8; 32] {
         fingerprint_of(self)
     }
@@ -866,7 +883,7 @@ fn run_import(
     let file = input.display().to_string();
     let asset = match import_bytes(input, format, bytes, options) {
         Ok(a) => a,
-        Err(ImportError::Malformed(d)) => return Err(Box::new(d)),
+        Err(ImportError::Malformed(d)) => return Err(d),
         Err(e) => {
             return Err(Box::new(
                 Diagnostic::error("import_failed", e.to_string()).file(&file),
@@ -877,16 +894,10 @@ fn run_import(
     Ok(Imported { asset, validation })
 }
 
-/// The prepared clip (after loop, root-motion and additive processing).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct PreparedClip {
-    clip: ResampledClip,
-    decisions: Vec<Decision>,
-}
-
 struct CookedClip {
     report: ClipReport,
     entry: PackageClip,
+    prep: ClipPrepEntry,
     verification: ClipVerification,
     decisions: Vec<Decision>,
 }
@@ -901,6 +912,7 @@ fn shells_key(k: &mut KeyBuilder, v: &[f32]) {
 #[allow(clippy::too_many_arguments)]
 fn cook_clip(
     plan: &ClipPlan,
+    plans: &[ClipPlan],
     norm: &Normalized,
     normalize_key: &Key,
     kind: SourceKind,
@@ -916,37 +928,9 @@ fn cook_clip(
     let mut decisions = Vec::new();
 
     // Resample (a cut clip is its source shifted and shortened).
-    let mut k = Stage::Resample.key();
-    k.key(normalize_key)
-        .str(&plan.source.name)
-        .str(&format!("{:?}", plan.range))
-        .str(&format!("{:?}", kind));
-    k.str(&serde_json::to_string(&profile.sample_rate).unwrap_or_default());
-    shells_key(&mut k, &shells);
-    let resample_key = k.finish();
-    let (mut resampled, rs_report): (ResampledClip, ResampleReport) = ctx.run(
-        Stage::Resample,
-        Some(name),
-        &resample_key,
-        || -> Result<_, Diagnostic> {
-            let cut;
-            let source = match plan.range {
-                Some((s, e)) => {
-                    cut = cut_clip(plan.source, name, s, e);
-                    &cut
-                }
-                None => plan.source,
-            };
-            Ok(resample(
-                source,
-                sk,
-                &profile.sample_rate,
-                &shells,
-                kind,
-                LoopMode::Once,
-            ))
-        },
-    )?;
+    let resample_key = resample_key_of(plan, normalize_key, kind, profile, &shells);
+    let (mut resampled, rs_report) =
+        run_resample(plan, norm, normalize_key, kind, profile, &shells, ctx)?;
     resampled.name = name.to_string();
     for d in &rs_report.decisions {
         decisions.push(Decision {
@@ -955,40 +939,82 @@ fn cook_clip(
         });
     }
 
-    // Prepare: loop policy.
+    // Prepare: loops, root motion, additive reference, markers. Loop
+    // detection uses the resampling tolerance, not the quality threshold,
+    // so a quality-only change re-runs nothing before encode.
+    let mut settings = prep_settings(&plan.settings);
+    let imported = source_markers(plan);
+    if !imported.is_empty() {
+        decisions.push(Decision::new(
+            "markers_from_source",
+            format!(
+                "clip '{name}': {} markers from the source file join the manifest's",
+                imported.len()
+            ),
+        ));
+        for m in imported {
+            if !settings
+                .markers
+                .iter()
+                .any(|x| x.name == m.name && x.time_s == m.time_s)
+            {
+                settings.markers.push(m);
+            }
+        }
+    }
+    let tolerance = vec![profile.sample_rate.max_resample_error_m; sk.joint_count()];
+    let reference_name = match &settings.additive {
+        Some(AdditiveReference::Clip { name }) => Some(name.clone()),
+        Some(AdditiveReference::Frame {
+            clip: Some(name), ..
+        }) => Some(name.clone()),
+        _ => None,
+    };
     let mut k = Stage::Prepare.key();
     k.key(&resample_key)
-        .str(&format!("{:?}", plan.settings.loop_mode))
-        .f32(profile.sample_rate.max_resample_error_m);
+        .str(&serde_json::to_string(&settings).unwrap_or_default());
+    shells_key(&mut k, &tolerance);
     shells_key(&mut k, &shells);
+    if let Some(r) = &reference_name {
+        k.str(r);
+        if let Some(rp) = plans.iter().find(|p| &p.name == r) {
+            k.key(&resample_key_of(rp, normalize_key, kind, profile, &shells));
+        }
+    }
     let prepare_key = k.finish();
-    let prepared: PreparedClip = ctx.run(
-        Stage::Prepare,
-        Some(name),
-        &prepare_key,
-        || -> Result<_, Diagnostic> {
-            let mut clip = resampled.clone();
-            let tol = vec![profile.sample_rate.max_resample_error_m; sk.joint_count()];
-            let (mode, decision) = match plan.settings.loop_mode.unwrap_or(LoopSetting::Auto) {
-                LoopSetting::Once => (
-                    LoopMode::Once,
-                    Decision::new("loop", format!("clip '{name}': once (manifest)")),
-                ),
-                LoopSetting::Loop => (
-                    LoopMode::Loop,
-                    Decision::new("loop", format!("clip '{name}': loop (manifest)")),
-                ),
-                LoopSetting::Auto => detect_loop(sk, &clip, &tol, &shells),
-            };
-            clip.loop_mode = mode;
-            Ok(PreparedClip {
-                clip,
-                decisions: vec![decision],
-            })
-        },
-    )?;
+    let reference_clip = |wanted: &str| -> Option<ResampledClip> {
+        let rp = plans.iter().find(|p| p.name == wanted)?;
+        let (mut c, _) = run_resample(rp, norm, normalize_key, kind, profile, &shells, ctx).ok()?;
+        c.name = wanted.to_string();
+        Some(c)
+    };
+    let prepared: Prepared = ctx.run(Stage::Prepare, Some(name), &prepare_key, || {
+        prepare(
+            sk,
+            resampled.clone(),
+            &settings,
+            &tolerance,
+            &shells,
+            &reference_clip,
+        )
+        .map_err(|e| {
+            Diagnostic::error("prepare_failed", e.to_string())
+                .file(file)
+                .clip(name)
+        })
+    })?;
     decisions.extend(prepared.decisions.iter().cloned());
     let clip = &prepared.clip;
+    // Additive clips strip tracks equal to the additive identity, which is
+    // what the runtime fills them with.
+    let encode_skeleton = match prepared.additive {
+        Some(_) => additive_skeleton(sk).map_err(|e| {
+            Diagnostic::error("prepare_failed", e.to_string())
+                .file(file)
+                .clip(name)
+        })?,
+        None => sk.clone(),
+    };
 
     // Encode.
     let mut k = Stage::Encode.key();
@@ -1002,23 +1028,7 @@ fn cook_clip(
     shells_key(&mut k, &thresholds);
     shells_key(&mut k, &shells);
     let encode_key = k.finish();
-    let encoded: Encoded = ctx.run(Stage::Encode, Some(name), &encode_key, || {
-        encode(
-            sk,
-            clip,
-            profile,
-            &thresholds,
-            &shells,
-            options.encoder_slack,
-        )
-        .map_err(|e| {
-            Diagnostic::error("encode_failed", e.to_string())
-                .file(file)
-                .clip(name)
-        })
-    })?;
-
-    let entry = PackageClip {
+    let package_clip = |encoded: &Encoded| PackageClip {
         name: name.to_string(),
         duration_s: clip.duration_s,
         sample_rate_hz: clip.sample_rate_hz,
@@ -1043,22 +1053,19 @@ fn cook_clip(
             })
             .collect(),
     };
-
     // Verify through the runtime, reading a package holding this clip.
-    let mut k = Stage::Verify.key();
-    k.key(&encode_key).key(&prepare_key);
-    shells_key(&mut k, &thresholds);
-    shells_key(&mut k, &shells);
-    let verify_key = k.finish();
-    let verification: ClipVerification = ctx.run(Stage::Verify, Some(name), &verify_key, || {
-        let bytes = write_package(&PackageContents {
-            cooker_version: COOKER_VERSION.to_string(),
-            asset_name: String::new(),
-            source_path: file.to_string(),
-            source_hash,
-            skeleton: sk,
-            clips: vec![entry.clone()],
-        });
+    let verify_entry = |entry: &PackageClip| -> Result<ClipVerification, Diagnostic> {
+        let bytes = write_package_prepared(
+            &PackageContents {
+                cooker_version: COOKER_VERSION.to_string(),
+                asset_name: String::new(),
+                source_path: file.to_string(),
+                source_hash,
+                skeleton: sk,
+                clips: vec![entry.clone()],
+            },
+            &[prepared.package_entry()],
+        );
         let package = Package::load(&bytes).map_err(|e| {
             Diagnostic::error(
                 "package_invalid",
@@ -1072,14 +1079,72 @@ fn cook_clip(
                 .file(file)
                 .clip(name)
         })?;
-        Ok::<_, Diagnostic>(verify(
+        Ok(verify(
             sk,
             decoded,
-            clip,
+            package.clip_curves(decoded),
+            package.sample_defaults(decoded),
+            &prepared,
             plan_source_for_verify(plan, name).as_ref(),
             &thresholds,
             &shells,
         ))
+    };
+    let encoded: Encoded = ctx.run(Stage::Encode, Some(name), &encode_key, || {
+        let mut aim = thresholds.clone();
+        let mut attempts = 0;
+        loop {
+            let e = encode(
+                &encode_skeleton,
+                clip,
+                profile,
+                &aim,
+                &shells,
+                options.encoder_slack,
+            )
+            .map_err(|e| {
+                Diagnostic::error("encode_failed", e.to_string())
+                    .file(file)
+                    .clip(name)
+            })?;
+            // The search measures deltas as poses; additive clips are used
+            // applied onto a base, where an ancestor's delta error moves
+            // whole bone lengths. Tighten the chains that overshoot there.
+            if prepared.additive.is_none() || options.encoder_slack != 1.0 || attempts == 6 {
+                return Ok(e);
+            }
+            let v = verify_entry(&package_clip(&e))?;
+            if v.codec.violations.is_empty() {
+                return Ok(e);
+            }
+            // Scale each overshooting joint's chain by how far it is over
+            // (with a margin), so one or two passes settle it.
+            let mut factor = vec![1.0f32; aim.len()];
+            for (j, &err) in v.codec.per_joint_max_m.iter().enumerate() {
+                if err > thresholds[j] {
+                    let f = 0.9 * thresholds[j] / err;
+                    let mut a = Some(j);
+                    while let Some(i) = a {
+                        factor[i] = factor[i].min(f);
+                        a = sk.parent(i);
+                    }
+                }
+            }
+            for (a, f) in aim.iter_mut().zip(factor) {
+                *a *= f;
+            }
+            attempts += 1;
+        }
+    })?;
+    let entry = package_clip(&encoded);
+
+    let mut k = Stage::Verify.key();
+    k.key(&encode_key).key(&prepare_key);
+    shells_key(&mut k, &thresholds);
+    shells_key(&mut k, &shells);
+    let verify_key = k.finish();
+    let verification: ClipVerification = ctx.run(Stage::Verify, Some(name), &verify_key, || {
+        verify_entry(&entry)
     })?;
     let mut entry = entry;
     entry.max_error_m = verification.codec.max_error_m;
@@ -1104,6 +1169,23 @@ fn cook_clip(
         sample_rate_hz: clip.sample_rate_hz,
         duration_s: clip.duration_s,
         loop_mode: clip.loop_mode.as_str().to_string(),
+        loop_seam_error_m: prepared.loop_seam_error_m,
+        root_motion: prepared.trajectory.as_ref().map(|t| RootMotionReport {
+            policy: t.policy.as_str().to_string(),
+            joint: t.joint.clone(),
+            drift_100_loops_m: t.drift_100_loops_m,
+        }),
+        additive_reference: prepared.additive.as_ref().map(|a| a.reference.clone()),
+        events: prepared
+            .event_names
+            .iter()
+            .filter(|e| e.2 == MarkerKind::Event)
+            .count(),
+        markers: prepared
+            .event_names
+            .iter()
+            .filter(|e| e.2 == MarkerKind::SyncMarker)
+            .count(),
         codec: encoded.codec.name().to_string(),
         codec_version: encoded.codec_version,
         raw_bytes: raw,
@@ -1130,7 +1212,10 @@ fn cook_clip(
                 threshold_m: thresholds[j],
             })
             .collect(),
-        curves: clip.curves.len(),
+        curves: CurvesReport {
+            count: clip.curves.len(),
+            max_error: v.curve_errors.iter().cloned().collect(),
+        },
         compress_ms: encoded.ms,
         decode_ns_per_pose: v.decode_ns_per_pose,
         warnings,
@@ -1138,9 +1223,126 @@ fn cook_clip(
     Ok(CookedClip {
         report,
         entry,
+        prep: prepared.package_entry(),
         verification,
         decisions,
     })
+}
+
+/// The resample stage's key for a clip plan.
+fn resample_key_of(
+    plan: &ClipPlan,
+    normalize_key: &Key,
+    kind: SourceKind,
+    profile: &Profile,
+    shells: &[f32],
+) -> Key {
+    let mut k = Stage::Resample.key();
+    k.key(normalize_key)
+        .str(&plan.source.name)
+        .str(&format!("{:?}", plan.range))
+        .str(&format!("{:?}", kind));
+    k.str(&serde_json::to_string(&profile.sample_rate).unwrap_or_default());
+    shells_key(&mut k, shells);
+    k.finish()
+}
+
+/// Resample a clip plan through the cache.
+fn run_resample(
+    plan: &ClipPlan,
+    norm: &Normalized,
+    normalize_key: &Key,
+    kind: SourceKind,
+    profile: &Profile,
+    shells: &[f32],
+    ctx: &Ctx,
+) -> Result<(ResampledClip, ResampleReport), Diagnostic> {
+    let key = resample_key_of(plan, normalize_key, kind, profile, shells);
+    let name = plan.name.as_str();
+    ctx.run(
+        Stage::Resample,
+        Some(name),
+        &key,
+        || -> Result<_, Diagnostic> {
+            let cut;
+            let source = match plan.range {
+                Some((s, e)) => {
+                    cut = cut_clip(plan.source, name, s, e);
+                    &cut
+                }
+                None => plan.source,
+            };
+            Ok(resample(
+                source,
+                &norm.skeleton,
+                &profile.sample_rate,
+                shells,
+                kind,
+                LoopMode::Once,
+            ))
+        },
+    )
+}
+
+/// Markers the importer found on the clip's source (glTF extras), cut and
+/// shifted like the clip.
+fn source_markers(plan: &ClipPlan) -> Vec<MarkerSpec> {
+    let (start, end) = plan.range.unwrap_or((0.0, plan.source.duration_s));
+    plan.source
+        .markers
+        .iter()
+        .filter(|m| m.time_s >= start - 1e-6 && m.time_s <= end + 1e-6)
+        .map(|m| MarkerSpec {
+            name: m.name.clone(),
+            time_s: (m.time_s - start).clamp(0.0, end - start),
+            kind: if m.kind == "sync" {
+                MarkerKind::SyncMarker
+            } else {
+                MarkerKind::Event
+            },
+            reversible: false,
+        })
+        .collect()
+}
+
+/// The manifest's clip settings as the prepare stage takes them.
+fn prep_settings(c: &ClipEntry) -> ClipPrepSettings {
+    ClipPrepSettings {
+        loop_policy: match c.loop_mode.unwrap_or(LoopSetting::Auto) {
+            LoopSetting::Auto => LoopPolicy::Auto,
+            LoopSetting::Once => LoopPolicy::Once,
+            LoopSetting::Loop => LoopPolicy::Loop,
+        },
+        drop_duplicate_end: c.drop_duplicate_end.unwrap_or(false),
+        root_motion: c.root_motion.as_ref().map(|r| RootMotionSettings {
+            joint: r.joint.clone(),
+            policy: match r.policy {
+                RootPolicy::Planar => RootMotionPolicy::Planar,
+                RootPolicy::Full => RootMotionPolicy::Full,
+            },
+        }),
+        additive: c.additive.as_ref().map(|a| match a {
+            AdditiveEntry::Rest => AdditiveReference::RestPose,
+            AdditiveEntry::Frame { clip, time_s } => AdditiveReference::Frame {
+                clip: clip.clone(),
+                time_s: *time_s,
+            },
+            AdditiveEntry::Clip { clip } => AdditiveReference::Clip { name: clip.clone() },
+        }),
+        markers: c
+            .markers
+            .iter()
+            .map(|m| MarkerSpec {
+                name: m.name.clone(),
+                time_s: m.time_s,
+                kind: match m.kind {
+                    MarkerKindEntry::Sync => MarkerKind::SyncMarker,
+                    MarkerKindEntry::Event => MarkerKind::Event,
+                },
+                reversible: m.reversible,
+            })
+            .collect(),
+    }
 }
 
 /// The authored clip verification compares against (cut like the plan).
@@ -1174,55 +1376,6 @@ fn cut_clip(clip: &SourceClip, name: &str, start: f32, end: f32) -> SourceClip {
     let d = c.duration_s;
     c.key_times.retain(|&t| (0.0..=d).contains(&t));
     c
-}
-
-/// A clip loops when its first and last poses match within `tolerance`
-/// per joint in component space (authored loops repeat the first pose).
-fn detect_loop(
-    sk: &ludus_anim_runtime::Skeleton,
-    clip: &ResampledClip,
-    tolerance: &[f32],
-    shells: &[f32],
-) -> (LoopMode, Decision) {
-    let n = sk.joint_count();
-    if clip.num_samples < 2 {
-        return (
-            LoopMode::Once,
-            Decision::new(
-                "loop",
-                format!("clip '{}': once (a single sample)", clip.name),
-            ),
-        );
-    }
-    let a = clip.pose(0);
-    let b = clip.pose(clip.num_samples as usize - 1);
-    let mut ca = vec![Affine3A::IDENTITY; n];
-    let mut cb = vec![Affine3A::IDENTITY; n];
-    sk.local_to_component(a, &mut ca);
-    sk.local_to_component(b, &mut cb);
-    let seam = (0..n)
-        .map(|j| virtual_vertex_error(&ca[j], &cb[j], shells[j]) / tolerance[j])
-        .fold(0.0f32, f32::max);
-    if seam <= 1.0 {
-        (
-            LoopMode::Loop,
-            Decision::new(
-                "loop_detected",
-                format!(
-                    "clip '{}': first and last poses match; cooked as looping",
-                    clip.name
-                ),
-            ),
-        )
-    } else {
-        (
-            LoopMode::Once,
-            Decision::new(
-                "loop",
-                format!("clip '{}': once (first and last poses differ)", clip.name),
-            ),
-        )
-    }
 }
 
 /// The content `ludus-anim cook` cooks when given no inputs: every glTF

@@ -320,6 +320,7 @@ fn run_cook(a: CookArgs) -> ExitCode {
         units_override_m: a.units.map(Units::meters),
         import: ImportOptions {
             keep_unused_leaves: a.keep_unused_leaves,
+            custom_curves: Vec::new(),
         },
         encoder_slack: a.slack,
         threads: a.jobs,
@@ -442,7 +443,7 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| (v * mul as f64) as u64)
+    (v.is_finite() && v >= 0.0).then_some((v * mul as f64) as u64)
 }
 
 fn run_cache(action: CacheAction, dir: Option<PathBuf>) -> ExitCode {

@@ -62,6 +62,10 @@ pub struct AssetEntry {
     pub profile: Option<String>,
     pub units: Option<Units>,
     pub keep_unused_leaves: Option<bool>,
+    /// Custom animated float properties (FBX) to keep as scalar curves:
+    /// `prop` on every node, or `Node.prop`.
+    #[serde(default)]
+    pub curves: Vec<String>,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]

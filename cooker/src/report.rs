@@ -94,7 +94,20 @@ pub struct ClipReport {
     pub samples: u32,
     pub sample_rate_hz: f32,
     pub duration_s: f32,
+    /// Loop policy as cooked: `once`, `loop`, or `loop-wrap` (looping with
+    /// the duplicated end sample dropped).
+    #[serde(rename = "loop")]
     pub loop_mode: String,
+    /// Looping clips: pose difference between the last and first samples
+    /// (component space, virtual vertices, meters).
+    pub loop_seam_error_m: Option<f32>,
+    /// The extracted motion root, if any.
+    pub root_motion: Option<RootMotionReport>,
+    /// Additive clips: the named, revisioned reference.
+    pub additive_reference: Option<String>,
+    /// Gameplay/presentation events and sync markers stored with the clip.
+    pub events: usize,
+    pub markers: usize,
     pub codec: String,
     pub codec_version: u16,
     /// joints x samples x 40 (ACL's definition, for comparison).
@@ -115,10 +128,26 @@ pub struct ClipReport {
     pub worst_time_s: f32,
     pub times_checked: usize,
     pub selected_joints: Vec<JointError>,
-    pub curves: usize,
+    pub curves: CurvesReport,
     pub compress_ms: f64,
     pub decode_ns_per_pose: f64,
     pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RootMotionReport {
+    pub policy: String,
+    pub joint: String,
+    /// Looping clips: position drift of composing per-tick (30 Hz) deltas
+    /// over 100 loops against the exact 100-cycle transform.
+    pub drift_100_loops_m: Option<f32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CurvesReport {
+    pub count: usize,
+    /// Per channel: largest decoded-vs-resampled difference.
+    pub max_error: std::collections::BTreeMap<String, f32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

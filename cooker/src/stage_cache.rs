@@ -59,14 +59,18 @@ impl Stage {
     /// Code version of the stage.
     pub fn version(self) -> u32 {
         match self {
-            Stage::Import => 1,
+            // 2: markers from glTF extras, FBX custom-property curves.
+            Stage::Import => 2,
             Stage::Normalize => 1,
             Stage::Resample => 1,
-            Stage::Prepare => 1,
+            // 2: loops, root motion, additive and markers (was: loop only).
+            Stage::Prepare => 2,
             // 2: VBR codec v2 (16-bit rotation ranges, unranged segments).
             Stage::Encode => 2,
-            Stage::Verify => 1,
-            Stage::Package => 1,
+            // 2: additive clips measured applied; scalar curve errors.
+            Stage::Verify => 2,
+            // 2: package format v2.
+            Stage::Package => 2,
         }
     }
 
@@ -147,8 +151,11 @@ pub struct StageCache {
     pub counters: StageCounters,
     notices: Mutex<Vec<String>>,
     /// When set, every stage output's fingerprint, for the golden test.
-    fingerprints: Option<Mutex<Vec<(Stage, [u8; 32])>>>,
+    fingerprints: Option<Mutex<Vec<StageFingerprint>>>,
 }
+
+/// One stage output's fingerprint.
+type StageFingerprint = (Stage, [u8; 32]);
 
 impl StageCache {
     pub fn new(store: Option<Store>) -> StageCache {
@@ -187,7 +194,11 @@ impl StageCache {
         Stage::ALL
             .iter()
             .map(|&s| {
-                let mut v: Vec<[u8; 32]> = all.iter().filter(|(x, _)| *x == s).map(|(_, h)| *h).collect();
+                let mut v: Vec<[u8; 32]> = all
+                    .iter()
+                    .filter(|(x, _)| *x == s)
+                    .map(|(_, h)| *h)
+                    .collect();
                 v.sort();
                 let mut h = blake3::Hasher::new();
                 for x in &v {

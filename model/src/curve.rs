@@ -168,7 +168,7 @@ impl<T: CurveValue> Curve<T> {
         let keys = &self.keys;
         let first = keys.first()?;
         let last = keys.last()?;
-        if keys.len() == 1 || !(t > first.time) {
+        if keys.len() == 1 || t.is_nan() || t <= first.time {
             return Some(first.value);
         }
         if t >= last.time {
@@ -181,7 +181,7 @@ impl<T: CurveValue> Curve<T> {
         let k0 = &keys[hi - 1];
         let k1 = &keys[hi];
         let dt = k1.time - k0.time;
-        if !(dt > 0.0) {
+        if dt.is_nan() || dt <= 0.0 {
             return Some(k1.value);
         }
         let u = ((t - k0.time) / dt).clamp(0.0, 1.0);
@@ -206,7 +206,7 @@ impl<T: CurveValue> Curve<T> {
             if !k.value.is_finite() || !k.in_tangent.is_finite() || !k.out_tangent.is_finite() {
                 return Some((i, "non-finite key value"));
             }
-            if i > 0 && !(k.time > self.keys[i - 1].time) {
+            if i > 0 && k.time <= self.keys[i - 1].time {
                 return Some((i, "key times not strictly increasing"));
             }
         }

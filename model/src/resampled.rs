@@ -1,8 +1,8 @@
 //! A clip on a uniform sample grid, ready for an encoder.
 
 use ludus_anim_runtime::math::Transform;
-use serde::{Deserialize, Serialize};
 use ludus_anim_runtime::timing::LoopMode;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResampledCurve {
@@ -61,6 +61,7 @@ mod loop_mode_serde {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LoopMode, D::Error> {
         let v = u8::deserialize(d)?;
-        LoopMode::from_u8(v).ok_or_else(|| serde::de::Error::custom(format!("unknown loop mode {v}")))
+        LoopMode::from_u8(v)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown loop mode {v}")))
     }
 }

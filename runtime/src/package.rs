@@ -398,6 +398,23 @@ impl<'a> Clip<'a> {
         )
     }
 
+    /// Sample only `joints` (skeleton indices) at time `t`: `out[k]` is
+    /// joint `joints[k]`'s local transform. No allocation; false if a
+    /// length or index is wrong.
+    pub fn sample_joints(
+        &self,
+        t: f32,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        if defaults.len() != self.joint_count {
+            return false;
+        }
+        self.codec
+            .decode_joints(self.position(t), defaults, joints, out)
+    }
+
     /// Sample the local pose at time `t` into `out` (length = joint count).
     /// `defaults` is the skeleton rest pose. No allocation. Returns false if
     /// a buffer has the wrong length.

@@ -337,8 +337,13 @@ mod tests {
         assert_ne!(a.identity(), b.identity());
         let mut rest = a.rest_pose().to_vec();
         rest[1].translation = Vec3::new(0.0, 0.1, 0.0);
-        let c = Skeleton::new(a.parents().to_vec(), a.ids().to_vec(), rest, a.names().to_vec())
-            .unwrap();
+        let c = Skeleton::new(
+            a.parents().to_vec(),
+            a.ids().to_vec(),
+            rest,
+            a.names().to_vec(),
+        )
+        .unwrap();
         assert_ne!(a.identity(), c.identity());
         assert_eq!(a.identity(), a.clone().identity());
     }
@@ -346,7 +351,11 @@ mod tests {
     #[test]
     fn fk_composes_parent_first() {
         let rest = vec![
-            Transform::new(Vec3::new(0.0, 1.0, 0.0), Quat::from_rotation_z(1.0), Vec3::ONE),
+            Transform::new(
+                Vec3::new(0.0, 1.0, 0.0),
+                Quat::from_rotation_z(1.0),
+                Vec3::ONE,
+            ),
             Transform::new(Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY, Vec3::ONE),
         ];
         let s = Skeleton::new(

@@ -55,7 +55,9 @@ pub fn manifest_files(fixtures: &Path, prefix: &str) -> Vec<PathBuf> {
 /// (never the user's cache).
 pub fn command(args: &[&str], cwd: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ludus-anim"));
-    c.args(args).current_dir(cwd).env("LUDUS_ANIM_CACHE", cwd.join(".ludus-cache"));
+    c.args(args)
+        .current_dir(cwd)
+        .env("LUDUS_ANIM_CACHE", cwd.join(".ludus-cache"));
     c
 }
 
@@ -68,7 +70,12 @@ pub fn packages(out: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out.join("packages"))
         .map(|rd| {
             rd.flatten()
-                .map(|e| (e.file_name().to_string_lossy().to_string(), std::fs::read(e.path()).unwrap_or_default()))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().to_string(),
+                        std::fs::read(e.path()).unwrap_or_default(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();

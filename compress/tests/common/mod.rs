@@ -136,7 +136,7 @@ pub fn random_clip(
                         * Quat::from_axis_angle(axes[k][0], 1.2 * p[1] * w(2, 3))
                         * Quat::from_axis_angle(axes[k][1], 0.5 * p[4] * w(5, 6));
                     // Random sign: the codec must not care.
-                    if (i + k as u32) % 3 == 0 {
+                    if (i + k as u32).is_multiple_of(3) {
                         -q
                     } else {
                         q

@@ -267,6 +267,7 @@ mod tests {
             curves: vec![],
             frame_rate_hz: None,
             key_times: vec![],
+            markers: vec![],
         });
         let n = normalize(&a, Some(1.0)).unwrap();
         assert_eq!(n.skeleton.rest_pose()[0].translation.y, 10.0);

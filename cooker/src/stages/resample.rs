@@ -352,7 +352,8 @@ fn measure(
             &mut rot,
         );
         for (j, &e) in pos.iter().enumerate() {
-            if !(e <= m.max) {
+            // NaN counts as the worst error.
+            if e.is_nan() || e > m.max {
                 m.max = e;
                 m.joint = j;
                 m.time = t;
@@ -496,6 +497,7 @@ mod tests {
             curves: vec![],
             frame_rate_hz: None,
             key_times: vec![],
+            markers: vec![],
         };
         c.collect_key_times();
         c

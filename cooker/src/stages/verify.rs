@@ -1,13 +1,17 @@
 //! Verify: load the written package bytes through the runtime and compare
-//! every clip, decoded, with its resampled source (codec error) and with
-//! the authored curves (total error), at every sample, every midpoint and
-//! across loop seams.
+//! every clip, decoded, with its prepared source (codec error) and with the
+//! authored curves (total error), at every sample, every midpoint and
+//! across loop seams. Additive clips are measured the way they are used:
+//! decoded deltas applied onto their base pose, compared with the prepared
+//! deltas applied onto the same base. Root-motion clips are compared with
+//! the authored motion minus the same trajectory.
 
+use super::prepare::{verify_additive, Prepared};
 use super::resample::SourcePose;
 use ludus_anim_model::{ResampledClip, SourceClip};
 use ludus_anim_runtime::math::interpolate;
-use ludus_anim_runtime::package::Clip;
-use ludus_anim_runtime::timing::{sample_position, LoopMode};
+use ludus_anim_runtime::package::{Clip, CurveChannel};
+use ludus_anim_runtime::timing::sample_position;
 use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{check_times, verify_clip, ErrorStats};
 use std::time::Instant;
@@ -17,67 +21,124 @@ pub struct ClipVerification {
     pub codec: ErrorStats,
     pub source_error_m: f32,
     pub decode_ns_per_pose: f64,
+    /// Per scalar curve: largest difference between the decoded channel
+    /// and the resampled one over the checked times.
+    pub curve_errors: Vec<(String, f32)>,
 }
 
-/// Verify one decoded clip.
+/// The runtime's interpolation of `clip`'s samples at time `t`.
+pub fn sample_resampled(clip: &ResampledClip, t: f32, out: &mut [Transform]) {
+    let p = sample_position(
+        t,
+        clip.duration_s,
+        clip.sample_rate_hz,
+        clip.num_samples,
+        clip.loop_mode,
+    );
+    let a = clip.pose(p.i0 as usize);
+    let b = clip.pose(p.i1 as usize);
+    for (j, o) in out.iter_mut().enumerate() {
+        // At exact sample times the stored sample is the answer (as in
+        // every runtime decoder), not a renormalized copy of it.
+        *o = if p.alpha == 0.0 {
+            a[j]
+        } else {
+            interpolate(&a[j], &b[j], p.alpha)
+        };
+    }
+}
+
+/// Verify one decoded clip. `defaults` are what the decoder fills stripped
+/// tracks with (`Package::sample_defaults`).
+#[allow(clippy::too_many_arguments)]
 pub fn verify(
     skeleton: &Skeleton,
     decoded: &Clip<'_>,
-    resampled: &ResampledClip,
+    decoded_curves: &[CurveChannel<'_>],
+    defaults: &[Transform],
+    prepared: &Prepared,
     source: &SourceClip,
     thresholds: &[f32],
     shells: &[f32],
 ) -> ClipVerification {
-    let looping = resampled.loop_mode == LoopMode::Loop;
+    let clip = &prepared.clip;
+    let looping = clip.loop_mode.is_looping();
     let times = check_times(
-        resampled.duration_s,
-        resampled.sample_rate_hz,
-        resampled.num_samples,
+        clip.duration_s,
+        clip.sample_rate_hz,
+        clip.num_samples,
         looping,
     );
-    let codec = verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
-        let p = sample_position(
-            t,
-            resampled.duration_s,
-            resampled.sample_rate_hz,
-            resampled.num_samples,
-            resampled.loop_mode,
-        );
-        let a = resampled.pose(p.i0 as usize);
-        let b = resampled.pose(p.i1 as usize);
-        for (j, o) in out.iter_mut().enumerate() {
-            // At exact sample times the stored sample is the answer (as in
-            // every runtime decoder), not a renormalized copy of it.
-            *o = if p.alpha == 0.0 {
-                a[j]
+    let codec = match verify_additive(
+        skeleton, prepared, decoded, defaults, &times, shells, thresholds,
+    ) {
+        Some(stats) => stats,
+        None => verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
+            sample_resampled(clip, t, out)
+        }),
+    };
+    // Against the authored curves (additive clips: their applied error is
+    // the meaningful figure, already in `codec`).
+    let source_error_m = if prepared.additive.is_some() {
+        codec.max_error_m
+    } else {
+        let src = SourcePose::new(source, skeleton);
+        let dur = clip.duration_s;
+        let total = verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
+            let t = if looping && dur > 0.0 {
+                t.rem_euclid(dur)
             } else {
-                interpolate(&a[j], &b[j], p.alpha)
+                t
             };
-        }
-    });
-    let src = SourcePose::new(source, skeleton);
-    let dur = resampled.duration_s;
-    let total = verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
-        let t = if looping && dur > 0.0 {
-            t.rem_euclid(dur)
-        } else {
-            t
-        };
-        src.evaluate(t, out)
-    });
+            src.evaluate(t, out);
+            if let Some(tr) = &prepared.trajectory {
+                tr.remove_from_pose(skeleton, t, out);
+            }
+        });
+        total.max_error_m
+    };
+    let curve_errors = curve_errors(decoded, decoded_curves, clip, &times);
     ClipVerification {
         codec,
-        source_error_m: total.max_error_m,
-        decode_ns_per_pose: decode_timing(skeleton, decoded),
+        source_error_m,
+        decode_ns_per_pose: decode_timing(skeleton, decoded, defaults),
+        curve_errors,
     }
+}
+
+/// Decoded scalar curves against the resampled ones.
+fn curve_errors(
+    decoded: &Clip<'_>,
+    channels: &[CurveChannel<'_>],
+    clip: &ResampledClip,
+    times: &[f32],
+) -> Vec<(String, f32)> {
+    clip.curves
+        .iter()
+        .map(|c| {
+            let ch = channels.iter().find(|ch| ch.id == c.id);
+            let err = times
+                .iter()
+                .map(|&t| {
+                    let p = decoded.position(t);
+                    let a = c.values.get(p.i0 as usize).copied().unwrap_or(c.default);
+                    let b = c.values.get(p.i1 as usize).copied().unwrap_or(c.default);
+                    let want = a + (b - a) * p.alpha;
+                    match ch {
+                        Some(ch) => (ch.evaluate(p) - want).abs(),
+                        None => f32::INFINITY,
+                    }
+                })
+                .fold(0.0f32, f32::max);
+            (c.name.clone(), err)
+        })
+        .collect()
 }
 
 /// Median time to decode a full pose at pseudo-random times (fixed seed),
 /// warm cache: the figure the report shows beside bytes and error.
-pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>) -> f64 {
-    let n = skeleton.joint_count();
-    let mut out = vec![Transform::IDENTITY; n];
-    let rest = skeleton.rest_pose();
+pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>, defaults: &[Transform]) -> f64 {
+    let mut out = vec![Transform::IDENTITY; skeleton.joint_count()];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut times = [0.0f32; 256];
     for t in times.iter_mut() {
@@ -90,7 +151,7 @@ pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>) -> f64 {
     for _ in 0..9 {
         let start = Instant::now();
         for &t in &times {
-            clip.sample(t, rest, &mut out);
+            clip.sample(t, defaults, &mut out);
             std::hint::black_box(&out);
         }
         batches.push(start.elapsed().as_nanos() as f64 / times.len() as f64);

@@ -89,6 +89,24 @@ impl<'a> ClipCodec<'a> {
         })
     }
 
+    /// Decode only `joints` (indices into the skeleton) at `pos`:
+    /// `out[k]` receives joint `joints[k]`. Returns false (writing nothing)
+    /// if a length or an index is wrong. Sparse requests still read each
+    /// requested track's sample data; cost scales with `joints.len()`.
+    #[inline]
+    pub fn decode_joints(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        match self {
+            ClipCodec::Reference(c) => c.decode_joints(pos, joints, out),
+            ClipCodec::Vbr(c) => c.decode_joints(pos, defaults, joints, out),
+        }
+    }
+
     /// Decode every joint at `pos`. `defaults` is the skeleton rest pose
     /// (the value of tracks a codec stored as default). `out.len()` must be
     /// the joint count; returns false and leaves `out` untouched otherwise.

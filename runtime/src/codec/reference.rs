@@ -71,6 +71,31 @@ impl<'a> ReferenceClip<'a> {
         }
     }
 
+    /// Decode only `joints` into `out` (same length).
+    pub fn decode_joints(
+        &self,
+        pos: SamplePosition,
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        if out.len() != joints.len()
+            || joints.iter().any(|&j| j as usize >= self.joint_count)
+            || pos.i0 >= self.num_samples
+            || pos.i1 >= self.num_samples
+        {
+            return false;
+        }
+        for (o, &j) in out.iter_mut().zip(joints) {
+            let a = self.sample(pos.i0, j as usize);
+            *o = if pos.alpha == 0.0 {
+                a
+            } else {
+                interpolate(&a, &self.sample(pos.i1, j as usize), pos.alpha)
+            };
+        }
+        true
+    }
+
     #[inline]
     pub fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
         if out.len() != self.joint_count || pos.i0 >= self.num_samples || pos.i1 >= self.num_samples

@@ -263,7 +263,11 @@ fn build_glb(variant: Option<u32>) -> io::Result<Vec<u8>> {
 }
 
 /// Samples every channel of `clip` and appends its data to `bin`.
-fn build_animation(bin: &mut BinBuilder, clip: &ClipSpec, variant: Option<u32>) -> io::Result<Animation> {
+fn build_animation(
+    bin: &mut BinBuilder,
+    clip: &ClipSpec,
+    variant: Option<u32>,
+) -> io::Result<Animation> {
     // One time accessor per distinct key count, shared by all channels that
     // use it (a Vec, not a HashMap, to keep accessor order deterministic).
     let mut inputs: Vec<(u32, u32)> = Vec::new();

@@ -10,7 +10,8 @@ fn main() -> ExitCode {
     // `fixture-gen --variants N DIR`: N varied bipeds for benchmarks.
     let all: Vec<String> = std::env::args().skip(1).collect();
     if all.first().map(String::as_str) == Some("--variants") {
-        let (Some(n), Some(dir)) = (all.get(1).and_then(|n| n.parse::<u32>().ok()), all.get(2)) else {
+        let (Some(n), Some(dir)) = (all.get(1).and_then(|n| n.parse::<u32>().ok()), all.get(2))
+        else {
             eprintln!("usage: fixture-gen --variants N OUT_DIR");
             return ExitCode::from(2);
         };
