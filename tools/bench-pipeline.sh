@@ -10,7 +10,7 @@ N=${1:-334}
 WORK=${2:-$(mktemp -d /tmp/ludus-bench.XXXXXX)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-cargo build --release -q -p ludus-anim-cooker -p ludus-anim-fixture-gen
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release -q -p ludus-anim-cooker -p ludus-anim-fixture-gen
 BIN="$ROOT/target/release/ludus-anim"
 mkdir -p "$WORK"
 "$ROOT/target/release/fixture-gen" --variants "$N" "$WORK/src" >/dev/null

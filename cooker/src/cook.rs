@@ -732,6 +732,22 @@ fn cook_asset(
     // Report the clips; any verification failure fails the asset.
     for c in &cooked {
         r.decisions.extend(c.decisions.iter().cloned());
+        for (curve, err) in &c.verification.curve_errors {
+            if *err > c.curve_threshold {
+                r.status = AssetStatus::Failed;
+                r.diagnostics.push(ReportDiagnostic::from(
+                    &Diagnostic::error(
+                        "verification_failed",
+                        format!(
+                            "curve '{curve}' decodes {err} away from its source, above the profile's curve threshold {}",
+                            c.curve_threshold
+                        ),
+                    )
+                    .file(&file)
+                    .clip(&c.report.name),
+                ));
+            }
+        }
         if let Some(x) = c.verification.codec.violations.first() {
             r.status = AssetStatus::Failed;
             r.diagnostics.push(ReportDiagnostic::from(
@@ -896,6 +912,8 @@ fn run_import(
 
 struct CookedClip {
     report: ClipReport,
+    /// The profile's scalar-curve error threshold for this clip.
+    curve_threshold: f32,
     entry: PackageClip,
     prep: ClipPrepEntry,
     verification: ClipVerification,
@@ -1044,12 +1062,15 @@ fn cook_clip(
         curves: clip
             .curves
             .iter()
-            .map(|k| CurveEntry {
-                id: k.id,
-                name: k.name.clone(),
-                default: k.default,
-                step: false,
-                values: k.values.clone(),
+            .map(|k| {
+                CurveEntry::quantized(
+                    k.id,
+                    k.name.clone(),
+                    k.default,
+                    false,
+                    &k.values,
+                    profile.curve_error_threshold,
+                )
             })
             .collect(),
     };
@@ -1139,7 +1160,9 @@ fn cook_clip(
     let entry = package_clip(&encoded);
 
     let mut k = Stage::Verify.key();
-    k.key(&encode_key).key(&prepare_key);
+    k.key(&encode_key)
+        .key(&prepare_key)
+        .f32(profile.curve_error_threshold);
     shells_key(&mut k, &thresholds);
     shells_key(&mut k, &shells);
     let verify_key = k.finish();
@@ -1222,6 +1245,7 @@ fn cook_clip(
     };
     Ok(CookedClip {
         report,
+        curve_threshold: profile.curve_error_threshold,
         entry,
         prep: prepared.package_entry(),
         verification,

@@ -61,6 +61,19 @@ pub struct Profile {
     pub sample_rate: SampleRate,
     #[serde(default)]
     pub joint_overrides: Vec<JointOverride>,
+    /// Largest allowed decoded-vs-resampled error of a scalar curve channel
+    /// (morph weight, custom property), in the channel's own units; picks
+    /// each channel's quantized sample width. Default 0.001 (0.1% of a
+    /// unit weight).
+    #[serde(default = "default_curve_error_threshold")]
+    pub curve_error_threshold: f32,
+}
+
+/// [`Profile::curve_error_threshold`] when a profile does not set it.
+pub const DEFAULT_CURVE_ERROR_THRESHOLD: f32 = 0.001;
+
+fn default_curve_error_threshold() -> f32 {
+    DEFAULT_CURVE_ERROR_THRESHOLD
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +141,7 @@ impl Profile {
         };
         positive("error_threshold_m", self.error_threshold_m)?;
         positive("shell_distance_m", self.shell_distance_m)?;
+        positive("curve_error_threshold", self.curve_error_threshold)?;
         positive("sample_rate.rate_hz", self.sample_rate.rate_hz)?;
         positive("sample_rate.min_hz", self.sample_rate.min_hz)?;
         positive("sample_rate.max_hz", self.sample_rate.max_hz)?;

@@ -61,7 +61,8 @@ impl Stage {
         match self {
             // 2: markers from glTF extras, FBX custom-property curves.
             Stage::Import => 2,
-            Stage::Normalize => 1,
+            // 2: clips carry markers.
+            Stage::Normalize => 2,
             Stage::Resample => 1,
             // 2: loops, root motion, additive and markers (was: loop only).
             Stage::Prepare => 2,
@@ -69,8 +70,8 @@ impl Stage {
             Stage::Encode => 2,
             // 2: additive clips measured applied; scalar curve errors.
             Stage::Verify => 2,
-            // 2: package format v2.
-            Stage::Package => 2,
+            // 3: quantized scalar curves with a channel schema.
+            Stage::Package => 3,
         }
     }
 

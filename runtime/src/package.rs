@@ -6,7 +6,13 @@
 //! what was validated. Any byte string gives either a valid package or a
 //! typed [`PackageError`] — never a panic, never an out-of-bounds read.
 //! Loading allocates (the clip table, the skeleton, decoded root-motion
-//! keys and events); sampling, trajectory deltas and event queries do not.
+//! keys and events); sampling, curve evaluation, trajectory deltas and
+//! event queries do not.
+//!
+//! Scalar curve channels carry a schema (interpolation, default, range
+//! with an optional clamp, composition) and are stored quantized per
+//! channel (range reduction and a fixed sample width, bit-packed); a
+//! [`CurveChannel`] decodes samples straight from the package bytes.
 //!
 //! Version 2 adds the prepared clip semantics: the wrap loop mode, the
 //! additive flag and its named reference, the root-motion trajectory (keys
@@ -53,7 +59,8 @@ pub mod format {
     /// rest 10 x f32, name u32.
     pub const JOINT_RECORD_SIZE: usize = 4 + 4 + 8 + 40 + 4;
     pub const CLIP_RECORD_SIZE: usize = 176;
-    pub const CURVE_RECORD_SIZE: usize = 32;
+    /// Bytes per curve channel in CURV (see [`super::CurveChannel`]).
+    pub const CURVE_RECORD_SIZE: usize = 48;
     /// Bytes per event in EVNT: time f32, flags u32, id u64, name u32,
     /// reserved u32.
     pub const EVENT_RECORD_SIZE: usize = 24;
@@ -62,8 +69,49 @@ pub mod format {
     /// No string index.
     pub const NO_STRING: u32 = u32::MAX;
 
-    pub const CURVE_INTERP_LINEAR: u32 = 0;
-    pub const CURVE_INTERP_STEP: u32 = 1;
+    /// Curve record interpolation byte.
+    pub const CURVE_INTERP_LINEAR: u8 = 0;
+    pub const CURVE_INTERP_STEP: u8 = 1;
+    /// Curve record composition byte.
+    pub const CURVE_COMPOSE_BLEND: u8 = 0;
+    pub const CURVE_COMPOSE_OVERRIDE: u8 = 1;
+    pub const CURVE_COMPOSE_ADDITIVE: u8 = 2;
+    pub const CURVE_COMPOSE_MAX: u8 = 3;
+    /// Curve record flags byte: bit 0 clamps decoded values to the range.
+    pub const CURVE_FLAG_CLAMP: u8 = 1 << 0;
+    pub const CURVE_FLAGS_KNOWN: u8 = CURVE_FLAG_CLAMP;
+    /// Widest quantized sample; width [`CURVE_BITS_RAW`] stores raw f32.
+    pub const CURVE_MAX_QUANT_BITS: u8 = 24;
+    pub const CURVE_BITS_RAW: u8 = 32;
+
+    /// Whether `bits` is a valid curve sample width: 0 (constant),
+    /// 1..=24 (quantized) or 32 (raw f32).
+    pub const fn curve_bits_valid(bits: u8) -> bool {
+        bits <= CURVE_MAX_QUANT_BITS || bits == CURVE_BITS_RAW
+    }
+
+    /// Exact byte size of a curve's sample data: `ceil(count * bits / 8)`.
+    pub const fn curve_data_size(count: u32, bits: u8) -> u64 {
+        (count as u64 * bits as u64).div_ceil(8)
+    }
+
+    /// Decoder step of a quantized width: `extent / (2^bits - 1)` (0 for
+    /// widths 0 and 32, which do not dequantize).
+    pub fn curve_scale(extent: f32, bits: u8) -> f32 {
+        if bits == 0 || bits > CURVE_MAX_QUANT_BITS {
+            0.0
+        } else {
+            extent / ((1u32 << bits) - 1) as f32
+        }
+    }
+
+    /// The decoded value of quantized sample `q`: `min + q * scale`, with
+    /// `scale` from [`curve_scale`]. The cooker measures its error with this
+    /// same function, so cook-time and run-time values are bit-identical.
+    #[inline]
+    pub fn curve_dequantize(min: f32, scale: f32, q: u32) -> f32 {
+        min + q as f32 * scale
+    }
 
     /// Clip record flags.
     pub const CLIP_FLAG_ADDITIVE: u32 = 1 << 0;
@@ -243,28 +291,156 @@ pub struct Meta<'a> {
     pub source_hash: [u8; 32],
 }
 
-/// One scalar curve channel, sampled on its clip's grid.
+/// How a curve channel combines with the same channel from other sources
+/// (layers, blend-tree inputs). The runtime stores it; the animation
+/// graph applies it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum CurveComposition {
+    /// Weighted average with the other inputs (the default).
+    #[default]
+    Blend,
+    /// The highest-priority input replaces the others.
+    Override,
+    /// Added (times its weight) to the result of the lower layers.
+    Additive,
+    /// The largest input wins.
+    Max,
+}
+
+impl CurveComposition {
+    pub fn as_u8(self) -> u8 {
+        match self {
+            CurveComposition::Blend => CURVE_COMPOSE_BLEND,
+            CurveComposition::Override => CURVE_COMPOSE_OVERRIDE,
+            CurveComposition::Additive => CURVE_COMPOSE_ADDITIVE,
+            CurveComposition::Max => CURVE_COMPOSE_MAX,
+        }
+    }
+    pub fn from_u8(v: u8) -> Option<CurveComposition> {
+        match v {
+            CURVE_COMPOSE_BLEND => Some(CurveComposition::Blend),
+            CURVE_COMPOSE_OVERRIDE => Some(CurveComposition::Override),
+            CURVE_COMPOSE_ADDITIVE => Some(CurveComposition::Additive),
+            CURVE_COMPOSE_MAX => Some(CurveComposition::Max),
+            _ => None,
+        }
+    }
+    /// The schema name: "blend", "override", "additive" or "max".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CurveComposition::Blend => "blend",
+            CurveComposition::Override => "override",
+            CurveComposition::Additive => "additive",
+            CurveComposition::Max => "max",
+        }
+    }
+    pub fn parse(s: &str) -> Option<CurveComposition> {
+        [
+            CurveComposition::Blend,
+            CurveComposition::Override,
+            CurveComposition::Additive,
+            CurveComposition::Max,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
+/// One scalar curve channel (a morph weight, a custom property), sampled on
+/// its clip's grid and stored quantized: each sample is `bits` wide in an
+/// LSB-first bit stream and decodes as `min + q * extent / (2^bits - 1)`;
+/// width 0 is a constant channel (every sample is `min`, no data) and
+/// width 32 stores raw f32. Validated at load; decoding never allocates.
 #[derive(Clone, Copy, Debug)]
 pub struct CurveChannel<'a> {
     pub id: u64,
     pub name: &'a str,
+    /// Schema: the value when the channel is absent from a clip.
     pub default: f32,
+    /// Schema: step interpolation (hold sample `i0`) instead of linear.
     pub step: bool,
+    /// Schema: how the channel combines with other sources.
+    pub composition: CurveComposition,
+    /// Schema: the channel's value range `[lo, hi]` (`lo <= hi`; either
+    /// may be infinite for an unbounded side).
+    pub range: (f32, f32),
+    /// Schema: decoded values are clamped to `range`.
+    pub clamp: bool,
+    bits: u8,
+    count: u32,
+    min: f32,
+    extent: f32,
+    /// `extent / (2^bits - 1)`, precomputed at load.
+    scale: f32,
     data: &'a [u8],
 }
 
 impl<'a> CurveChannel<'a> {
     pub fn num_samples(&self) -> usize {
-        self.data.len() / 4
+        self.count as usize
     }
-    /// Value at sample `i` (validated range; out of range gives the default).
+    /// Stored sample width: 0 (constant), 1..=24 (quantized) or 32 (raw).
+    pub fn bits(&self) -> u8 {
+        self.bits
+    }
+    /// Quantization range start (the constant for width 0; 0 for raw).
+    pub fn min(&self) -> f32 {
+        self.min
+    }
+    /// Quantization range extent (0 for widths 0 and 32).
+    pub fn extent(&self) -> f32 {
+        self.extent
+    }
+    /// Bytes of sample data in DATA: `ceil(count * bits / 8)`.
+    pub fn data_size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The stored sample `i` (before clamping); `None` out of range.
+    #[inline]
+    fn stored(&self, i: u32) -> Option<f32> {
+        if i >= self.count {
+            return None;
+        }
+        match self.bits {
+            0 => Some(self.min),
+            CURVE_BITS_RAW => {
+                let at = i as usize * 4;
+                let b = self.data.get(at..at + 4)?;
+                Some(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            }
+            bits => {
+                // Bits [i * bits, (i + 1) * bits) of the LSB-first stream
+                // span at most 4 bytes (bits <= 24, shift <= 7).
+                let bit = i as u64 * bits as u64;
+                let first = (bit / 8) as usize;
+                let mut word = 0u32;
+                for k in 0..4 {
+                    if let Some(&b) = self.data.get(first + k) {
+                        word |= (b as u32) << (8 * k);
+                    }
+                }
+                let q = (word >> (bit % 8)) & ((1u32 << bits) - 1);
+                Some(curve_dequantize(self.min, self.scale, q))
+            }
+        }
+    }
+
+    /// Value at sample `i`, clamped to the range if the schema says so
+    /// (out of range gives the default).
+    #[inline]
     pub fn value(&self, i: u32) -> f32 {
-        let at = i as usize * 4;
-        match self.data.get(at..at + 4) {
-            Some(b) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        match self.stored(i) {
+            Some(v) if self.clamp => v.max(self.range.0).min(self.range.1),
+            Some(v) => v,
             None => self.default,
         }
     }
+
+    /// Value at a sample position: sample `i0` for step channels, else the
+    /// lerp of samples `i0` and `i1` by `alpha`.
+    #[inline]
     pub fn evaluate(&self, pos: SamplePosition) -> f32 {
         let a = self.value(pos.i0);
         if self.step || pos.alpha == 0.0 {
@@ -273,6 +449,91 @@ impl<'a> CurveChannel<'a> {
         let b = self.value(pos.i1);
         a + (b - a) * pos.alpha
     }
+}
+
+/// One CURV record, validated on its own (the sample count is checked
+/// against the owning clip's later).
+fn parse_curve<'a>(
+    sec: &Bytes<'a>,
+    at: u64,
+    data: &Bytes<'a>,
+    strings: &Strings<'a>,
+) -> Result<CurveChannel<'a>, PackageError> {
+    let id = sec.u64(at)?;
+    let name_index = sec.u32(at + 8)?;
+    strings.check(name_index, "curve name")?;
+    let name = strings.get(name_index);
+    let interp = sec.u8(at + 12)?;
+    let compose = sec.u8(at + 13)?;
+    let bits = sec.u8(at + 14)?;
+    let flags = sec.u8(at + 15)?;
+    let default = sec.f32(at + 16)?;
+    let lo = sec.f32(at + 20)?;
+    let hi = sec.f32(at + 24)?;
+    let count = sec.u32(at + 28)?;
+    let min = sec.f32(at + 32)?;
+    let extent = sec.f32(at + 36)?;
+    let off = sec.u64(at + 40)?;
+    let bad = |what: String| invalid(format!("curve '{name}' {what}"));
+    if interp > CURVE_INTERP_STEP {
+        return Err(bad(format!("has unknown interpolation {interp}")));
+    }
+    let composition = CurveComposition::from_u8(compose)
+        .ok_or_else(|| bad(format!("has unknown composition {compose}")))?;
+    if flags & !CURVE_FLAGS_KNOWN != 0 {
+        return Err(bad(format!("has unknown flags {flags:#x}")));
+    }
+    if !default.is_finite() {
+        return Err(bad(format!("has default {default}")));
+    }
+    if lo.is_nan() || hi.is_nan() || lo > hi {
+        return Err(bad(format!("has range [{lo}, {hi}]")));
+    }
+    if !curve_bits_valid(bits) {
+        return Err(bad(format!("has sample width {bits} (0..=24 or 32)")));
+    }
+    if !(min.is_finite() && extent.is_finite() && extent >= 0.0) {
+        return Err(bad(format!("has quantization range {min} + {extent}")));
+    }
+    // Widths that do not dequantize store no extent (raw: no min either).
+    let unused_nonzero = match bits {
+        0 => extent.to_bits() != 0,
+        CURVE_BITS_RAW => min.to_bits() != 0 || extent.to_bits() != 0,
+        _ => false,
+    };
+    if unused_nonzero {
+        return Err(bad(format!(
+            "stores a quantization range its width {bits} does not use"
+        )));
+    }
+    let size = curve_data_size(count, bits);
+    if size == 0 && off != 0 {
+        return Err(bad("has no sample data but a data offset".to_string()));
+    }
+    if off % 4 != 0 {
+        return Err(bad("data misaligned".to_string()));
+    }
+    let bytes = data.range(off, size)?;
+    // The stream's padding bits (past count * bits) are zero.
+    let used = (count as u64 * bits as u64) % 8;
+    if used != 0 && bytes.last().is_some_and(|&b| b >> used != 0) {
+        return Err(bad("has non-zero padding bits".to_string()));
+    }
+    Ok(CurveChannel {
+        id,
+        name,
+        default,
+        step: interp == CURVE_INTERP_STEP,
+        composition,
+        range: (lo, hi),
+        clamp: flags & CURVE_FLAG_CLAMP != 0,
+        bits,
+        count,
+        min,
+        extent,
+        scale: curve_scale(extent, bits),
+        data: bytes,
+    })
 }
 
 /// How a clip's motion root was extracted into its trajectory.
@@ -638,30 +899,7 @@ impl<'a> Package<'a> {
         let mut curves = Vec::with_capacity(curve_count as usize);
         for i in 0..curve_count {
             let at = 16 + i * CURVE_RECORD_SIZE as u64;
-            let name = str_at(&curves_sec, at + 8, "curve name")?;
-            let flags = curves_sec.u32(at + 12)?;
-            if flags > CURVE_INTERP_STEP {
-                return Err(invalid(format!(
-                    "curve '{name}' has unknown interpolation {flags}"
-                )));
-            }
-            let default = curves_sec.f32(at + 16)?;
-            let n = curves_sec.u32(at + 20)? as u64;
-            let off = curves_sec.u64(at + 24)?;
-            if off % 4 != 0 {
-                return Err(invalid(format!("curve '{name}' data misaligned")));
-            }
-            curves.push(CurveChannel {
-                id: curves_sec.u64(at)?,
-                name,
-                default,
-                step: flags == CURVE_INTERP_STEP,
-                data: data.range(
-                    off,
-                    n.checked_mul(4)
-                        .ok_or_else(|| invalid("curve size overflows"))?,
-                )?,
-            });
+            curves.push(parse_curve(&curves_sec, at, &data, &strings)?);
         }
 
         let events = parse_events(section(SECTION_EVENTS, "EVNT")?, &strings)?;
@@ -1143,6 +1381,172 @@ mod tests {
                 Err(PackageError::Truncated { .. })
             ));
         }
+    }
+
+    /// A CURV record (48 bytes) at offset 16 of a section, with its
+    /// string table of one name "w".
+    #[allow(clippy::too_many_arguments)]
+    fn curve_record(
+        interp: u8,
+        compose: u8,
+        bits: u8,
+        flags: u8,
+        range: (f32, f32),
+        count: u32,
+        min: f32,
+        extent: f32,
+        off: u64,
+    ) -> Vec<u8> {
+        let mut r = vec![0u8; 16];
+        r.extend_from_slice(&fnv1a64(b"w").to_le_bytes());
+        r.extend_from_slice(&0u32.to_le_bytes());
+        r.extend_from_slice(&[interp, compose, bits, flags]);
+        for v in [0.5f32, range.0, range.1] {
+            r.extend_from_slice(&v.to_le_bytes());
+        }
+        r.extend_from_slice(&count.to_le_bytes());
+        r.extend_from_slice(&min.to_le_bytes());
+        r.extend_from_slice(&extent.to_le_bytes());
+        r.extend_from_slice(&off.to_le_bytes());
+        assert_eq!(r.len(), 16 + CURVE_RECORD_SIZE);
+        r
+    }
+
+    fn one_string() -> Vec<u8> {
+        let mut s = Vec::new();
+        for v in [1u32, 0, 1] {
+            s.extend_from_slice(&v.to_le_bytes());
+        }
+        s.push(b'w');
+        s
+    }
+
+    fn parse_one<'a>(
+        rec: &'a [u8],
+        data: &'a [u8],
+        strs: &'a [u8],
+    ) -> Result<CurveChannel<'a>, PackageError> {
+        let strings = Strings::parse(Bytes {
+            b: strs,
+            what: "STRS",
+        })?;
+        parse_curve(
+            &Bytes {
+                b: rec,
+                what: "CURV",
+            },
+            16,
+            &Bytes {
+                b: data,
+                what: "DATA",
+            },
+            &strings,
+        )
+    }
+
+    #[test]
+    fn quantized_curve_decodes_an_lsb_first_stream() {
+        // Five 3-bit codes 0, 7, 3, 5, 1 packed LSB-first: 15 bits in 2
+        // bytes; min 1, extent 7 -> value = 1 + q.
+        let codes = [0u32, 7, 3, 5, 1];
+        let mut data = vec![0u8; 2];
+        for (i, q) in codes.iter().enumerate() {
+            for k in 0..3 {
+                if q >> k & 1 != 0 {
+                    let bit = i * 3 + k;
+                    data[bit / 8] |= 1 << (bit % 8);
+                }
+            }
+        }
+        let strs = one_string();
+        let rec = curve_record(0, 3, 3, 0, (0.0, 10.0), 5, 1.0, 7.0, 0);
+        let ch = parse_one(&rec, &data, &strs).unwrap();
+        assert_eq!(ch.name, "w");
+        assert_eq!(ch.num_samples(), 5);
+        assert_eq!(ch.composition, CurveComposition::Max);
+        assert_eq!((ch.bits(), ch.min(), ch.extent()), (3, 1.0, 7.0));
+        for (i, q) in codes.iter().enumerate() {
+            assert_eq!(ch.value(i as u32), 1.0 + *q as f32);
+        }
+        assert_eq!(ch.value(5), 0.5, "past the end: the default");
+        let mid = SamplePosition {
+            i0: 0,
+            i1: 1,
+            alpha: 0.5,
+        };
+        assert_eq!(ch.evaluate(mid), 4.5);
+        // Clamped to [0, 5] and step: holds sample 0, clamps sample 1.
+        let rec = curve_record(1, 0, 3, CURVE_FLAG_CLAMP, (0.0, 5.0), 5, 1.0, 7.0, 0);
+        let ch = parse_one(&rec, &data, &strs).unwrap();
+        assert!(ch.step && ch.clamp);
+        assert_eq!(ch.evaluate(mid), 1.0);
+        assert_eq!(ch.value(1), 5.0);
+    }
+
+    #[test]
+    fn constant_and_raw_curves() {
+        let strs = one_string();
+        let rec = curve_record(
+            0,
+            0,
+            0,
+            0,
+            (f32::NEG_INFINITY, f32::INFINITY),
+            9,
+            0.25,
+            0.0,
+            0,
+        );
+        let ch = parse_one(&rec, &[], &strs).unwrap();
+        assert_eq!((ch.num_samples(), ch.data_size()), (9, 0));
+        assert!((0..9).all(|i| ch.value(i) == 0.25));
+        let data: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let rec = curve_record(0, 1, 32, 0, (-5.0, 5.0), 2, 0.0, 0.0, 0);
+        let ch = parse_one(&rec, &data, &strs).unwrap();
+        assert_eq!((ch.value(0), ch.value(1)), (1.5, -2.0));
+        assert_eq!(ch.composition, CurveComposition::Override);
+    }
+
+    #[test]
+    fn malformed_curve_records_are_invalid() {
+        let strs = one_string();
+        let data = [0u8; 8];
+        let inf = (f32::NEG_INFINITY, f32::INFINITY);
+        let bad = [
+            curve_record(2, 0, 3, 0, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 4, 3, 0, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 25, 0, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 33, 0, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 3, 2, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 3, 0, (1.0, 0.0), 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 3, 0, (f32::NAN, 0.0), 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 3, 0, inf, 5, f32::NAN, 1.0, 0),
+            curve_record(0, 0, 3, 0, inf, 5, 0.0, -1.0, 0),
+            curve_record(0, 0, 3, 0, inf, 5, 0.0, f32::INFINITY, 0),
+            curve_record(0, 0, 0, 0, inf, 5, 0.0, 1.0, 0),
+            curve_record(0, 0, 0, 0, inf, 5, 0.0, 0.0, 4),
+            curve_record(0, 0, 32, 0, inf, 2, 1.0, 0.0, 0),
+            curve_record(0, 0, 3, 0, inf, 5, 0.0, 1.0, 2),
+            // 3 raw samples need 12 bytes; DATA has 8.
+            curve_record(0, 0, 32, 0, inf, 3, 0.0, 0.0, 0),
+            curve_record(0, 0, 24, 0, inf, u32::MAX, 0.0, 1.0, 0),
+        ];
+        for (i, rec) in bad.iter().enumerate() {
+            assert!(
+                matches!(
+                    parse_one(rec, &data, &strs),
+                    Err(PackageError::Invalid(_) | PackageError::Truncated { .. })
+                ),
+                "case {i}"
+            );
+        }
+        // Padding bits past the last sample must be zero.
+        let rec = curve_record(0, 0, 3, 0, inf, 5, 0.0, 1.0, 0);
+        assert!(parse_one(&rec, &[0, 0], &strs).is_ok());
+        assert!(parse_one(&rec, &[0, 0x80], &strs).is_err());
     }
 
     #[test]
