@@ -40,6 +40,14 @@ impl Transform {
     pub fn is_finite(&self) -> bool {
         self.rotation.is_finite() && self.translation.is_finite() && self.scale.is_finite()
     }
+
+    /// The ten stored values in the order every Ludus layout uses:
+    /// rotation x y z w, translation x y z, scale x y z.
+    #[inline]
+    pub fn to_array(&self) -> [f32; 10] {
+        let (r, t, s) = (self.rotation, self.translation, self.scale);
+        [r.x, r.y, r.z, r.w, t.x, t.y, t.z, s.x, s.y, s.z]
+    }
 }
 
 impl Default for Transform {

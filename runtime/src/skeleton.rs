@@ -276,14 +276,7 @@ fn compute_identity(parents: &[u32], ids: &[JointId], rest: &[Transform]) -> Ske
     for j in 0..parents.len() {
         h.write_u64(ids[j].0);
         h.write_u32(parents[j]);
-        let t = &rest[j];
-        for v in [t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w] {
-            h.write_f32(v);
-        }
-        for v in t.translation.to_array() {
-            h.write_f32(v);
-        }
-        for v in t.scale.to_array() {
+        for v in rest[j].to_array() {
             h.write_f32(v);
         }
     }

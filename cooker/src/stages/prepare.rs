@@ -927,18 +927,7 @@ fn sample_grid(
 fn revision(values: &[Transform]) -> u64 {
     let mut bytes = Vec::with_capacity(values.len() * 40);
     for t in values {
-        for v in [
-            t.rotation.x,
-            t.rotation.y,
-            t.rotation.z,
-            t.rotation.w,
-            t.translation.x,
-            t.translation.y,
-            t.translation.z,
-            t.scale.x,
-            t.scale.y,
-            t.scale.z,
-        ] {
+        for v in t.to_array() {
             let v = if v == 0.0 { 0.0f32 } else { v };
             bytes.extend_from_slice(&v.to_bits().to_le_bytes());
         }

@@ -38,7 +38,6 @@ pub(super) fn build(
             curves: Vec::new(),
             curve_names: HashSet::new(),
             weights_seen: HashSet::new(),
-            weights_seen_nodes: HashSet::new(),
         };
         let authored_markers = markers::read(anim, &builder.clip, report)?;
         for (ci, channel) in anim.channels.iter().enumerate() {
@@ -115,9 +114,8 @@ struct ClipBuilder<'a> {
     tracks: BTreeMap<usize, JointTracks>,
     curves: Vec<ScalarCurve>,
     curve_names: HashSet<String>,
+    /// Nodes whose weights this clip already animates.
     weights_seen: HashSet<usize>,
-    /// Nodes (not joints) whose weights this clip already animates.
-    weights_seen_nodes: HashSet<usize>,
 }
 
 /// Where a channel's problems are reported.
@@ -150,68 +148,25 @@ impl ClipBuilder<'_> {
         let joint = self.selection.joint_of_node.get(node).copied().flatten();
         // Morph weights are curves, not joint motion: they keep the node's
         // name whether or not the node is a joint.
-        if joint.is_none() && property == Property::MorphTargetWeights {
-            let at = ChannelAt {
-                index: ci,
-                joint: &node_name,
-                property: property_name(property),
-            };
-            let sampler = anim.samplers.get(channel.sampler.value()).ok_or_else(|| {
-                self.malformed(
-                    report,
-                    &at,
-                    "bad_sampler",
-                    format!(
-                        "uses sampler {}, which does not exist",
-                        channel.sampler.value()
-                    ),
-                )
-            })?;
-            let interpolation = match sampler.interpolation {
-                Checked::Valid(GltfInterpolation::Linear) => Interpolation::Linear,
-                Checked::Valid(GltfInterpolation::Step) => Interpolation::Step,
-                Checked::Valid(GltfInterpolation::CubicSpline) => Interpolation::CubicSpline,
-                Checked::Invalid => {
-                    return Err(self.malformed(
-                        report,
-                        &at,
-                        "bad_sampler",
-                        "has an unknown interpolation".to_string(),
-                    ))
-                }
-            };
-            if !self.weights_seen_nodes.insert(node) {
-                report.push(duplicate_channel(&self.clip, &at));
+        let label = match joint {
+            Some(j) => self.selection.joint_name(j).to_string(),
+            None if property == Property::MorphTargetWeights => node_name.clone(),
+            None => {
+                report.push(
+                    Diagnostic::warning(
+                        "channel_target_not_joint",
+                        format!(
+                            "channel {ci} targets node '{node_name}', which is not a joint; dropped"
+                        ),
+                    )
+                    .clip(&self.clip),
+                );
                 return Ok(());
             }
-            let times = self
-                .read(sampler.input.value(), Expect::Times, "input", &at, report)?
-                .values;
-            let out = self.read(
-                sampler.output.value(),
-                Expect::Weights,
-                "output",
-                &at,
-                report,
-            )?;
-            return self.add_weights(node, &times, &out.values, interpolation, &at, report);
-        }
-        let Some(joint) = joint else {
-            report.push(
-                Diagnostic::warning(
-                    "channel_target_not_joint",
-                    format!(
-                        "channel {ci} targets node '{node_name}', which is not a joint; dropped"
-                    ),
-                )
-                .clip(&self.clip),
-            );
-            return Ok(());
         };
-        let joint_name = self.selection.joint_name(joint).to_string();
         let at = ChannelAt {
             index: ci,
-            joint: &joint_name,
+            joint: &label,
             property: property_name(property),
         };
         let sampler = anim.samplers.get(channel.sampler.value()).ok_or_else(|| {
@@ -244,6 +199,8 @@ impl ClipBuilder<'_> {
         let output = sampler.output.value();
         match property {
             Property::Translation | Property::Scale => {
+                // Only weights channels reach here without a joint.
+                let Some(joint) = joint else { return Ok(()) };
                 let out = self.read(output, Expect::Vec3, "output", &at, report)?;
                 let values = out.elements::<3>().map(Vec3::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
@@ -260,6 +217,7 @@ impl ClipBuilder<'_> {
                 store(slot, curve, &self.clip, &at, report);
             }
             Property::Rotation => {
+                let Some(joint) = joint else { return Ok(()) };
                 let out = self.read(output, Expect::Rotation, "output", &at, report)?;
                 let values = out.elements::<4>().map(Quat::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
@@ -271,7 +229,7 @@ impl ClipBuilder<'_> {
                 store(&mut tracks.rotation, curve, &self.clip, &at, report);
             }
             Property::MorphTargetWeights => {
-                if !self.weights_seen.insert(joint) {
+                if !self.weights_seen.insert(node) {
                     report.push(duplicate_channel(&self.clip, &at));
                     return Ok(());
                 }

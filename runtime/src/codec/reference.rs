@@ -119,18 +119,7 @@ impl<'a> ReferenceClip<'a> {
 pub fn encode(samples: &[Transform]) -> Vec<u8> {
     let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
     for t in samples {
-        for v in [
-            t.rotation.x,
-            t.rotation.y,
-            t.rotation.z,
-            t.rotation.w,
-            t.translation.x,
-            t.translation.y,
-            t.translation.z,
-            t.scale.x,
-            t.scale.y,
-            t.scale.z,
-        ] {
+        for v in t.to_array() {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
