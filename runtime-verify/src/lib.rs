@@ -169,21 +169,21 @@ pub fn check_times(
     t
 }
 
-/// Compare `clip` (decoded through the runtime) against `reference` at
-/// `times`. `reference(t, out)` writes the expected local pose at time `t`.
-pub fn verify_clip(
+/// Compare two poses at each of `times`: `poses(t, expected, actual)`
+/// fills both local poses (false: `actual` could not be produced, which is
+/// reported as an infinite error rather than hidden). Errors are measured
+/// with [`pose_errors`]; every joint over its threshold is a violation.
+pub fn verify_poses(
     skeleton: &Skeleton,
-    clip: &Clip<'_>,
     times: &[f32],
     shells: &[f32],
     thresholds: &[f32],
-    mut reference: impl FnMut(f32, &mut [Transform]),
+    mut poses: impl FnMut(f32, &mut [Transform], &mut [Transform]) -> bool,
 ) -> ErrorStats {
     let n = skeleton.joint_count();
-    let rest = skeleton.rest_pose();
     let mut scratch = Scratch::new(n);
     let mut expected = vec![Transform::IDENTITY; n];
-    let mut decoded = vec![Transform::IDENTITY; n];
+    let mut actual = vec![Transform::IDENTITY; n];
     let mut pos = vec![0.0f32; n];
     let mut rot = vec![0.0f32; n];
     let mut all = Vec::with_capacity(times.len() * n);
@@ -193,17 +193,14 @@ pub fn verify_clip(
     };
     let mut violations = Vec::new();
     for &t in times {
-        reference(t, &mut expected);
-        if !clip.sample(t, rest, &mut decoded) {
-            // Cannot happen for a validated clip and matching skeleton;
-            // report it as an infinite error rather than hide it.
+        if !poses(t, &mut expected, &mut actual) {
             stats.max_error_m = f32::INFINITY;
             continue;
         }
         pose_errors(
             skeleton,
             &expected,
-            &decoded,
+            &actual,
             shells,
             &mut scratch,
             &mut pos,
@@ -241,6 +238,30 @@ pub fn verify_clip(
     violations.truncate(16);
     stats.violations = violations;
     stats
+}
+
+/// Compare `clip` (decoded through the runtime, rest-pose defaults)
+/// against `reference` at `times`. `reference(t, out)` writes the expected
+/// local pose at time `t`.
+pub fn verify_clip(
+    skeleton: &Skeleton,
+    clip: &Clip<'_>,
+    times: &[f32],
+    shells: &[f32],
+    thresholds: &[f32],
+    mut reference: impl FnMut(f32, &mut [Transform]),
+) -> ErrorStats {
+    let rest = skeleton.rest_pose();
+    verify_poses(
+        skeleton,
+        times,
+        shells,
+        thresholds,
+        |t, expected, actual| {
+            reference(t, expected);
+            clip.sample(t, rest, actual)
+        },
+    )
 }
 
 /// The `q` quantile (nearest rank) of `values`; 0 for none.

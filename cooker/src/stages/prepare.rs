@@ -48,7 +48,7 @@ use ludus_anim_runtime::root_motion::{
 };
 use ludus_anim_runtime::timing::{sample_position, LoopMode};
 use ludus_anim_runtime::Skeleton;
-use ludus_anim_verify::{percentile, pose_errors, ErrorStats, Scratch, Violation};
+use ludus_anim_verify::{pose_errors, verify_poses, ErrorStats, Scratch};
 use serde::{Deserialize, Serialize};
 
 pub use ludus_anim_runtime::package::{MarkerKind, RootMotionPolicy};
@@ -1127,67 +1127,21 @@ pub fn verify_additive(
     if prepared.additive.is_none() || shells.len() != n || thresholds.len() != n {
         return None;
     }
-    let mut scratch = Scratch::new(n);
     let mut delta = vec![Transform::IDENTITY; n];
     let mut expected_delta = vec![Transform::IDENTITY; n];
-    let mut expected = vec![Transform::IDENTITY; n];
-    let mut got = vec![Transform::IDENTITY; n];
-    let (mut pos, mut rot) = (vec![0.0f32; n], vec![0.0f32; n]);
-    let mut stats = ErrorStats {
-        per_joint_max_m: vec![0.0; n],
-        times_checked: times.len(),
-        ..Default::default()
-    };
-    let mut all = Vec::with_capacity(times.len() * n);
-    let mut violations = Vec::new();
     let c = &prepared.clip;
-    for &t in times {
-        let ok = decoded.sample(t, defaults, &mut delta)
-            && sample_grid(c, &c.samples, c.loop_mode, t, &mut expected_delta)
-            && prepared.apply_onto_base(t, &expected_delta, &mut expected)
-            && prepared.apply_onto_base(t, &delta, &mut got);
-        if !ok {
-            stats.max_error_m = f32::INFINITY;
-            continue;
-        }
-        pose_errors(
-            skeleton,
-            &expected,
-            &got,
-            shells,
-            &mut scratch,
-            &mut pos,
-            &mut rot,
-        );
-        for j in 0..n {
-            let e = if pos[j].is_finite() {
-                pos[j]
-            } else {
-                f32::INFINITY
-            };
-            all.push(e);
-            stats.per_joint_max_m[j] = stats.per_joint_max_m[j].max(e);
-            if e > stats.max_error_m {
-                stats.max_error_m = e;
-                stats.worst_joint = j;
-                stats.worst_time_s = t;
-            }
-            stats.max_rotation_error_deg = stats.max_rotation_error_deg.max(rot[j].to_degrees());
-            if e > thresholds[j] {
-                violations.push(Violation {
-                    joint: j,
-                    time_s: t,
-                    error_m: e,
-                    threshold_m: thresholds[j],
-                });
-            }
-        }
-    }
-    stats.p99_error_m = percentile(&mut all, 0.99);
-    violations.sort_by(|a, b| b.error_m.total_cmp(&a.error_m).then(a.joint.cmp(&b.joint)));
-    violations.truncate(16);
-    stats.violations = violations;
-    Some(stats)
+    Some(verify_poses(
+        skeleton,
+        times,
+        shells,
+        thresholds,
+        |t, expected, got| {
+            decoded.sample(t, defaults, &mut delta)
+                && sample_grid(c, &c.samples, c.loop_mode, t, &mut expected_delta)
+                && prepared.apply_onto_base(t, &expected_delta, expected)
+                && prepared.apply_onto_base(t, &delta, got)
+        },
+    ))
 }
 
 /// A copy of `skeleton` whose rest pose is the additive identity. The VBR
