@@ -777,35 +777,11 @@ impl<'a> Package<'a> {
     /// blobs, additive reference, root-motion trajectory through
     /// `Trajectory::new`, event range through `EventTrack::new`).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
+        let version = check_header(bytes)?;
         let file = Bytes {
             b: bytes,
             what: "header",
         };
-        if file.range(0, 8)? != MAGIC {
-            return Err(PackageError::BadMagic);
-        }
-        let version = file.u32(8)?;
-        if version != FORMAT_VERSION {
-            return Err(PackageError::Version {
-                found: version,
-                expected: FORMAT_VERSION,
-            });
-        }
-        let header_size = file.u32(12)? as usize;
-        if header_size != HEADER_SIZE {
-            return Err(invalid(format!(
-                "header size {header_size}, expected {HEADER_SIZE}"
-            )));
-        }
-        let file_size = file.u64(16)?;
-        if file_size != bytes.len() as u64 {
-            return Err(PackageError::Truncated {
-                what: "package",
-                start: 0,
-                end: file_size,
-                len: bytes.len(),
-            });
-        }
         let stored = file.u64(32)?;
         let body = bytes.get(HEADER_SIZE..).ok_or(PackageError::Truncated {
             what: "header",
@@ -1330,10 +1306,9 @@ fn parse_skeleton(sec: Bytes<'_>, strings: &Strings<'_>) -> Result<Skeleton, Pac
     Ok(skeleton)
 }
 
-#[doc(hidden)]
-/// Structural validation without the checksum, for robustness tests that
-/// corrupt bytes and must reach the deeper checks.
-pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
+/// Magic, format version, header size and declared file size: the checks
+/// every load starts with. Returns the format version.
+fn check_header(bytes: &[u8]) -> Result<u32, PackageError> {
     let file = Bytes {
         b: bytes,
         what: "header",
@@ -1348,6 +1323,12 @@ pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError>
             expected: FORMAT_VERSION,
         });
     }
+    let header_size = file.u32(12)? as usize;
+    if header_size != HEADER_SIZE {
+        return Err(invalid(format!(
+            "header size {header_size}, expected {HEADER_SIZE}"
+        )));
+    }
     let file_size = file.u64(16)?;
     if file_size != bytes.len() as u64 {
         return Err(PackageError::Truncated {
@@ -1357,6 +1338,14 @@ pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError>
             len: bytes.len(),
         });
     }
+    Ok(version)
+}
+
+#[doc(hidden)]
+/// Structural validation without the checksum, for robustness tests that
+/// corrupt bytes and must reach the deeper checks.
+pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
+    let version = check_header(bytes)?;
     Package::load_unchecked_checksum(bytes, version)
 }
 

@@ -475,19 +475,15 @@ fn parse_hierarchy(tok: &mut Tokens<'_>) -> Result<(Vec<Node>, usize)> {
                     root = Some((name.to_string(), line));
                 }
                 expect_open(tok, line, name)?;
-                nodes.push(Node {
-                    name: Some(name.to_string()),
-                    parent: stack.last().map(|o| o.node),
-                    offset: [0.0; 3],
-                    channels: Vec::new(),
-                    first_channel: next_channel,
+                let parent = stack.last().map(|o| o.node);
+                open_node(
+                    &mut nodes,
+                    &mut stack,
+                    Some(name.to_string()),
+                    parent,
+                    next_channel,
                     line,
-                });
-                stack.push(Open {
-                    node: nodes.len() - 1,
-                    offset_seen: false,
-                    channels_seen: false,
-                });
+                );
             }
             "End" => {
                 let Some(parent) = stack.last() else {
@@ -509,19 +505,8 @@ fn parse_hierarchy(tok: &mut Tokens<'_>) -> Result<(Vec<Node>, usize)> {
                     ));
                 }
                 expect_open(tok, line, "End Site")?;
-                nodes.push(Node {
-                    name: None,
-                    parent: Some(parent.node),
-                    offset: [0.0; 3],
-                    channels: Vec::new(),
-                    first_channel: next_channel,
-                    line,
-                });
-                stack.push(Open {
-                    node: nodes.len() - 1,
-                    offset_seen: false,
-                    channels_seen: false,
-                });
+                let parent = Some(parent.node);
+                open_node(&mut nodes, &mut stack, None, parent, next_channel, line);
             }
             "OFFSET" => {
                 let Some(open) = stack.last_mut() else {
@@ -691,6 +676,31 @@ fn describe(n: &Node) -> String {
         Some(name) => format!("joint '{name}'"),
         None => "an End Site".to_string(),
     }
+}
+
+/// Start a node (a joint when `name` is set, else an End Site) and keep it
+/// open until its `}`.
+fn open_node(
+    nodes: &mut Vec<Node>,
+    stack: &mut Vec<Open>,
+    name: Option<String>,
+    parent: Option<usize>,
+    first_channel: usize,
+    line: usize,
+) {
+    nodes.push(Node {
+        name,
+        parent,
+        offset: [0.0; 3],
+        channels: Vec::new(),
+        first_channel,
+        line,
+    });
+    stack.push(Open {
+        node: nodes.len() - 1,
+        offset_seen: false,
+        channels_seen: false,
+    });
 }
 
 fn expect_open(tok: &mut Tokens<'_>, line: usize, what: &str) -> Result<()> {
