@@ -93,7 +93,7 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
         /// Timed cold-cache decodes per clip.
-        #[arg(long, default_value_t = 301)]
+        #[arg(long, default_value_t = 101)]
         cold_iterations: usize,
     },
     /// Print a package's skeleton, clips, curves and metadata.

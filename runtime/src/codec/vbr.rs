@@ -118,6 +118,70 @@ const INV_MAX: [f32; 20] = {
 };
 const INV_255: f32 = 1.0 / 255.0;
 const INV_65535: f32 = 1.0 / 65535.0;
+
+/// `INV_MAX` indexed by any 6-bit width: zero outside 1..=19, so a
+/// segment-constant track (0 bits) dequantizes its zero fields to zero.
+const INV_BITS: [f32; 64] = {
+    let mut t = [0.0f32; 64];
+    let mut b = 1;
+    while b < 20 {
+        t[b] = INV_MAX[b];
+        b += 1;
+    }
+    t
+};
+
+/// What decoding needs of a rate byte, looked up rather than branched on
+/// (the rates of a track change from segment to segment, so branches on
+/// them mispredict under random access).
+#[derive(Clone, Copy, Debug)]
+struct RateInfo {
+    /// Bits per component: 0 (segment constant), 3..=19, or 32 (raw).
+    bits: u8,
+    /// Bytes of the track's segment range entry: 6, or 0 if it has none.
+    range_bytes: u8,
+    /// Segment constant: the range entry holds the value as three u16 codes.
+    constant: bool,
+}
+
+/// [`RateInfo`] of every 6-bit rate byte (validated bytes have bits 6-7 clear).
+const RATE_INFO: [RateInfo; 64] = {
+    let mut t = [RateInfo {
+        bits: 0,
+        range_bytes: 0,
+        constant: false,
+    }; 64];
+    let mut r = 0;
+    while r < 64 {
+        let id = r & RATE_ID_MASK as usize;
+        let unranged = r & RATE_UNRANGED as usize != 0;
+        t[r] = if id == RATE_CONSTANT as usize {
+            RateInfo {
+                bits: 0,
+                range_bytes: SEGMENT_RANGE_BYTES as u8,
+                constant: true,
+            }
+        } else if id >= RATE_RAW as usize {
+            RateInfo {
+                bits: 32,
+                range_bytes: 0,
+                constant: false,
+            }
+        } else {
+            RateInfo {
+                bits: RATE_BITS[id] as u8,
+                range_bytes: if unranged {
+                    0
+                } else {
+                    SEGMENT_RANGE_BYTES as u8
+                },
+                constant: false,
+            }
+        };
+        r += 1;
+    }
+    t
+};
 /// Step of a 16-bit rotation clip range code: `[-1, 1]` in 65535 steps.
 pub const ROTATION_RANGE_STEP: f32 = 2.0 / 65535.0;
 
@@ -173,22 +237,44 @@ pub fn finish_rotation(q: Quat) -> Quat {
     nlerp_shortest(q, q, 0.0)
 }
 
-#[inline]
+#[inline(always)]
 fn read_u32(b: &[u8], at: usize) -> u32 {
-    match b.get(at..at + 4) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
+    if at < b.len().saturating_sub(3) {
+        // SAFETY: `at + 4 <= b.len()`: the four bytes are inside the slice.
+        u32::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u32) })
+    } else {
+        0
     }
 }
 
 /// Little-endian 64-bit load; zero if out of bounds (never on a validated
-/// view, where padding keeps every load inside the blob).
+/// view, where padding keeps every load inside the blob). One compare per
+/// load: this is the decoder's most frequent check.
 #[inline(always)]
 fn load_u64(b: &[u8], at: usize) -> u64 {
-    match b.get(at..at + 8) {
-        Some(s) => u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
-        None => 0,
+    if at < b.len().saturating_sub(7) {
+        // SAFETY: `at + 8 <= b.len()`: the eight bytes are inside the slice.
+        u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u64) })
+    } else {
+        0
     }
+}
+
+/// Three little-endian f32 at `at` (lane w unspecified); zeros if out of bounds.
+#[inline(always)]
+fn load_f32x3(b: &[u8], at: usize) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if at < b.len().saturating_sub(15) {
+            // SAFETY: `at + 16 <= b.len()`: the unaligned 16-byte load is
+            // inside the slice. SSE is part of the x86_64 baseline.
+            return Vec3A::from(unsafe {
+                core::arch::x86_64::_mm_loadu_ps(b.as_ptr().add(at) as *const f32)
+            });
+        }
+    }
+    let f = |i: usize| f32::from_bits(read_u32(b, at + i));
+    Vec3A::new(f(0), f(4), f(8))
 }
 
 /// `bits` (<= 32) bits at absolute bit position `pos` of `b`.
@@ -445,17 +531,16 @@ impl RotationBatch {
         }
     }
 
+    /// Whether the batch must be flushed before the next push.
     #[inline(always)]
-    fn push(
-        &mut self,
-        index: usize,
-        a: PendingRotation,
-        b: PendingRotation,
-        out: &mut [Transform],
-    ) {
-        if self.len >= ROTATION_BATCH {
-            self.flush(out);
-        }
+    fn full(&self) -> bool {
+        self.len >= ROTATION_BATCH
+    }
+
+    /// Queue a blend; the caller flushes when [`RotationBatch::full`]
+    /// (a push into a full batch is dropped).
+    #[inline(always)]
+    fn push(&mut self, index: usize, a: PendingRotation, b: PendingRotation) {
         if let (Some(i), Some(x), Some(y)) = (
             self.index.get_mut(self.len),
             self.a.get_mut(self.len),
@@ -468,6 +553,36 @@ impl RotationBatch {
             self.rebuild_b |= u32::from(b.rebuild) << self.len;
             self.len += 1;
         }
+    }
+
+    /// [`RotationBatch::flush`] for a batch of constant rotations, whose
+    /// blend with themselves is just the normalization: the same
+    /// operations minus the ones whose result is known (`q + (q - q) * t`
+    /// is `q`, and `q . q` is never negative), so the results are those of
+    /// [`nlerp_shortest`]`(q, q, t)` (up to the sign of zero components).
+    #[inline(always)]
+    fn flush_normalize(&mut self, out: &mut [Transform]) {
+        let n = self.len.min(ROTATION_BATCH);
+        let mut k = 0;
+        while k < n {
+            let Some(a) = self.a.get(k..k + 4) else {
+                break;
+            };
+            let Ok(a) = <&[Quat; 4]>::try_from(a) else {
+                break;
+            };
+            let q = normalize4(a, (self.rebuild_a >> k) & 15);
+            let m = (n - k).min(4);
+            for (l, q) in q.iter().enumerate().take(m) {
+                if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
+                    o.rotation = *q;
+                }
+            }
+            k += 4;
+        }
+        self.len = 0;
+        self.rebuild_a = 0;
+        self.rebuild_b = 0;
     }
 
     #[inline(always)]
@@ -500,6 +615,106 @@ impl RotationBatch {
     }
 }
 
+/// `nlerp_shortest(q, q, _)` of four rotations, w rebuilt (as
+/// [`rotation_from_xyz`]) for the lanes whose bit is set in `rebuild`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
+    core::array::from_fn(|l| {
+        let q = PendingRotation {
+            q: a[l],
+            rebuild: (rebuild >> l) & 1 != 0,
+        }
+        .quat();
+        nlerp_shortest(q, q, 0.0)
+    })
+}
+
+/// `nlerp_shortest(q, q, _)` of four rotations in SSE2 lanes, w rebuilt
+/// (as [`rotation_from_xyz`]) for the lanes whose bit is set in
+/// `rebuild`: the same lane operations as [`blend4`] without the lerp,
+/// which is the identity when both ends are equal.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; register-only
+    // operations plus unaligned stores to local `[f32; 4]` arrays.
+    unsafe {
+        let [x, y, z, w] = soa4(a);
+        let s = _mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
+            _mm_mul_ps(z, z),
+        );
+        let rebuilt = _mm_sqrt_ps(_mm_max_ps(
+            _mm_sub_ps(_mm_set1_ps(1.0), s),
+            _mm_setzero_ps(),
+        ));
+        let f = |i: u32| -(((rebuild >> i) & 1) as i32);
+        let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
+        let q = [x, y, z, select_ps(mask, rebuilt, w)];
+        // glam's SSE2 dot: (x*x' + z*z') + (y*y' + w*w').
+        let len2 = _mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(q[0], q[0]), _mm_mul_ps(q[2], q[2])),
+            _mm_add_ps(_mm_mul_ps(q[1], q[1]), _mm_mul_ps(q[3], q[3])),
+        );
+        let ok = _mm_and_ps(
+            _mm_cmpgt_ps(len2, _mm_set1_ps(1e-12)),
+            _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
+        );
+        let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
+        let o: [__m128; 4] = core::array::from_fn(|i| select_ps(ok, _mm_mul_ps(q[i], r), q[i]));
+        aos4(o)
+    }
+}
+
+/// Lanes of `yes` where `mask` is set, else of `no`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn select_ps(
+    mask: core::arch::x86_64::__m128,
+    yes: core::arch::x86_64::__m128,
+    no: core::arch::x86_64::__m128,
+) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe { _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no)) }
+}
+
+/// Four xyzw rows as x, y, z, w lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn soa4(p: &[Quat; 4]) -> [core::arch::x86_64::__m128; 4] {
+    use core::arch::x86_64::*;
+    let (r0, r1, r2, r3) = (
+        __m128::from(p[0]),
+        __m128::from(p[1]),
+        __m128::from(p[2]),
+        __m128::from(p[3]),
+    );
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        let t0 = _mm_unpacklo_ps(r0, r1);
+        let t1 = _mm_unpacklo_ps(r2, r3);
+        let t2 = _mm_unpackhi_ps(r0, r1);
+        let t3 = _mm_unpackhi_ps(r2, r3);
+        [
+            _mm_movelh_ps(t0, t1),
+            _mm_movehl_ps(t1, t0),
+            _mm_movelh_ps(t2, t3),
+            _mm_movehl_ps(t3, t2),
+        ]
+    }
+}
+
+/// Inverse of [`soa4`]: x, y, z, w lanes back to four rotations.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn aos4(o: [core::arch::x86_64::__m128; 4]) -> [Quat; 4] {
+    let rows = soa4(&o.map(|v| Quat::from_vec4(glam::Vec4::from(v))));
+    rows.map(|r| Quat::from_vec4(glam::Vec4::from(r)))
+}
+
 /// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
 /// for the lanes whose bit is set in `rebuild_a` / `rebuild_b`.
 #[cfg(not(target_arch = "x86_64"))]
@@ -528,29 +743,8 @@ fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f
     // register-only operations plus unaligned loads and stores of local
     // `[f32; 4]` arrays.
     unsafe {
-        // Transpose four xyzw rows into x, y, z, w lanes.
-        let soa = |p: &[Quat; 4]| {
-            let (r0, r1, r2, r3) = (
-                __m128::from(p[0]),
-                __m128::from(p[1]),
-                __m128::from(p[2]),
-                __m128::from(p[3]),
-            );
-            let t0 = _mm_unpacklo_ps(r0, r1);
-            let t1 = _mm_unpacklo_ps(r2, r3);
-            let t2 = _mm_unpackhi_ps(r0, r1);
-            let t3 = _mm_unpackhi_ps(r2, r3);
-            [
-                _mm_movelh_ps(t0, t1),
-                _mm_movehl_ps(t1, t0),
-                _mm_movelh_ps(t2, t3),
-                _mm_movehl_ps(t3, t2),
-            ]
-        };
-        // Lanes of `yes` where `mask` is set, else of `no`.
-        let select = |mask: __m128, yes: __m128, no: __m128| {
-            _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no))
-        };
+        let soa = soa4;
+        let select = |m, y, n| select_ps(m, y, n);
         // w rebuilt where requested: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`.
         let rebuild = |p: &[Quat; 4], bits: u32| {
             let [x, y, z, w] = soa(p);
@@ -587,22 +781,7 @@ fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f
         );
         let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
         let o: [__m128; 4] = core::array::from_fn(|i| select(ok, _mm_mul_ps(q[i], r), qa[i]));
-        // Transpose back.
-        let t0 = _mm_unpacklo_ps(o[0], o[1]);
-        let t1 = _mm_unpacklo_ps(o[2], o[3]);
-        let t2 = _mm_unpackhi_ps(o[0], o[1]);
-        let t3 = _mm_unpackhi_ps(o[2], o[3]);
-        let rows = [
-            _mm_movelh_ps(t0, t1),
-            _mm_movehl_ps(t1, t0),
-            _mm_movelh_ps(t2, t3),
-            _mm_movehl_ps(t3, t2),
-        ];
-        core::array::from_fn(|i| {
-            let mut v = [0.0f32; 4];
-            _mm_storeu_ps(v.as_mut_ptr(), rows[i]);
-            Quat::from_array(v)
-        })
+        aos4(o)
     }
 }
 
@@ -620,6 +799,11 @@ struct Cursor {
     bit0: usize,
     bit1: usize,
 }
+
+/// [`Pair`] as const generic parameters of the decode loops.
+const PAIR_ONE: u8 = 0;
+const PAIR_SAME_SEGMENT: u8 = 1;
+const PAIR_TWO_SEGMENTS: u8 = 2;
 
 /// How the second sample relates to the first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -910,14 +1094,7 @@ impl<'a> VbrClip<'a> {
                 e * ROTATION_RANGE_STEP,
             )
         } else {
-            let f = |i: usize| {
-                let x = read_u32(r, *at + i);
-                f32::from_bits(x)
-            };
-            let v = (
-                Vec3A::new(f(0), f(4), f(8)),
-                Vec3A::new(f(12), f(16), f(20)),
-            );
+            let v = (load_f32x3(r, *at), load_f32x3(r, *at + 12));
             *at += VECTOR_CLIP_RANGE_BYTES;
             v
         }
@@ -925,71 +1102,55 @@ impl<'a> VbrClip<'a> {
 
     /// Reconstruction parameters of an animated track with rate byte `rate`
     /// and clip range `(cmin, cext)`; `range` is the segment's range
-    /// cursor (advanced past the track's entry if it has one).
+    /// cursor (advanced past the track's entry if it has one). The three
+    /// cases share one formula, `bias = cmin + cext * (lo * k)` and
+    /// `scale = cext * (hi * (1/255))`: ranged tracks read `lo`, `hi` from
+    /// their 8-bit entry (k = 1/255), unranged ones use 0 and 255, and a
+    /// segment constant reads its 16-bit value as `lo` (k = 1/65535) with
+    /// `hi = 0`; those are exactly the specified operations.
     #[inline(always)]
     fn params(&self, rate: u8, cmin: Vec3A, cext: Vec3A, range: &mut usize) -> TrackParams {
-        let id = rate_id(rate);
-        if id == RATE_CONSTANT {
-            // Every range entry is followed by at least 8 bytes (more
-            // data or the padding), so the 8-byte load stays in bounds.
-            let v = u16x3(load_u64(self.data, *range)) * INV_65535;
-            *range += SEGMENT_RANGE_BYTES;
-            return TrackParams {
-                bits: 0,
-                bias: cmin + cext * v,
-                scale: Vec3A::ZERO,
-                inv: 0.0,
-            };
-        }
-        if id >= RATE_RAW {
-            return TrackParams {
-                bits: 32,
-                bias: Vec3A::ZERO,
-                scale: Vec3A::ZERO,
-                inv: 0.0,
-            };
-        }
-        let (smin, sext) = if rate & RATE_UNRANGED != 0 {
-            (Vec3A::ZERO, Vec3A::splat(255.0))
+        let info = RATE_INFO[(rate & 63) as usize];
+        // Every range entry is followed by at least 8 bytes (more data or
+        // the padding), and a cursor without an entry sits at most at the
+        // padding, so the load stays in bounds.
+        let w = load_u64(self.data, *range);
+        *range += info.range_bytes as usize;
+        let (lo, k, hi) = if info.constant {
+            (u16x3(w), INV_65535, Vec3A::ZERO)
+        } else if info.range_bytes == 0 {
+            (Vec3A::ZERO, INV_255, Vec3A::splat(255.0))
         } else {
-            let w = load_u64(self.data, *range);
-            *range += SEGMENT_RANGE_BYTES;
-            (u8x3(w), u8x3(w >> 24))
+            (u8x3(w), INV_255, u8x3(w >> 24))
         };
-        let bits = RATE_BITS.get(id as usize).copied().unwrap_or(3);
-        let (smin, sext) = (smin * INV_255, sext * INV_255);
         TrackParams {
-            bits,
-            bias: cmin + cext * smin,
-            scale: cext * sext,
-            inv: INV_MAX[bits as usize],
+            bits: info.bits as u32,
+            bias: cmin + cext * (lo * k),
+            scale: cext * (hi * INV_255),
+            inv: INV_BITS[(info.bits & 63) as usize],
         }
     }
 
-    /// One vector sample at bit position `bit` (advanced).
+    /// One vector sample at bit position `bit` (advanced). A segment
+    /// constant (0 bits) reads zero fields and gives `bias + 0`.
     #[inline(always)]
     fn vec_sample(&self, p: &TrackParams, bit: &mut usize) -> Vec3A {
-        match p.bits {
-            0 => p.bias,
-            32 => {
-                let d = self.data;
-                let v = Vec3A::new(
-                    f32::from_bits(read_bits(d, *bit, 32)),
-                    f32::from_bits(read_bits(d, *bit + 32, 32)),
-                    f32::from_bits(read_bits(d, *bit + 64, 32)),
-                );
-                *bit += 96;
-                v
-            }
-            bits => {
-                // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
-                let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
-                let b = (bits as usize).min(19);
-                let q = fields3(word, b);
-                *bit += 3 * b;
-                p.bias + p.scale * (q * p.inv)
-            }
+        if p.bits == 32 {
+            let d = self.data;
+            let v = Vec3A::new(
+                f32::from_bits(read_bits(d, *bit, 32)),
+                f32::from_bits(read_bits(d, *bit + 32, 32)),
+                f32::from_bits(read_bits(d, *bit + 64, 32)),
+            );
+            *bit += 96;
+            return v;
         }
+        // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
+        let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
+        let b = (p.bits as usize).min(19);
+        let q = fields3(word, b);
+        *bit += 3 * b;
+        p.bias + p.scale * (q * p.inv)
     }
 
     /// One rotation sample (w rebuilt later by the batch) at bit position
@@ -1029,32 +1190,25 @@ impl<'a> VbrClip<'a> {
 
     #[inline(always)]
     fn read_vec3(&self, at: &mut usize) -> Vec3 {
-        let v = match self.constants.get(*at..*at + 12) {
-            Some(b) => {
-                let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                Vec3::new(f(0), f(4), f(8))
-            }
-            None => Vec3::ZERO,
-        };
+        let v = load_f32x3(self.constants, *at);
         *at += 12;
-        v
+        Vec3::from(v)
     }
 
     /// Parameters of the animated track at the cursor for both samples
     /// (advancing the clip range and segment range cursors).
     #[inline(always)]
-    fn track_params(
+    fn track_params<const PAIR: u8>(
         &self,
         c: &mut Cursor,
         s0: &SampleRef,
         s1: &SampleRef,
-        pair: Pair,
         rotation: bool,
     ) -> (TrackParams, TrackParams) {
         let (cmin, cext) = self.clip_range(rotation, &mut c.clip_range);
         let r0 = self.data.get(s0.rates + c.track).copied().unwrap_or(0);
         let p0 = self.params(r0, cmin, cext, &mut c.range0);
-        let p1 = if pair == Pair::TwoSegments {
+        let p1 = if PAIR == PAIR_TWO_SEGMENTS {
             let r1 = self.data.get(s1.rates + c.track).copied().unwrap_or(0);
             self.params(r1, cmin, cext, &mut c.range1)
         } else {
@@ -1064,42 +1218,72 @@ impl<'a> VbrClip<'a> {
         (p0, p1)
     }
 
-    /// Decode the joint at the cursor and advance it. Rotations that need
-    /// the blend are returned instead of written (see [`RotationBatch`]).
+    /// Translation or scale (track `k` = 1 or 2) of type byte `t` at the
+    /// cursor; `default` if the track is a default one.
     #[inline(always)]
-    fn decode_joint(
+    fn decode_vector<const PAIR: u8>(
         &self,
         c: &mut Cursor,
         s0: &SampleRef,
         s1: &SampleRef,
-        pair: Pair,
+        alpha: f32,
+        kind: u8,
+        default: Vec3,
+    ) -> Vec3 {
+        match kind {
+            KIND_DEFAULT => default,
+            KIND_ANIMATED => {
+                let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, false);
+                let va = self.vec_sample(&p0, &mut c.bit0);
+                if PAIR == PAIR_ONE {
+                    Vec3::from(va)
+                } else {
+                    Vec3::from(va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha))
+                }
+            }
+            _ => self.read_vec3(&mut c.constant),
+        }
+    }
+
+    /// Decode the joint at the cursor into `out` and advance the cursor.
+    /// Rotations that need the blend go to `batch`, constant ones (which
+    /// only need normalizing) to `constants` (output slot `slot`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn decode_joint<const PAIR: u8>(
+        &self,
+        c: &mut Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
         alpha: f32,
         default: &Transform,
-    ) -> (Transform, Option<(PendingRotation, PendingRotation)>) {
+        out: &mut Transform,
+        batch: &mut RotationBatch,
+        constants: &mut RotationBatch,
+        slot: usize,
+    ) {
         let t = self.types.get(c.joint).copied().unwrap_or(0);
         c.joint += 1;
         if t == 0 {
-            return (*default, None);
+            *out = *default;
+            return;
         }
-        let mut pending = None;
         // Only the default components are read from `default`.
-        let rotation = match t & 3 {
-            KIND_DEFAULT => default.rotation,
+        match t & 3 {
+            KIND_DEFAULT => out.rotation = default.rotation,
             KIND_CONSTANT => {
                 let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant)));
-                pending = Some((v, v));
-                Quat::IDENTITY
+                constants.push(slot, v, v);
             }
             KIND_ANIMATED => {
-                let (p0, p1) = self.track_params(c, s0, s1, pair, true);
+                let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, true);
                 let qa = self.rot_sample(&p0, &mut c.bit0);
-                let qb = if pair == Pair::One {
+                let qb = if PAIR == PAIR_ONE {
                     qa
                 } else {
                     self.rot_sample(&p1, &mut c.bit1)
                 };
-                pending = Some((qa, qb));
-                Quat::IDENTITY
+                batch.push(slot, qa, qb);
             }
             _ => {
                 let v = self.read_vec3(&mut c.constant);
@@ -1108,40 +1292,12 @@ impl<'a> VbrClip<'a> {
                     None => 1.0,
                 };
                 c.constant += 4;
-                Quat::from_xyzw(v.x, v.y, v.z, w)
+                out.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
             }
-        };
-        let mut vectors = [Vec3::ZERO; 2];
-        for (k, value) in vectors.iter_mut().enumerate() {
-            *value = match (t >> (2 * (k + 1))) & 3 {
-                KIND_CONSTANT | KIND_CONSTANT_FULL => self.read_vec3(&mut c.constant),
-                KIND_ANIMATED => {
-                    let (p0, p1) = self.track_params(c, s0, s1, pair, false);
-                    let va = self.vec_sample(&p0, &mut c.bit0);
-                    let v = if pair == Pair::One {
-                        va
-                    } else {
-                        va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha)
-                    };
-                    Vec3::from(v)
-                }
-                _ => {
-                    if k == 0 {
-                        default.translation
-                    } else {
-                        default.scale
-                    }
-                }
-            };
         }
-        (
-            Transform {
-                rotation,
-                translation: vectors[0],
-                scale: vectors[1],
-            },
-            pending,
-        )
+        out.translation =
+            self.decode_vector::<PAIR>(c, s0, s1, alpha, (t >> 2) & 3, default.translation);
+        out.scale = self.decode_vector::<PAIR>(c, s0, s1, alpha, (t >> 4) & 3, default.scale);
     }
 
     /// Advance the cursor past one joint without decoding it.
@@ -1236,20 +1392,48 @@ impl<'a> VbrClip<'a> {
         if out.len() != self.joint_count || defaults.len() != self.joint_count {
             return false;
         }
-        let Some((s0, s1, pair, mut c)) = self.start(pos, defaults, out) else {
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, out) else {
             return false;
         };
-        let mut batch = RotationBatch::new(if pair == Pair::One { 0.0 } else { pos.alpha });
-        // Lengths were checked above: these indices are in bounds.
-        for i in 0..self.joint_count {
-            let (t, pending) = self.decode_joint(&mut c, &s0, &s1, pair, pos.alpha, &defaults[i]);
-            out[i] = t;
-            if let Some((a, b)) = pending {
-                batch.push(i, a, b, out);
+        // One loop per pairing, so the inner loop carries no test of it.
+        match pair {
+            Pair::One => self.pose_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, out),
+            Pair::SameSegment => {
+                self.pose_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, out)
+            }
+            Pair::TwoSegments => {
+                self.pose_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, out)
+            }
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn pose_loop<const PAIR: u8>(
+        &self,
+        mut c: Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
+        alpha: f32,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) {
+        let mut batch = RotationBatch::new(alpha);
+        let mut constants = RotationBatch::new(alpha);
+        for i in 0..out.len() {
+            let (Some(o), Some(d)) = (out.get_mut(i), defaults.get(i)) else {
+                break;
+            };
+            self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i);
+            if batch.full() {
+                batch.flush(out);
+            }
+            if constants.full() {
+                constants.flush_normalize(out);
             }
         }
         batch.flush(out);
-        true
+        constants.flush_normalize(out);
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
@@ -1268,10 +1452,38 @@ impl<'a> VbrClip<'a> {
         if joints.iter().any(|&j| j as usize >= self.joint_count) {
             return false;
         }
-        let Some((s0, s1, pair, c0)) = self.start(pos, defaults, &[]) else {
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, &[]) else {
             return false;
         };
-        let mut batch = RotationBatch::new(if pair == Pair::One { 0.0 } else { pos.alpha });
+        match pair {
+            Pair::One => self.joints_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, joints, out),
+            Pair::SameSegment => {
+                self.joints_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, joints, out)
+            }
+            Pair::TwoSegments => {
+                self.joints_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, joints, out)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn joints_loop<const PAIR: u8>(
+        &self,
+        c0: Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
+        alpha: f32,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        let pair = match PAIR {
+            PAIR_ONE => Pair::One,
+            PAIR_SAME_SEGMENT => Pair::SameSegment,
+            _ => Pair::TwoSegments,
+        };
+        let mut batch = RotationBatch::new(alpha);
+        let mut constants = RotationBatch::new(alpha);
         let mut c = c0;
         for (i, &j) in joints.iter().enumerate() {
             let j = j as usize;
@@ -1279,20 +1491,21 @@ impl<'a> VbrClip<'a> {
                 c = c0;
             }
             while c.joint < j {
-                self.skip_joint(&mut c, &s0, &s1, pair);
+                self.skip_joint(&mut c, s0, s1, pair);
             }
-            let Some(d) = defaults.get(j) else {
+            let (Some(d), Some(o)) = (defaults.get(j), out.get_mut(i)) else {
                 return false;
             };
-            let (t, pending) = self.decode_joint(&mut c, &s0, &s1, pair, pos.alpha, d);
-            if let Some(o) = out.get_mut(i) {
-                *o = t;
+            self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i);
+            if batch.full() {
+                batch.flush(out);
             }
-            if let Some((a, b)) = pending {
-                batch.push(i, a, b, out);
+            if constants.full() {
+                constants.flush_normalize(out);
             }
         }
         batch.flush(out);
+        constants.flush_normalize(out);
         true
     }
 
@@ -1464,6 +1677,47 @@ mod tests {
                 assert_eq!(
                     got[l].to_array().map(f32::to_bits),
                     want.to_array().map(f32::to_bits),
+                    "round {round} lane {l}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn normalize_batch_matches_scalar() {
+        let mut seed = 0x51_7cc1_b727_220au64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for round in 0..20_000 {
+            let mut p = || {
+                let q = Quat::from_xyzw(next(), next(), next(), next());
+                let q = match round % 7 {
+                    0 => q * 1e-7,
+                    1 => Quat::from_xyzw(0.0, -0.0, q.z, q.w),
+                    _ => q.normalize(),
+                };
+                if round % 3 == 0 {
+                    PendingRotation::full(q)
+                } else {
+                    PendingRotation::xyz(Vec3A::new(q.x, q.y, q.z) * 0.9)
+                }
+            };
+            let a: [PendingRotation; 4] = core::array::from_fn(|_| p());
+            let bits = (0..4).fold(0u32, |m, l| m | (u32::from(a[l].rebuild) << l));
+            let alpha = if round % 5 == 0 { 0.0 } else { next().abs() };
+            let got = normalize4(&a.map(|p| p.q), bits);
+            for l in 0..4 {
+                let q = a[l].quat();
+                let want = nlerp_shortest(q, q, alpha);
+                // Equal as numbers (+0 and -0 alike), and so bit for bit
+                // once zeros are folded.
+                assert_eq!(
+                    got[l].to_array().map(|v| (v + 0.0).to_bits()),
+                    want.to_array().map(|v| (v + 0.0).to_bits()),
                     "round {round} lane {l}"
                 );
             }

@@ -1,0 +1,87 @@
+//! Decoder tuning aid (timings live in `ludus-anim bench`).
+//!
+//! `cargo run --release -p ludus-anim-runtime --example decode_probe -- MODE PKG...`
+//! - `dump`: print every clip's decoded poses (full pose and a joint
+//!   subset) at 4,000 times as f32 bit patterns, one line per pose. A
+//!   decoder change that must not change results keeps this output
+//!   byte-identical (diff it before and after).
+//! - `loop N`: decode the first clip of the first package N times at
+//!   pseudo-random times, nothing else: a steady target for
+//!   `perf record` or `valgrind --tool=callgrind` instruction counts.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use ludus_anim_runtime::math::Transform;
+use ludus_anim_runtime::package::Package;
+
+fn fail(msg: String) -> ! {
+    eprintln!("decode_probe: {msg}");
+    std::process::exit(2)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (mode, rest) = args
+        .split_first()
+        .unwrap_or_else(|| fail("usage: decode_probe dump|loop N PKG...".into()));
+    let (count, paths) = match mode.as_str() {
+        "dump" => (0usize, rest),
+        "loop" => {
+            let (n, paths) = rest
+                .split_first()
+                .unwrap_or_else(|| fail("loop needs a count".into()));
+            let n = n
+                .parse()
+                .unwrap_or_else(|_| fail(format!("not a count: {n}")));
+            (n, paths)
+        }
+        other => fail(format!("unknown mode {other}")),
+    };
+    let mut stdout = std::io::stdout().lock();
+    for path in paths {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+        let package = Package::load(&bytes).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+        let rest_pose = package.skeleton().rest_pose();
+        let joints = package.skeleton().joint_count();
+        let mut out = vec![Transform::IDENTITY; joints];
+        for clip in package.clips() {
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            let mut next_time = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s
+            };
+            if mode == "loop" {
+                let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
+                for i in 0..count {
+                    clip.sample(times[i % times.len()], rest_pose, &mut out);
+                    std::hint::black_box(&out);
+                }
+                return;
+            }
+            let mut sub = vec![Transform::IDENTITY; 5];
+            for i in 0..4000usize {
+                let t = if i < 64 {
+                    i as f32 / 63.0 * clip.duration_s
+                } else {
+                    next_time()
+                };
+                let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
+                clip.sample(t, rest_pose, &mut out);
+                clip.sample_joints(t, rest_pose, &picked, &mut sub);
+                let mut line = format!("{} {i}", clip.name);
+                for x in out.iter().chain(&sub) {
+                    for v in x.to_array() {
+                        // +0.0 folds -0.0 into 0.0: both decode the same pose.
+                        let _ = write!(line, " {:08x}", (v + 0.0).to_bits());
+                    }
+                }
+                if writeln!(stdout, "{line}").is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
