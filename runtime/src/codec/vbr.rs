@@ -637,34 +637,68 @@ fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
+    let q = rebuild_w4(a, rebuild);
+    aos4(normalize_lanes(q, q))
+}
+
+/// Four rotations as x, y, z, w lanes, w rebuilt where `bits` has the
+/// lane's bit set: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`, as
+/// [`rotation_from_xyz`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rebuild_w4(p: &[Quat; 4], bits: u32) -> [core::arch::x86_64::__m128; 4] {
     use core::arch::x86_64::*;
+    let [x, y, z, w] = soa4(p);
     // SAFETY: SSE and SSE2 are part of the x86_64 baseline; register-only
-    // operations plus unaligned stores to local `[f32; 4]` arrays.
+    // operations.
     unsafe {
-        let [x, y, z, w] = soa4(a);
         let s = _mm_add_ps(
             _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
             _mm_mul_ps(z, z),
         );
-        let rebuilt = _mm_sqrt_ps(_mm_max_ps(
-            _mm_sub_ps(_mm_set1_ps(1.0), s),
-            _mm_setzero_ps(),
-        ));
-        let f = |i: u32| -(((rebuild >> i) & 1) as i32);
+        let w2 = _mm_sub_ps(_mm_set1_ps(1.0), s);
+        let rebuilt = _mm_sqrt_ps(_mm_max_ps(w2, _mm_setzero_ps()));
+        let f = |i: u32| -(((bits >> i) & 1) as i32);
         let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
-        let q = [x, y, z, select_ps(mask, rebuilt, w)];
-        // glam's SSE2 dot: (x*x' + z*z') + (y*y' + w*w').
-        let len2 = _mm_add_ps(
-            _mm_add_ps(_mm_mul_ps(q[0], q[0]), _mm_mul_ps(q[2], q[2])),
-            _mm_add_ps(_mm_mul_ps(q[1], q[1]), _mm_mul_ps(q[3], q[3])),
-        );
+        [x, y, z, select_ps(mask, rebuilt, w)]
+    }
+}
+
+/// glam's SSE2 quaternion dot product, lane-wise: `(x*x' + z*z') + (y*y' + w*w')`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dot4(
+    p: [core::arch::x86_64::__m128; 4],
+    q: [core::arch::x86_64::__m128; 4],
+) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        _mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(p[0], q[0]), _mm_mul_ps(p[2], q[2])),
+            _mm_add_ps(_mm_mul_ps(p[1], q[1]), _mm_mul_ps(p[3], q[3])),
+        )
+    }
+}
+
+/// The normalizing tail of [`nlerp_shortest`], lane-wise: `q / |q|`, or
+/// `fallback` where `|q|^2` is not in `(1e-12, f32::MAX]`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn normalize_lanes(
+    q: [core::arch::x86_64::__m128; 4],
+    fallback: [core::arch::x86_64::__m128; 4],
+) -> [core::arch::x86_64::__m128; 4] {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        let len2 = dot4(q, q);
         let ok = _mm_and_ps(
             _mm_cmpgt_ps(len2, _mm_set1_ps(1e-12)),
             _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
         );
         let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
-        let o: [__m128; 4] = core::array::from_fn(|i| select_ps(ok, _mm_mul_ps(q[i], r), q[i]));
-        aos4(o)
+        core::array::from_fn(|i| select_ps(ok, _mm_mul_ps(q[i], r), fallback[i]))
     }
 }
 
@@ -739,49 +773,18 @@ fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f
 #[inline(always)]
 fn blend4(a: &[Quat; 4], b: &[Quat; 4], rebuild_a: u32, rebuild_b: u32, alpha: f32) -> [Quat; 4] {
     use core::arch::x86_64::*;
-    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; these are
-    // register-only operations plus unaligned loads and stores of local
-    // `[f32; 4]` arrays.
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
     unsafe {
-        let soa = soa4;
-        let select = |m, y, n| select_ps(m, y, n);
-        // w rebuilt where requested: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`.
-        let rebuild = |p: &[Quat; 4], bits: u32| {
-            let [x, y, z, w] = soa(p);
-            let s = _mm_add_ps(
-                _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
-                _mm_mul_ps(z, z),
-            );
-            let w2 = _mm_sub_ps(_mm_set1_ps(1.0), s);
-            let rebuilt = _mm_sqrt_ps(_mm_max_ps(w2, _mm_setzero_ps()));
-            let f = |i: u32| -(((bits >> i) & 1) as i32);
-            let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
-            [x, y, z, select(mask, rebuilt, w)]
-        };
-        // glam's SSE2 dot: (x*x' + z*z') + (y*y' + w*w').
-        let dot4 = |p: [__m128; 4], q: [__m128; 4]| {
-            _mm_add_ps(
-                _mm_add_ps(_mm_mul_ps(p[0], q[0]), _mm_mul_ps(p[2], q[2])),
-                _mm_add_ps(_mm_mul_ps(p[1], q[1]), _mm_mul_ps(p[3], q[3])),
-            )
-        };
-        let qa = rebuild(a, rebuild_a);
-        let qb = rebuild(b, rebuild_b);
+        let qa = rebuild_w4(a, rebuild_a);
+        let qb = rebuild_w4(b, rebuild_b);
         let neg = _mm_cmplt_ps(dot4(qa, qb), _mm_setzero_ps());
         let m1 = _mm_set1_ps(-1.0);
         let t = _mm_set1_ps(alpha);
         let q: [__m128; 4] = core::array::from_fn(|i| {
-            let bi = select(neg, _mm_mul_ps(qb[i], m1), qb[i]);
+            let bi = select_ps(neg, _mm_mul_ps(qb[i], m1), qb[i]);
             _mm_add_ps(qa[i], _mm_mul_ps(_mm_sub_ps(bi, qa[i]), t))
         });
-        let len2 = dot4(q, q);
-        let ok = _mm_and_ps(
-            _mm_cmpgt_ps(len2, _mm_set1_ps(1e-12)),
-            _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
-        );
-        let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
-        let o: [__m128; 4] = core::array::from_fn(|i| select(ok, _mm_mul_ps(q[i], r), qa[i]));
-        aos4(o)
+        aos4(normalize_lanes(q, qa))
     }
 }
 
