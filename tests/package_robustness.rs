@@ -39,16 +39,19 @@ fn patch(bytes: &mut [u8]) {
     }
 }
 
-/// Load, and if it loads, sample every clip at a few times.
+/// Load, and if it loads, sample every clip at a few times (both decode paths).
 fn exercise(bytes: &[u8]) -> bool {
     match Package::load(bytes) {
         Err(_) => false,
         Ok(p) => {
             let rest = p.skeleton().rest_pose().to_vec();
             let mut out = vec![Transform::IDENTITY; rest.len()];
+            let mut static_pose = vec![Transform::IDENTITY; rest.len()];
             for c in p.clips() {
+                c.static_pose(&rest, &mut static_pose);
                 for t in [0.0, 0.013, c.duration_s * 0.5, c.duration_s, 1e9, f32::NAN] {
                     c.sample(t, &rest, &mut out);
+                    c.sample_static(t, &static_pose, &mut out);
                 }
                 for ch in p.clip_curves(c) {
                     ch.evaluate(c.position(0.3));

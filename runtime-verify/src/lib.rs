@@ -243,6 +243,11 @@ pub fn verify_poses(
 /// Compare `clip` (decoded through the runtime, rest-pose defaults)
 /// against `reference` at `times`. `reference(t, out)` writes the expected
 /// local pose at time `t`.
+///
+/// The clip is decoded both ways games can: from its static pose
+/// (`Clip::sample_static`, measured) and directly (`Clip::sample`). The two
+/// must agree bit for bit; a time where they do not counts as a failed
+/// decode (infinite error), so a divergence fails the cook.
 pub fn verify_clip(
     skeleton: &Skeleton,
     clip: &Clip<'_>,
@@ -252,6 +257,10 @@ pub fn verify_clip(
     mut reference: impl FnMut(f32, &mut [Transform]),
 ) -> ErrorStats {
     let rest = skeleton.rest_pose();
+    let n = skeleton.joint_count();
+    let mut static_pose = vec![Transform::IDENTITY; n];
+    let have_static = clip.static_pose(rest, &mut static_pose);
+    let mut direct = vec![Transform::IDENTITY; n];
     verify_poses(
         skeleton,
         times,
@@ -259,7 +268,13 @@ pub fn verify_clip(
         thresholds,
         |t, expected, actual| {
             reference(t, expected);
-            clip.sample(t, rest, actual)
+            have_static
+                && clip.sample_static(t, &static_pose, actual)
+                && clip.sample(t, rest, &mut direct)
+                && actual
+                    .iter()
+                    .zip(&direct)
+                    .all(|(a, b)| a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits))
         },
     )
 }

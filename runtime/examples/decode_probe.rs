@@ -4,9 +4,12 @@
 //! - `dump`: print every clip's decoded poses (full pose and a joint
 //!   subset) at 4,000 times as f32 bit patterns, one line per pose. A
 //!   decoder change that must not change results keeps this output
-//!   byte-identical (diff it before and after).
-//! - `loop N`: decode the first clip of the first package N times at
-//!   pseudo-random times, nothing else: a steady target for
+//!   byte-identical (diff it before and after). Also checks that the
+//!   static-pose decode (`Clip::sample_static`) gives exactly the bits of
+//!   `Clip::sample`, and exits with status 1 where it does not.
+//! - `loop N` / `loop-static N`: decode the first clip of the first
+//!   package N times at pseudo-random times with `Clip::sample` /
+//!   `Clip::sample_static`, nothing else: a steady target for
 //!   `perf record` or `valgrind --tool=callgrind` instruction counts.
 
 use std::fmt::Write as _;
@@ -27,7 +30,7 @@ fn main() {
         .unwrap_or_else(|| fail("usage: decode_probe dump|loop N PKG...".into()));
     let (count, paths) = match mode.as_str() {
         "dump" => (0usize, rest),
-        "loop" => {
+        "loop" | "loop-static" => {
             let (n, paths) = rest
                 .split_first()
                 .unwrap_or_else(|| fail("loop needs a count".into()));
@@ -53,14 +56,24 @@ fn main() {
                 seed ^= seed << 17;
                 (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s
             };
-            if mode == "loop" {
+            let mut static_pose = vec![Transform::IDENTITY; joints];
+            if !clip.static_pose(rest_pose, &mut static_pose) {
+                fail(format!("{path}: {}: no static pose", clip.name));
+            }
+            if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
                 for i in 0..count {
-                    clip.sample(times[i % times.len()], rest_pose, &mut out);
+                    let t = times[i % times.len()];
+                    if mode == "loop" {
+                        clip.sample(t, rest_pose, &mut out);
+                    } else {
+                        clip.sample_static(t, &static_pose, &mut out);
+                    }
                     std::hint::black_box(&out);
                 }
                 return;
             }
+            let mut fast = vec![Transform::IDENTITY; joints];
             let mut sub = vec![Transform::IDENTITY; 5];
             for i in 0..4000usize {
                 let t = if i < 64 {
@@ -70,6 +83,16 @@ fn main() {
                 };
                 let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
                 clip.sample(t, rest_pose, &mut out);
+                clip.sample_static(t, &static_pose, &mut fast);
+                let bits = |p: &[Transform]| {
+                    p.iter()
+                        .flat_map(|x| x.to_array().map(f32::to_bits))
+                        .collect::<Vec<_>>()
+                };
+                if bits(&out) != bits(&fast) {
+                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name);
+                    std::process::exit(1);
+                }
                 clip.sample_joints(t, rest_pose, &picked, &mut sub);
                 let mut line = format!("{} {i}", clip.name);
                 for x in out.iter().chain(&sub) {

@@ -687,6 +687,24 @@ impl<'a> Clip<'a> {
         self.codec.decode_pose(self.position(t), defaults, out)
     }
 
+    /// The clip's static pose for [`Clip::sample_static`]: the value of
+    /// every track that is not animated. Compute it once per clip and
+    /// `defaults` (when the clip is bound to a skeleton) into caller-owned
+    /// memory. False if a length is wrong.
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
+    }
+
+    /// [`Clip::sample`] that starts from the clip's [`Clip::static_pose`]
+    /// and decodes only the animated tracks: the same pose, faster when
+    /// many tracks are default or constant (most rigs). No allocation.
+    /// False if a length is wrong.
+    #[inline]
+    pub fn sample_static(&self, t: f32, static_pose: &[Transform], out: &mut [Transform]) -> bool {
+        self.codec
+            .decode_pose_static(self.position(t), static_pose, out)
+    }
+
     /// Index range of this clip's curves in [`Package::curves`].
     pub fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()

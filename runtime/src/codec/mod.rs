@@ -122,4 +122,41 @@ impl<'a> ClipCodec<'a> {
             ClipCodec::Vbr(c) => c.decode_pose(pos, defaults, out),
         }
     }
+
+    /// The pose [`ClipCodec::decode_pose_static`] starts from: every track
+    /// that is not animated, as decoding outputs it. Compute once per clip
+    /// and `defaults`. False if a length is wrong.
+    #[inline]
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        match self {
+            ClipCodec::Reference(c) => {
+                out.len() == defaults.len()
+                    && c.decode_pose(
+                        SamplePosition {
+                            i0: 0,
+                            i1: 0,
+                            alpha: 0.0,
+                        },
+                        out,
+                    )
+            }
+            ClipCodec::Vbr(c) => c.static_pose(defaults, out),
+        }
+    }
+
+    /// [`ClipCodec::decode_pose`] from a [`ClipCodec::static_pose`]: same
+    /// output, but only animated tracks are decoded (the reference codec
+    /// stores every track and ignores the static pose).
+    #[inline]
+    pub fn decode_pose_static(
+        &self,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        match self {
+            ClipCodec::Reference(c) => static_pose.len() == out.len() && c.decode_pose(pos, out),
+            ClipCodec::Vbr(c) => c.decode_pose_static(pos, static_pose, out),
+        }
+    }
 }

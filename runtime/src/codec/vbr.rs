@@ -144,6 +144,24 @@ struct RateInfo {
     constant: bool,
 }
 
+/// Per type byte (6 bits): bit k set if track k (rotation, translation,
+/// scale) is animated. The static-pose decode skips joints where it is 0.
+const ANIMATED_TRACKS: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut b = 0;
+    while b < 64 {
+        let mut k = 0;
+        while k < 3 {
+            if (b >> (2 * k)) & 3 == KIND_ANIMATED as usize {
+                t[b] |= 1 << k;
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// [`RateInfo`] of every 6-bit rate byte (validated bytes have bits 6-7 clear).
 const RATE_INFO: [RateInfo; 64] = {
     let mut t = [RateInfo {
@@ -1221,8 +1239,8 @@ impl<'a> VbrClip<'a> {
         (p0, p1)
     }
 
-    /// Translation or scale (track `k` = 1 or 2) of type byte `t` at the
-    /// cursor; `default` if the track is a default one.
+    /// A translation or scale track of kind `kind` (constant or animated)
+    /// at the cursor.
     #[inline(always)]
     fn decode_vector<const PAIR: u8>(
         &self,
@@ -1231,26 +1249,24 @@ impl<'a> VbrClip<'a> {
         s1: &SampleRef,
         alpha: f32,
         kind: u8,
-        default: Vec3,
     ) -> Vec3 {
-        match kind {
-            KIND_DEFAULT => default,
-            KIND_ANIMATED => {
-                let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, false);
-                let va = self.vec_sample(&p0, &mut c.bit0);
-                if PAIR == PAIR_ONE {
-                    Vec3::from(va)
-                } else {
-                    Vec3::from(va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha))
-                }
+        if kind == KIND_ANIMATED {
+            let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, false);
+            let va = self.vec_sample(&p0, &mut c.bit0);
+            if PAIR == PAIR_ONE {
+                Vec3::from(va)
+            } else {
+                Vec3::from(va.lerp(self.vec_sample(&p1, &mut c.bit1), alpha))
             }
-            _ => self.read_vec3(&mut c.constant),
+        } else {
+            self.read_vec3(&mut c.constant)
         }
     }
 
     /// Decode the joint at the cursor into `out` and advance the cursor.
     /// Rotations that need the blend go to `batch`, constant ones (which
-    /// only need normalizing) to `constants` (output slot `slot`).
+    /// only need normalizing) to `constants` (output slot `slot`). Returns
+    /// whether a rotation was queued (only then can a batch be full).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn decode_joint<const PAIR: u8>(
@@ -1264,19 +1280,22 @@ impl<'a> VbrClip<'a> {
         batch: &mut RotationBatch,
         constants: &mut RotationBatch,
         slot: usize,
-    ) {
+    ) -> bool {
         let t = self.types.get(c.joint).copied().unwrap_or(0);
         c.joint += 1;
+        // The rest pose first, then the tracks that are not default: most
+        // joints of most clips have default or constant tracks only, and
+        // one 40-byte copy is cheaper than a branch per default track.
+        *out = *default;
         if t == 0 {
-            *out = *default;
-            return;
+            return false;
         }
-        // Only the default components are read from `default`.
-        match t & 3 {
-            KIND_DEFAULT => out.rotation = default.rotation,
+        let queued = match t & 3 {
+            KIND_DEFAULT => false,
             KIND_CONSTANT => {
                 let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant)));
                 constants.push(slot, v, v);
+                true
             }
             KIND_ANIMATED => {
                 let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, true);
@@ -1287,20 +1306,25 @@ impl<'a> VbrClip<'a> {
                     self.rot_sample(&p1, &mut c.bit1)
                 };
                 batch.push(slot, qa, qb);
+                true
             }
             _ => {
-                let v = self.read_vec3(&mut c.constant);
-                let w = match self.constants.get(c.constant..c.constant + 4) {
-                    Some(b) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                    None => 1.0,
-                };
-                c.constant += 4;
+                let v = load_f32x3(self.constants, c.constant);
+                let w = f32::from_bits(read_u32(self.constants, c.constant + 12));
+                c.constant += 16;
                 out.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
+                false
             }
+        };
+        let kind = (t >> 2) & 3;
+        if kind != KIND_DEFAULT {
+            out.translation = self.decode_vector::<PAIR>(c, s0, s1, alpha, kind);
         }
-        out.translation =
-            self.decode_vector::<PAIR>(c, s0, s1, alpha, (t >> 2) & 3, default.translation);
-        out.scale = self.decode_vector::<PAIR>(c, s0, s1, alpha, (t >> 4) & 3, default.scale);
+        let kind = t >> 4;
+        if kind != KIND_DEFAULT {
+            out.scale = self.decode_vector::<PAIR>(c, s0, s1, alpha, kind);
+        }
+        queued
     }
 
     /// Advance the cursor past one joint without decoding it.
@@ -1341,13 +1365,16 @@ impl<'a> VbrClip<'a> {
         pos: SamplePosition,
         defaults: &[Transform],
         out: &[Transform],
+        constants: bool,
     ) -> Option<(SampleRef, SampleRef, Pair, Cursor)> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
         }
         // Independent of the segment table: start these loads first.
         prefetch(self.types, 0, self.types.len());
-        prefetch(self.constants, 0, self.constants.len());
+        if constants {
+            prefetch(self.constants, 0, self.constants.len());
+        }
         prefetch(self.ranges, 0, self.ranges.len());
         prefetch_transforms(defaults);
         prefetch_transforms(out);
@@ -1395,7 +1422,7 @@ impl<'a> VbrClip<'a> {
         if out.len() != self.joint_count || defaults.len() != self.joint_count {
             return false;
         }
-        let Some((s0, s1, pair, c)) = self.start(pos, defaults, out) else {
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, out, true) else {
             return false;
         };
         // One loop per pairing, so the inner loop carries no test of it.
@@ -1427,16 +1454,107 @@ impl<'a> VbrClip<'a> {
             let (Some(o), Some(d)) = (out.get_mut(i), defaults.get(i)) else {
                 break;
             };
-            self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i);
-            if batch.full() {
-                batch.flush(out);
-            }
-            if constants.full() {
-                constants.flush_normalize(out);
+            if self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i)
+            {
+                if batch.full() {
+                    batch.flush(out);
+                }
+                if constants.full() {
+                    constants.flush_normalize(out);
+                }
             }
         }
         batch.flush(out);
         constants.flush_normalize(out);
+    }
+
+    /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
+    /// every track that is not animated (defaults from `defaults`,
+    /// constants, constant rotations normalized). Compute it once per clip
+    /// and `defaults` (e.g. when a clip is bound to a skeleton) and decode
+    /// with [`VbrClip::decode_pose_static`], which then touches only the
+    /// animated tracks. Slots of animated tracks hold sample 0 (they are
+    /// overwritten by every decode). False if a length is wrong.
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        self.decode_sample(0, defaults, out)
+    }
+
+    /// [`VbrClip::decode_pose`] from a pose made by
+    /// [`VbrClip::static_pose`]: copies it, then decodes the animated
+    /// tracks only, so a joint without one costs a table lookup rather
+    /// than a walk over its tracks. The output bits are those of
+    /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
+    /// wrong or the position is out of range.
+    pub fn decode_pose_static(
+        &self,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if out.len() != self.joint_count || static_pose.len() != self.joint_count {
+            return false;
+        }
+        let Some((s0, s1, pair, c)) = self.start(pos, static_pose, out, false) else {
+            return false;
+        };
+        match pair {
+            Pair::One => self.animated_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, static_pose, out),
+            Pair::SameSegment => {
+                self.animated_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, static_pose, out)
+            }
+            Pair::TwoSegments => {
+                self.animated_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, static_pose, out)
+            }
+        }
+        true
+    }
+
+    /// Every joint: its static pose, with its animated tracks decoded over
+    /// it. The constants cursor is not used: constants are in the static
+    /// pose. The copy is interleaved with the decoding (not one copy up
+    /// front) so that a cold static pose and cold segment data are waited
+    /// for together rather than one after the other.
+    #[inline(always)]
+    fn animated_loop<const PAIR: u8>(
+        &self,
+        mut c: Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
+        alpha: f32,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) {
+        let mut batch = RotationBatch::new(alpha);
+        for (i, &t) in self.types.iter().enumerate() {
+            let (Some(o), Some(p)) = (out.get_mut(i), static_pose.get(i)) else {
+                break;
+            };
+            *o = *p;
+            let animated = ANIMATED_TRACKS[(t & 63) as usize];
+            if animated == 0 {
+                continue;
+            }
+            if animated & 1 != 0 {
+                let (p0, p1) = self.track_params::<PAIR>(&mut c, s0, s1, true);
+                let qa = self.rot_sample(&p0, &mut c.bit0);
+                let qb = if PAIR == PAIR_ONE {
+                    qa
+                } else {
+                    self.rot_sample(&p1, &mut c.bit1)
+                };
+                batch.push(i, qa, qb);
+            }
+            if animated & 2 != 0 {
+                o.translation = self.decode_vector::<PAIR>(&mut c, s0, s1, alpha, KIND_ANIMATED);
+            }
+            if animated & 4 != 0 {
+                o.scale = self.decode_vector::<PAIR>(&mut c, s0, s1, alpha, KIND_ANIMATED);
+            }
+            if batch.full() {
+                batch.flush(out);
+            }
+        }
+        batch.flush(out);
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
@@ -1455,7 +1573,7 @@ impl<'a> VbrClip<'a> {
         if joints.iter().any(|&j| j as usize >= self.joint_count) {
             return false;
         }
-        let Some((s0, s1, pair, c)) = self.start(pos, defaults, &[]) else {
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, &[], true) else {
             return false;
         };
         match pair {
@@ -1499,12 +1617,14 @@ impl<'a> VbrClip<'a> {
             let (Some(d), Some(o)) = (defaults.get(j), out.get_mut(i)) else {
                 return false;
             };
-            self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i);
-            if batch.full() {
-                batch.flush(out);
-            }
-            if constants.full() {
-                constants.flush_normalize(out);
+            if self.decode_joint::<PAIR>(&mut c, s0, s1, alpha, d, o, &mut batch, &mut constants, i)
+            {
+                if batch.full() {
+                    batch.flush(out);
+                }
+                if constants.full() {
+                    constants.flush_normalize(out);
+                }
             }
         }
         batch.flush(out);
@@ -1683,6 +1803,47 @@ mod tests {
                     "round {round} lane {l}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn static_pose_decode_matches_direct_decode() {
+        for (blob, joints, samples) in [(tiny_blob(), 2, 3), (tiny_blob_unranged_raw(), 2, 3)] {
+            let clip = VbrClip::parse(&blob, joints, samples).expect("valid");
+            let defaults = [
+                Transform::new(Vec3::Y, Quat::from_rotation_x(0.3), Vec3::splat(2.0)),
+                Transform::new(Vec3::X, Quat::from_rotation_z(-0.7), Vec3::ONE),
+            ];
+            let mut base = [Transform::IDENTITY; 2];
+            assert!(clip.static_pose(&defaults, &mut base));
+            let (mut direct, mut fast) = ([Transform::IDENTITY; 2], [Transform::IDENTITY; 2]);
+            for i0 in 0..samples {
+                for i1 in i0..samples {
+                    for alpha in [0.0, 0.25, 0.5, 0.9] {
+                        let pos = SamplePosition { i0, i1, alpha };
+                        assert!(clip.decode_pose(pos, &defaults, &mut direct));
+                        assert!(clip.decode_pose_static(pos, &base, &mut fast));
+                        let bits = |p: &[Transform; 2]| p.map(|t| t.to_array().map(f32::to_bits));
+                        assert_eq!(bits(&direct), bits(&fast), "{i0} {i1} {alpha}");
+                    }
+                }
+            }
+            // Wrong lengths and positions write nothing.
+            let before = fast;
+            let pos = SamplePosition {
+                i0: samples,
+                i1: 0,
+                alpha: 0.0,
+            };
+            assert!(!clip.decode_pose_static(pos, &base, &mut fast));
+            let pos = SamplePosition {
+                i0: 0,
+                i1: 0,
+                alpha: 0.0,
+            };
+            assert!(!clip.decode_pose_static(pos, &base[..1], &mut fast));
+            assert!(!clip.static_pose(&defaults[..1], &mut base));
+            assert_eq!(fast, before);
         }
     }
 
