@@ -333,3 +333,82 @@ fn verification_failure_fails_the_cook() {
     );
     assert!(all_files(&tmp.path().join("out/packages")).is_empty());
 }
+
+/// `bench` runs from the command line, prints its table and writes the
+/// same figures as JSON: every column present and plausible, for the
+/// bundled biped and, where the ACL anchors exist, one ACL clip beside
+/// ACL's own figures.
+#[test]
+fn bench_prints_the_table_and_its_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let mut args = vec![
+        "bench".to_string(),
+        biped.to_str().unwrap().to_string(),
+        "--profiles".into(),
+        "crowd".into(),
+        "--cold-iterations".into(),
+        "5".into(),
+        "--json".into(),
+        "bench.json".into(),
+    ];
+    let anchors = shared_anchors();
+    match &anchors {
+        Some(dir) => {
+            // A one-clip anchor directory keeps the side-by-side quick.
+            let mini = tmp.path().join("anchors");
+            std::fs::create_dir_all(mini.join("acl-clips")).unwrap();
+            let clip = "quaternius_KnightCharacter__HumanArmature_Idle.acl.sjson";
+            std::fs::copy(
+                dir.join("acl-clips").join(clip),
+                mini.join("acl-clips").join(clip),
+            )
+            .unwrap();
+            std::fs::copy(
+                dir.join("acl_dev_clips.csv"),
+                mini.join("acl_dev_clips.csv"),
+            )
+            .unwrap();
+            args.extend(["--anchors".into(), mini.to_str().unwrap().to_string()]);
+        }
+        None => {
+            eprintln!("skipped: the ACL side-by-side (../shared/anchors not found)");
+            args.push("--no-acl".into());
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = ludus_anim(&args, tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    for column in [
+        "ours B",
+        "max mm",
+        "p99 mm",
+        "comp ms",
+        "warm ns",
+        "cold ns",
+        "copies ns",
+    ] {
+        assert!(table.contains(column), "{column} missing from\n{table}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("bench.json")).unwrap()).unwrap();
+    let rows = json["fixtures"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "idle, walk, run");
+    for r in rows {
+        assert_eq!(r["profile"], "crowd");
+        assert!(r["compressed_bytes"].as_u64().unwrap() > 0);
+        assert!(r["compressed_bytes"].as_u64() < r["raw_bytes"].as_u64());
+        assert!(r["max_error_m"].as_f64().unwrap() <= r["threshold_m"].as_f64().unwrap());
+        for k in ["decode_warm_ns", "decode_cold_ns", "decode_copies_ns"] {
+            let ns = r[k].as_f64().unwrap();
+            assert!(ns > 0.0 && ns < 1e6, "{k} = {ns}");
+        }
+    }
+    if anchors.is_some() {
+        let rows = json["acl"]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["acl_bytes"], 4982);
+        assert!(table.contains("ours/ACL"), "{table}");
+    }
+}
