@@ -68,8 +68,10 @@ impl Stage {
             Stage::Prepare => 2,
             // 2: VBR codec v2 (16-bit rotation ranges, unranged segments).
             Stage::Encode => 2,
-            // 2: additive clips measured applied; scalar curve errors.
-            Stage::Verify => 2,
+            // 3: measures the static-pose decode and checks it equals the
+            // direct decode (2: additive clips measured applied; scalar
+            // curve errors).
+            Stage::Verify => 3,
             // 3: quantized scalar curves with a channel schema.
             Stage::Package => 3,
         }

@@ -8,6 +8,28 @@
 //!
 //! Invariants: depends on nothing heavier than glam; never does I/O; never
 //! panics on any input bytes; the cooker verifies through this same code.
+//!
+//! Typical use: load once, make each clip's static pose once (when the clip
+//! is bound to its skeleton), then sample every frame without allocating.
+//!
+//! ```no_run
+//! use ludus_anim_runtime::{Affine3A, Package, Transform};
+//!
+//! let bytes = std::fs::read("out/packages/biped-0123456789abcdef.ludanim").unwrap();
+//! let package = Package::load(&bytes).expect("a valid package");
+//! let skeleton = package.skeleton();
+//! let walk = package.clip("walk").expect("the clip");
+//!
+//! // Once per clip and skeleton: every track that is not animated.
+//! let mut static_pose = vec![Transform::IDENTITY; skeleton.joint_count()];
+//! walk.static_pose(package.sample_defaults(walk), &mut static_pose);
+//!
+//! // Every frame: decode only the animated tracks, then FK.
+//! let mut local = vec![Transform::IDENTITY; skeleton.joint_count()];
+//! let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+//! walk.sample_static(0.25, &static_pose, &mut local);
+//! skeleton.local_to_component(&local, &mut model);
+//! ```
 
 pub mod hash;
 pub mod math;
