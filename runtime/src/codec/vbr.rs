@@ -370,6 +370,30 @@ fn fields3(w: u64, b: usize) -> Vec3A {
     }
 }
 
+/// The 16-bit min and extent codes (x, y, z lanes as f32, exact) of the
+/// rotation clip range entry at `at`: one 16-byte load where the slice
+/// allows it, else two 8-byte loads inside the 12-byte entry.
+#[inline(always)]
+fn rotation_codes(r: &[u8], at: usize) -> (Vec3A, Vec3A) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        if at < r.len().saturating_sub(15) {
+            // SAFETY: `at + 16 <= r.len()`: the unaligned load is inside
+            // the slice; the rest are SSE2 register operations (x86_64
+            // baseline).
+            unsafe {
+                let v = _mm_loadu_si128(r.as_ptr().add(at) as *const __m128i);
+                let z = _mm_setzero_si128();
+                let m = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, z));
+                let e = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_srli_si128::<6>(v), z));
+                return (Vec3A::from(m), Vec3A::from(e));
+            }
+        }
+    }
+    (u16x3(load_u64(r, at)), u16x3(load_u64(r, at + 4) >> 16))
+}
+
 /// Cache line size the prefetches step by.
 const LINE: usize = 64;
 
@@ -1104,10 +1128,7 @@ impl<'a> VbrClip<'a> {
     fn clip_range(&self, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
         let r = self.ranges;
         if rotation {
-            // Two 8-byte loads inside the 12-byte entry: codes at bytes
-            // 0..6 and 6..12.
-            let m = u16x3(load_u64(r, *at));
-            let e = u16x3(load_u64(r, *at + 4) >> 16);
+            let (m, e) = rotation_codes(r, *at);
             *at += ROTATION_CLIP_RANGE_BYTES;
             // Lane-wise exactly `rotation_clip_range`.
             (
