@@ -1260,6 +1260,26 @@ impl<'a> VbrClip<'a> {
         (p0, p1)
     }
 
+    /// The animated rotation track at the cursor: its two samples, w still
+    /// to be rebuilt by the blend batch (the second is the first when only
+    /// one sample is decoded).
+    #[inline(always)]
+    fn animated_rotation<const PAIR: u8>(
+        &self,
+        c: &mut Cursor,
+        s0: &SampleRef,
+        s1: &SampleRef,
+    ) -> (PendingRotation, PendingRotation) {
+        let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, true);
+        let qa = self.rot_sample(&p0, &mut c.bit0);
+        let qb = if PAIR == PAIR_ONE {
+            qa
+        } else {
+            self.rot_sample(&p1, &mut c.bit1)
+        };
+        (qa, qb)
+    }
+
     /// A translation or scale track of kind `kind` (constant or animated)
     /// at the cursor.
     #[inline(always)]
@@ -1319,13 +1339,7 @@ impl<'a> VbrClip<'a> {
                 true
             }
             KIND_ANIMATED => {
-                let (p0, p1) = self.track_params::<PAIR>(c, s0, s1, true);
-                let qa = self.rot_sample(&p0, &mut c.bit0);
-                let qb = if PAIR == PAIR_ONE {
-                    qa
-                } else {
-                    self.rot_sample(&p1, &mut c.bit1)
-                };
+                let (qa, qb) = self.animated_rotation::<PAIR>(c, s0, s1);
                 batch.push(slot, qa, qb);
                 true
             }
@@ -1556,13 +1570,7 @@ impl<'a> VbrClip<'a> {
                 continue;
             }
             if animated & 1 != 0 {
-                let (p0, p1) = self.track_params::<PAIR>(&mut c, s0, s1, true);
-                let qa = self.rot_sample(&p0, &mut c.bit0);
-                let qb = if PAIR == PAIR_ONE {
-                    qa
-                } else {
-                    self.rot_sample(&p1, &mut c.bit1)
-                };
+                let (qa, qb) = self.animated_rotation::<PAIR>(&mut c, s0, s1);
                 batch.push(i, qa, qb);
             }
             if animated & 2 != 0 {
