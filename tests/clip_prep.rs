@@ -7,9 +7,7 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::package_writer::{
-    write_package_prepared, ClipEntry, ClipPrepEntry, PackageContents,
-};
+use ludus_anim_cooker::package_writer::{write_package, PackageClip, PackageContents};
 use ludus_anim_cooker::profile::Profile;
 use ludus_anim_cooker::stages::normalize::normalize;
 use ludus_anim_cooker::stages::prepare::{
@@ -175,7 +173,7 @@ fn planar_walk(sk: &Skeleton, drop_end: bool) -> Prepared {
 fn package_bytes(sk: &Skeleton, clips: &[&Prepared]) -> Vec<u8> {
     let entries = clips
         .iter()
-        .map(|p| ClipEntry {
+        .map(|p| PackageClip {
             name: p.clip.name.clone(),
             duration_s: p.clip.duration_s,
             sample_rate_hz: p.clip.sample_rate_hz,
@@ -191,8 +189,7 @@ fn package_bytes(sk: &Skeleton, clips: &[&Prepared]) -> Vec<u8> {
             curves: vec![],
         })
         .collect();
-    let prep: Vec<ClipPrepEntry> = clips.iter().map(|p| p.package_entry()).collect();
-    write_package_prepared(
+    write_package(
         &PackageContents {
             cooker_version: "test".into(),
             asset_name: "synthetic".into(),
@@ -201,7 +198,7 @@ fn package_bytes(sk: &Skeleton, clips: &[&Prepared]) -> Vec<u8> {
             skeleton: sk,
             clips: entries,
         },
-        &prep,
+        clips,
     )
 }
 

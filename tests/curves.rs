@@ -4,7 +4,7 @@
 //! and decoded by the runtime within that threshold.
 
 use ludus_anim_cooker::package_writer::{
-    write_package_prepared, ClipEntry, ClipPrepEntry, CurveEntry, PackageContents, QuantizedCurve,
+    write_package, CurveEntry, PackageClip, PackageContents, QuantizedCurve,
 };
 use ludus_anim_cooker::profile::{Profile, BUNDLED, DEFAULT_CURVE_ERROR_THRESHOLD};
 use ludus_anim_runtime::codec::CodecId;
@@ -184,14 +184,14 @@ fn skeleton() -> Skeleton {
 }
 
 /// A reference-codec clip of `n` samples at 30 Hz holding `curves`.
-fn clip(name: &str, n: u32, curves: Vec<CurveEntry>) -> ClipEntry {
+fn clip(name: &str, n: u32, curves: Vec<CurveEntry>) -> PackageClip {
     let mut blob = Vec::new();
     for _ in 0..n {
         for v in [0.0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0] {
             blob.extend_from_slice(&v.to_le_bytes());
         }
     }
-    ClipEntry {
+    PackageClip {
         name: name.to_string(),
         duration_s: (n - 1) as f32 / 30.0,
         sample_rate_hz: 30.0,
@@ -208,9 +208,9 @@ fn clip(name: &str, n: u32, curves: Vec<CurveEntry>) -> ClipEntry {
     }
 }
 
-fn package(clips: Vec<ClipEntry>) -> Vec<u8> {
+fn package(clips: Vec<PackageClip>) -> Vec<u8> {
     let sk = skeleton();
-    write_package_prepared(
+    write_package(
         &PackageContents {
             cooker_version: "test".to_string(),
             asset_name: "curves".to_string(),
@@ -219,7 +219,7 @@ fn package(clips: Vec<ClipEntry>) -> Vec<u8> {
             skeleton: &sk,
             clips,
         },
-        &[ClipPrepEntry::default()],
+        &[],
     )
 }
 

@@ -47,8 +47,13 @@ struct Loaded {
 
 fn load(path: &Path) -> Result<Loaded, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let asset =
-        sjson::import(path, &bytes, &ImportOptions::default()).map_err(|e| e.to_string())?;
+    let asset = sjson::import(
+        path,
+        &bytes,
+        &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
+    )
+    .map_err(|e| e.to_string())?;
     let unit = asset.unit_scale_m;
     let order = depth_first(&asset);
     let src = &asset.skeleton.joints;

@@ -75,6 +75,11 @@ impl OutputDir {
         })
     }
 
+    /// The path of `rel` in this directory.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
     /// Write `rel` (e.g. `packages/x.ludanim`) atomically. A file that
     /// already holds exactly these bytes is left alone (packages are
     /// immutable and content-named).

@@ -1,18 +1,49 @@
 //! The ludus-anim cooker: stages, packages, reports. The `ludus-anim`
-//! binary is a thin command-line layer over this library.
+//! binary is a thin command-line layer over this library; the asset server
+//! is another.
 //!
 //! Invariants: data flows one way (importers → model → stages → package →
-//! runtime); every output file is written atomically; verification decodes
+//! runtime); every output file is written atomically through a [`sink`];
+//! every source is read through a [`source`] reader; verification decodes
 //! through `ludus-anim-runtime`, the crate games link.
 
+#![forbid(unsafe_code)]
+// Per-asset and per-clip work fails with a `Diagnostic` (file, clip, joint,
+// time): built once per failure, never on a hot path, so its size is not a
+// concern and boxing it everywhere would only add noise.
+#![allow(clippy::result_large_err)]
+
 pub mod bench;
-pub mod cook;
+pub mod events;
 pub mod fsutil;
 pub mod inspect;
+pub mod keys;
 pub mod manifest;
 pub mod package_writer;
+pub mod pipeline;
 pub mod profile;
 pub mod progress;
+pub mod project;
 pub mod report;
+pub mod settings;
+pub mod sink;
+pub mod source;
+pub mod stage;
 pub mod stage_cache;
 pub mod stages;
+
+/// The cooker's name and version as packages record it. Only what changes
+/// package bytes belongs here: the source revision is reported by
+/// `--version` and `report.json`, never written into packages or keys.
+pub const COOKER_VERSION: &str = concat!("ludus-anim ", env!("CARGO_PKG_VERSION"));
+
+/// Kept for callers of the earlier module layout.
+pub mod cook {
+    pub use crate::events::{CookEvent, Observer, Silent};
+    pub use crate::pipeline::{
+        cook, cook_asset_job, cook_with, shard_of, AssetResult, CookError, CookOptions,
+    };
+    pub use crate::project::bundled_inputs;
+    pub use crate::stages::package::PACKAGE_EXT;
+    pub use crate::COOKER_VERSION;
+}

@@ -13,9 +13,9 @@ use ludus_anim_cooker::profile::{CodecChoice, Profile};
 use ludus_anim_cooker::progress;
 use ludus_anim_cooker::report::AssetStatus;
 use ludus_anim_cooker::report::ReportDiagnostic;
+use ludus_anim_cooker::report::Severity;
 use ludus_anim_cooker::stage_cache::StageCache;
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::Severity;
 use ludus_anim_runtime::Package;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -330,7 +330,7 @@ fn run_cook(a: CookArgs) -> ExitCode {
             CodecArg::Reference => CodecChoice::Reference,
         }),
     };
-    let cache = StageCache::new(store);
+    let cache = StageCache::local(store);
     let observer: Box<dyn Observer> = if a.json {
         Box::new(progress::JsonEvents::default())
     } else if std::io::stderr().is_terminal() {
@@ -351,7 +351,6 @@ fn run_cook(a: CookArgs) -> ExitCode {
     };
     drop(observer);
     if a.json {
-        progress::json_summary(&report, &out);
     } else {
         for asset in &report.assets {
             for d in &asset.diagnostics {
@@ -632,7 +631,7 @@ fn bench_files(dir: &Path) -> Vec<PathBuf> {
         let p = e.path();
         if p.is_dir() {
             v.extend(bench_files(&p));
-        } else if ludus_anim_importers::format_of(&p).is_some() {
+        } else if ludus_anim_model::SourceFormat::of_path(&p).is_some() {
             v.push(p);
         }
     }

@@ -6,6 +6,8 @@
 //! Precedence, most specific first: clip settings, asset settings, the
 //! command line, the `[project]` defaults, built-in defaults.
 
+use crate::keys::{KeyInput, KeyWriter};
+use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +35,8 @@ pub struct ProjectSettings {
     pub profile: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+/// A source length unit a person can declare (manifest `units`, `--units`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Units {
     M,
@@ -72,76 +75,21 @@ pub struct AssetEntry {
     pub clips: BTreeMap<String, ClipEntry>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum LoopSetting {
-    Auto,
-    Once,
-    Loop,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RootPolicy {
-    Planar,
-    Full,
-}
-
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RootMotionEntry {
-    pub joint: String,
-    #[serde(default = "planar")]
-    pub policy: RootPolicy,
-}
-
-fn planar() -> RootPolicy {
-    RootPolicy::Planar
-}
-
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, tag = "reference", rename_all = "lowercase")]
-pub enum AdditiveEntry {
-    /// Deltas against the skeleton's rest pose.
-    Rest,
-    /// Deltas against one frame (of this clip, or of `clip`).
-    Frame { clip: Option<String>, time_s: f32 },
-    /// Deltas against another clip at the same time (framewise, baked).
-    Clip { clip: String },
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum MarkerKindEntry {
-    Sync,
-    Event,
-}
-
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct MarkerEntry {
-    pub name: String,
-    pub time_s: f32,
-    pub kind: MarkerKindEntry,
-    #[serde(default)]
-    pub reversible: bool,
-}
-
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ClipEntry {
     pub profile: Option<String>,
     #[serde(rename = "loop")]
-    pub loop_mode: Option<LoopSetting>,
+    pub loop_mode: Option<LoopPolicy>,
     /// For looping clips: drop a last sample equal to the first.
     pub drop_duplicate_end: Option<bool>,
     /// Cut this clip out of clip `from` (seconds, start and end).
     pub from: Option<String>,
     pub range: Option<[f32; 2]>,
-    pub root_motion: Option<RootMotionEntry>,
-    pub additive: Option<AdditiveEntry>,
+    pub root_motion: Option<RootMotionSettings>,
+    pub additive: Option<AdditiveReference>,
     #[serde(default)]
-    pub markers: Vec<MarkerEntry>,
+    pub markers: Vec<MarkerSpec>,
     /// Skip this clip.
     #[serde(default)]
     pub skip: bool,
@@ -184,7 +132,7 @@ impl Manifest {
     pub fn parse(text: &str, path: &str) -> Result<Manifest, ManifestError> {
         let m: Manifest = toml::from_str(text).map_err(|e| ManifestError::Parse {
             path: path.to_string(),
-            message: with_suggestion(&e.to_string()),
+            message: ludus_anim_model::suggest::with_suggestion(&e.to_string()),
         })?;
         m.validate(path)?;
         Ok(m)
@@ -267,42 +215,49 @@ impl Manifest {
     }
 }
 
-/// serde names the unknown field and lists the expected ones; add the
-/// closest expected name.
-fn with_suggestion(message: &str) -> String {
-    let msg = message.trim_end().replace('\n', " ");
-    let Some(rest) = msg.split("unknown field `").nth(1) else {
-        return msg;
-    };
-    let Some(unknown) = rest.split('`').next() else {
-        return msg;
-    };
-    let expected: Vec<&str> = rest
-        .split("expected ")
-        .nth(1)
-        .map(|s| s.split('`').skip(1).step_by(2).collect())
-        .unwrap_or_default();
-    match expected.iter().min_by_key(|e| edit_distance(unknown, e)) {
-        Some(best) if edit_distance(unknown, best) <= unknown.len().max(3) / 2 + 1 => {
-            format!("{msg} (did you mean `{best}`?)")
-        }
-        _ => msg,
+/// What of an asset's settings reaches its package (its `sources`
+/// patterns do not: they select files, they do not change one).
+impl KeyInput for AssetEntry {
+    fn feed(&self, k: &mut KeyWriter) {
+        let AssetEntry {
+            sources: _,
+            profile,
+            units,
+            keep_unused_leaves,
+            curves,
+            clips,
+        } = self;
+        k.put(profile)
+            .put(&units.map(Units::meters))
+            .put(keep_unused_leaves)
+            .put(curves)
+            .put(clips);
     }
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
+impl KeyInput for ClipEntry {
+    fn feed(&self, k: &mut KeyWriter) {
+        let ClipEntry {
+            profile,
+            loop_mode,
+            drop_duplicate_end,
+            from,
+            range,
+            root_motion,
+            additive,
+            markers,
+            skip,
+        } = self;
+        k.put(profile)
+            .put(loop_mode)
+            .put(drop_duplicate_end)
+            .put(from)
+            .put(range)
+            .put(root_motion)
+            .put(additive)
+            .put(markers)
+            .put(skip);
     }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -339,17 +294,17 @@ range = [0.0, 0.6]
         assert_eq!(m.project.profile.as_deref(), Some("standard"));
         let a = &m.assets[0];
         assert_eq!(a.units, Some(Units::M));
-        assert_eq!(a.clips["walk"].loop_mode, Some(LoopSetting::Loop));
+        assert_eq!(a.clips["walk"].loop_mode, Some(LoopPolicy::Loop));
         assert_eq!(
             a.clips["idle"].additive,
-            Some(AdditiveEntry::Frame {
+            Some(AdditiveReference::Frame {
                 clip: None,
                 time_s: 0.0
             })
         );
         assert_eq!(
             a.clips["walk"].root_motion.as_ref().unwrap().policy,
-            RootPolicy::Planar
+            ludus_anim_runtime::package::RootMotionPolicy::Planar
         );
     }
 

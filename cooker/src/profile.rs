@@ -3,6 +3,7 @@
 //! important-joint overrides"). The bundled profiles are compiled in so the
 //! binary works from any directory; a path to a `.toml` file works too.
 
+use crate::keys::{KeyInput, KeyWriter};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -119,7 +120,7 @@ impl Profile {
     pub fn parse(text: &str, path: &str) -> Result<Profile, ProfileError> {
         let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Parse {
             path: path.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            message: ludus_anim_model::suggest::with_suggestion(&e.to_string()),
         })?;
         p.validate(path)?;
         Ok(p)
@@ -227,6 +228,108 @@ impl Profile {
         (0..names.len())
             .filter(|&j| self.report_joints.iter().any(|p| glob_match(p, &names[j])))
             .collect()
+    }
+}
+
+/// The profile settings that pick per-joint shell distances (what the
+/// resample and prepare stages read of a profile besides its rate).
+pub struct ShellSettings<'a>(pub &'a Profile);
+
+/// The profile settings that pick per-joint error thresholds (what the
+/// encoder aims at).
+pub struct ThresholdSettings<'a>(pub &'a Profile);
+
+impl KeyInput for ShellSettings<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        k.put(&self.0.shell_distance_m);
+        let shells: Vec<(&[String], Option<f32>)> = self
+            .0
+            .joint_overrides
+            .iter()
+            .map(|o| (o.joints.as_slice(), o.shell_distance_m))
+            .collect();
+        k.put(&(shells.len() as u64));
+        for (joints, shell) in shells {
+            k.put(joints).put(&shell);
+        }
+    }
+}
+
+impl KeyInput for ThresholdSettings<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        k.put(&self.0.error_threshold_m);
+        k.put(&(self.0.joint_overrides.len() as u64));
+        for o in &self.0.joint_overrides {
+            k.put(&o.joints).put(&o.error_threshold_m);
+        }
+    }
+}
+
+impl KeyInput for CodecChoice {
+    fn feed(&self, k: &mut KeyWriter) {
+        k.tag(match self {
+            CodecChoice::Vbr => "vbr",
+            CodecChoice::Reference => "reference",
+        });
+    }
+}
+
+impl KeyInput for SampleRate {
+    fn feed(&self, k: &mut KeyWriter) {
+        let SampleRate {
+            policy,
+            rate_hz,
+            min_hz,
+            max_hz,
+            max_resample_error_m,
+        } = self;
+        k.tag(match policy {
+            RatePolicy::Source => "source",
+            RatePolicy::Fixed => "fixed",
+        })
+        .put(rate_hz)
+        .put(min_hz)
+        .put(max_hz)
+        .put(max_resample_error_m);
+    }
+}
+
+impl KeyInput for JointOverride {
+    fn feed(&self, k: &mut KeyWriter) {
+        let JointOverride {
+            joints,
+            error_threshold_m,
+            shell_distance_m,
+        } = self;
+        k.put(joints).put(error_threshold_m).put(shell_distance_m);
+    }
+}
+
+/// The whole profile (the package key covers every referenced profile).
+impl KeyInput for Profile {
+    fn feed(&self, k: &mut KeyWriter) {
+        let Profile {
+            name,
+            description,
+            codec,
+            error_threshold_m,
+            shell_distance_m,
+            max_segment_samples,
+            report_joints,
+            sample_rate,
+            joint_overrides,
+            curve_error_threshold,
+        } = self;
+        k.put(name)
+            .put(description)
+            .put(codec)
+            .put(error_threshold_m)
+            .put(shell_distance_m)
+            .put(max_segment_samples)
+            .put(report_joints)
+            .put(sample_rate)
+            .put(joint_overrides)
+            .put(curve_error_threshold);
     }
 }
 

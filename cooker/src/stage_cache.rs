@@ -1,87 +1,38 @@
-//! Stage caching: every stage's output is stored under a key that covers
-//! exactly what the stage reads (see `docs/stage-keys.md`), so a change
-//! re-runs only the stages that read it.
-//!
-//! Keys chain: a stage's key includes the key of the stage before it (which
-//! determines that stage's output, stages being deterministic functions of
-//! their inputs and code version) rather than a hash of its output. The
-//! whole chain of keys is therefore known before any work runs, and a
-//! cook whose asset-level key hits reads nothing but that one record.
-//!
-//! Adapted idea: bevy's asset processor (a meta hash over source and
-//! settings per processed asset); departure: per-stage keys that also carry
-//! the stage's code version and the package format version.
+//! Stage caching: every stage's output is stored under its key (`keys`),
+//! so a change re-runs only the stages that read it. Where entries live is
+//! a [`CacheBackend`]: the local directory store today, a remote farm cache
+//! layered behind it next; the pipeline sees one interface.
 
-use ludus_anim_cache::{CacheError, Key, KeyBuilder, Store};
+use crate::stage::Stage;
+use ludus_anim_cache::{CacheError, Key, Store};
+use ludus_anim_report::StageStats;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// Pipeline stages in data-flow order, with the version of their code.
-/// Bump a stage's version in the same commit that changes its output; the
-/// golden-hash test fails otherwise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Stage {
-    Import,
-    Normalize,
-    Resample,
-    Prepare,
-    Encode,
-    Verify,
-    Package,
+/// A store of stage outputs. Entries are opaque bytes; a backend never
+/// returns a partial or corrupted entry as a value (it reports and misses).
+pub trait CacheBackend: Send + Sync {
+    /// The entry under `key`, written by `stage`, if present and intact.
+    fn get(&self, stage: Stage, key: &Key) -> Result<Option<Vec<u8>>, CacheError>;
+    fn put(&self, stage: Stage, key: &Key, bytes: &[u8]) -> Result<(), CacheError>;
+    /// Problems met and handled since the last call (healed corruption,
+    /// unreachable servers), for the report.
+    fn take_notices(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Finish pending work (uploads) before the process exits.
+    fn flush(&self) {}
 }
 
-impl Stage {
-    pub const ALL: [Stage; 7] = [
-        Stage::Import,
-        Stage::Normalize,
-        Stage::Resample,
-        Stage::Prepare,
-        Stage::Encode,
-        Stage::Verify,
-        Stage::Package,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Import => "import",
-            Stage::Normalize => "normalize",
-            Stage::Resample => "resample",
-            Stage::Prepare => "prepare",
-            Stage::Encode => "encode",
-            Stage::Verify => "verify",
-            Stage::Package => "package",
-        }
+impl CacheBackend for Store {
+    fn get(&self, _: Stage, key: &Key) -> Result<Option<Vec<u8>>, CacheError> {
+        Store::get(self, key)
     }
-
-    /// Code version of the stage.
-    pub fn version(self) -> u32 {
-        match self {
-            // 2: markers from glTF extras, FBX custom-property curves.
-            Stage::Import => 2,
-            // 2: clips carry markers.
-            Stage::Normalize => 2,
-            Stage::Resample => 1,
-            // 2: loops, root motion, additive and markers (was: loop only).
-            Stage::Prepare => 2,
-            // 2: VBR codec v2 (16-bit rotation ranges, unranged segments).
-            Stage::Encode => 2,
-            // 3: measures the static-pose decode and checks it equals the
-            // direct decode (2: additive clips measured applied; scalar
-            // curve errors).
-            Stage::Verify => 3,
-            // 3: quantized scalar curves with a channel schema.
-            Stage::Package => 3,
-        }
-    }
-
-    /// A key builder seeded with the stage's name and code version.
-    pub fn key(self) -> KeyBuilder {
-        let mut k = KeyBuilder::new();
-        k.str(self.name()).u32(self.version());
-        k
+    fn put(&self, _: Stage, key: &Key, bytes: &[u8]) -> Result<(), CacheError> {
+        Store::put(self, key, bytes)
     }
 }
 
@@ -93,24 +44,23 @@ struct Counter {
 }
 
 /// Per-stage hit/miss/time counters, shared by all worker threads.
-#[derive(Default)]
 pub struct StageCounters {
-    counters: [Counter; 7],
+    counters: Vec<Counter>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct StageStats {
-    pub hits: u64,
-    pub misses: u64,
-    pub ms: f64,
+impl Default for StageCounters {
+    fn default() -> Self {
+        StageCounters {
+            counters: Stage::ALL.iter().map(|_| Counter::default()).collect(),
+        }
+    }
 }
 
 impl StageCounters {
-    fn slot(&self, s: Stage) -> &Counter {
-        &self.counters[Stage::ALL.iter().position(|&x| x == s).unwrap_or(0)]
-    }
     pub fn record(&self, s: Stage, hit: bool, nanos: u64) {
-        let c = self.slot(s);
+        let Some(c) = self.counters.get(s.index()) else {
+            return;
+        };
         if hit {
             c.hits.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -118,11 +68,12 @@ impl StageCounters {
         }
         c.nanos.fetch_add(nanos, Ordering::Relaxed);
     }
+
     pub fn snapshot(&self) -> Vec<(Stage, StageStats)> {
         Stage::ALL
             .iter()
-            .map(|&s| {
-                let c = self.slot(s);
+            .zip(&self.counters)
+            .map(|(&s, c)| {
                 (
                     s,
                     StageStats {
@@ -144,37 +95,45 @@ pub trait Fingerprint {
 
 /// Fingerprint of a serializable value: blake3 of its cache encoding.
 pub fn fingerprint_of<T: Serialize>(v: &T) -> [u8; 32] {
-    *blake3::hash(&postcard::to_allocvec(v).unwrap_or_default()).as_bytes()
+    match postcard::to_allocvec(v) {
+        Ok(bytes) => *blake3::hash(&bytes).as_bytes(),
+        Err(_) => [0; 32],
+    }
 }
 
-/// The cache as the pipeline uses it: optional store, counters, and the
-/// notices (healed corruption, write failures) a cook reports.
+/// One stage output's fingerprint.
+type StageFingerprint = (Stage, [u8; 32]);
+
+/// The cache as the pipeline uses it: an optional backend, counters, and
+/// the notices (healed corruption, write failures) a cook reports.
 pub struct StageCache {
-    store: Option<Store>,
+    backend: Option<Box<dyn CacheBackend>>,
     pub counters: StageCounters,
     notices: Mutex<Vec<String>>,
     /// When set, every stage output's fingerprint, for the golden test.
     fingerprints: Option<Mutex<Vec<StageFingerprint>>>,
 }
 
-/// One stage output's fingerprint.
-type StageFingerprint = (Stage, [u8; 32]);
-
 impl StageCache {
-    pub fn new(store: Option<Store>) -> StageCache {
+    pub fn new(backend: Option<Box<dyn CacheBackend>>) -> StageCache {
         StageCache {
-            store,
+            backend,
             counters: StageCounters::default(),
             notices: Mutex::new(Vec::new()),
             fingerprints: None,
         }
     }
 
+    /// A cache on a local store (or none).
+    pub fn local(store: Option<Store>) -> StageCache {
+        StageCache::new(store.map(|s| Box::new(s) as Box<dyn CacheBackend>))
+    }
+
     /// A cache that also records every stage output's fingerprint.
     pub fn recording(store: Option<Store>) -> StageCache {
         StageCache {
             fingerprints: Some(Mutex::new(Vec::new())),
-            ..StageCache::new(store)
+            ..StageCache::local(store)
         }
     }
 
@@ -213,26 +172,39 @@ impl StageCache {
     }
 
     pub fn enabled(&self) -> bool {
-        self.store.is_some()
+        self.backend.is_some()
     }
 
+    /// Notices so far, the backend's included; the list is emptied.
     pub fn take_notices(&self) -> Vec<String> {
-        self.notices
+        let mut n = self
+            .notices
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(b) = &self.backend {
+            n.extend(b.take_notices());
+        }
+        n
     }
 
-    fn notice(&self, s: String) {
+    /// Finish the backend's pending work.
+    pub fn flush(&self) {
+        if let Some(b) = &self.backend {
+            b.flush();
+        }
+    }
+
+    pub fn notice(&self, s: String) {
         if let Ok(mut n) = self.notices.lock() {
             n.push(s);
         }
     }
 
     /// Raw bytes under `key`, if cached and intact.
-    pub fn get_bytes(&self, key: &Key) -> Option<Vec<u8>> {
-        let store = self.store.as_ref()?;
-        match store.get(key) {
+    pub fn get_bytes(&self, stage: Stage, key: &Key) -> Option<Vec<u8>> {
+        let backend = self.backend.as_ref()?;
+        match backend.get(stage, key) {
             Ok(v) => v,
             Err(e @ CacheError::Corrupt { .. }) => {
                 self.notice(e.to_string());
@@ -245,16 +217,16 @@ impl StageCache {
         }
     }
 
-    pub fn put_bytes(&self, key: &Key, bytes: &[u8]) {
-        if let Some(store) = &self.store {
-            if let Err(e) = store.put(key, bytes) {
+    pub fn put_bytes(&self, stage: Stage, key: &Key, bytes: &[u8]) {
+        if let Some(backend) = &self.backend {
+            if let Err(e) = backend.put(stage, key, bytes) {
                 self.notice(format!("cache write failed (the cook goes on): {e}"));
             }
         }
     }
 
-    pub fn get<T: DeserializeOwned>(&self, key: &Key) -> Option<T> {
-        let bytes = self.get_bytes(key)?;
+    pub fn get<T: DeserializeOwned>(&self, stage: Stage, key: &Key) -> Option<T> {
+        let bytes = self.get_bytes(stage, key)?;
         match postcard::from_bytes(&bytes) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -267,18 +239,19 @@ impl StageCache {
         }
     }
 
-    pub fn put<T: Serialize>(&self, key: &Key, value: &T) {
-        if self.store.is_none() {
+    pub fn put<T: Serialize>(&self, stage: Stage, key: &Key, value: &T) {
+        if self.backend.is_none() {
             return;
         }
         match postcard::to_allocvec(value) {
-            Ok(bytes) => self.put_bytes(key, &bytes),
+            Ok(bytes) => self.put_bytes(stage, key, &bytes),
             Err(e) => self.notice(format!("cache entry {} does not encode: {e}", key.to_hex())),
         }
     }
 
-    /// Run `stage` through the cache: return the cached output for `key`,
-    /// or compute, store and return it. Errors are never cached.
+    /// Run `stage` through the cache: the cached output for `key`, or
+    /// compute, store and return it, with whether it was a hit. Errors are
+    /// never cached.
     pub fn run<T, E>(
         &self,
         stage: Stage,
@@ -289,14 +262,14 @@ impl StageCache {
         T: Serialize + DeserializeOwned + Fingerprint,
     {
         let start = Instant::now();
-        if let Some(v) = self.get::<T>(key) {
+        if let Some(v) = self.get::<T>(stage, key) {
             self.counters
                 .record(stage, true, start.elapsed().as_nanos() as u64);
             self.record_fingerprint(stage, v.fingerprint());
             return Ok((v, true));
         }
         let v = compute()?;
-        self.put(key, &v);
+        self.put(stage, key, &v);
         self.counters
             .record(stage, false, start.elapsed().as_nanos() as u64);
         self.record_fingerprint(stage, v.fingerprint());

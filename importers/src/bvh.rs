@@ -31,7 +31,8 @@ mod parse;
 
 pub use parse::code;
 
-use crate::{ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat,
     SourceAsset, SourceClip, SourceJoint, SourceSkeleton, Transform, Vec3,
@@ -50,6 +51,7 @@ pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
+    _companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
     let fail = |e: BvhError| {
         let mut d = Diagnostic::error(e.code, e.to_string()).file(path.display().to_string());
@@ -202,7 +204,7 @@ fn convert(path: &Path, file: &BvhFile, options: &ImportOptions) -> SourceAsset 
 
     SourceAsset {
         path: path_str,
-        format: "bvh".into(),
+        format: SourceFormat::Bvh,
         skeleton: SourceSkeleton { joints },
         clips,
         unit_scale_m: ASSUMED_UNIT_SCALE_M,

@@ -39,7 +39,8 @@ mod clips;
 mod custom;
 mod skeleton;
 
-use crate::{ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset, SourceSkeleton,
 };
@@ -60,6 +61,7 @@ pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
+    _companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
     let file = path.display().to_string();
     let scene = load(path, bytes)?;
@@ -120,7 +122,7 @@ pub fn import(
 
     Ok(SourceAsset {
         path: file,
-        format: "fbx".to_string(),
+        format: SourceFormat::Fbx,
         skeleton: SourceSkeleton { joints },
         clips,
         unit_scale_m: unit_scale_m as f32,

@@ -1,7 +1,8 @@
 //! Importers: authored files in, [`SourceAsset`] out.
 //!
 //! Each format lives in its own module behind one function with the same
-//! shape, `import(path, bytes, options)`. No loader type (gltf, ufbx)
+//! shape, `import(path, bytes, options, companions)`, listed once in
+//! `IMPORTERS`. No loader type (gltf, ufbx)
 //! appears in any public signature: after import, formats are
 //! interchangeable. Importers never write files.
 
@@ -10,7 +11,7 @@ pub mod fbx;
 pub mod gltf;
 pub mod sjson;
 
-use ludus_anim_model::{Diagnostic, SourceAsset};
+use ludus_anim_model::{Diagnostic, SourceAsset, SourceFormat};
 use std::path::Path;
 
 /// Choices the user makes per asset that importers need.
@@ -50,44 +51,74 @@ impl ImportError {
     }
 }
 
-/// The format an importer is chosen by, from the file extension.
-pub fn format_of(path: &Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "gltf" => Some("gltf"),
-        "glb" => Some("glb"),
-        "fbx" => Some("fbx"),
-        "bvh" => Some("bvh"),
-        "sjson" => Some("acl-sjson"),
-        _ => None,
+/// Reads the other files an asset names (a `.gltf`'s external buffers).
+/// Importers never open files themselves: the cooker serves companions
+/// from the same snapshot it hashes, so what is imported is exactly what
+/// the cache key covers, and the asset server can serve in-memory edits.
+pub trait CompanionReader {
+    /// The whole file at `path` (already resolved against the asset's
+    /// directory).
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>>;
+    /// Whether `path` names a readable regular file, without reading it
+    /// (for warnings about buffers nothing uses).
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// Companions straight from the file system (tools and tests that import
+/// one file outside a cook).
+pub struct FileSystem;
+
+impl CompanionReader for FileSystem {
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.is_file()
     }
 }
 
+/// One importer: the asset at `path` with contents `bytes`.
+type Importer = fn(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+    companions: &dyn CompanionReader,
+) -> Result<SourceAsset, ImportError>;
+
+/// Every importer by the format it reads. A new importer is one module and
+/// one entry here (plus its [`SourceFormat`] variant).
+const IMPORTERS: [(SourceFormat, Importer); 5] = [
+    (SourceFormat::Gltf, gltf::import),
+    (SourceFormat::Glb, gltf::import),
+    (SourceFormat::Fbx, fbx::import),
+    (SourceFormat::Bvh, bvh::import),
+    (SourceFormat::AclSjson, sjson::import),
+];
+
 /// Read and import one file, choosing the importer by extension.
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<SourceAsset, ImportError> {
-    let format = format_of(path).ok_or_else(|| ImportError::UnknownFormat {
+    let format = SourceFormat::of_path(path).ok_or_else(|| ImportError::UnknownFormat {
         path: path.display().to_string(),
     })?;
     let bytes = std::fs::read(path).map_err(|source| ImportError::Io {
         path: path.display().to_string(),
         source,
     })?;
-    import_bytes(path, format, &bytes, options)
+    import_bytes(path, format, &bytes, options, &FileSystem)
 }
 
-/// Import already-read bytes (the cooker hashes them first).
+/// Import already-read bytes (the cooker hashes them first); companion
+/// files are read through `companions`.
 pub fn import_bytes(
     path: &Path,
-    format: &str,
+    format: SourceFormat,
     bytes: &[u8],
     options: &ImportOptions,
+    companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
-    match format {
-        "gltf" | "glb" => gltf::import(path, bytes, options),
-        "fbx" => fbx::import(path, bytes, options),
-        "bvh" => bvh::import(path, bytes, options),
-        "acl-sjson" => sjson::import(path, bytes, options),
-        _ => Err(ImportError::UnknownFormat {
+    match IMPORTERS.iter().find(|(f, _)| *f == format) {
+        Some((_, import)) => import(path, bytes, options, companions),
+        None => Err(ImportError::UnknownFormat {
             path: path.display().to_string(),
         }),
     }

@@ -30,7 +30,8 @@
 
 mod parser;
 
-use crate::{ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat,
     SourceAsset, SourceClip, SourceJoint, SourceSkeleton, Transform, Vec3,
@@ -132,6 +133,7 @@ pub fn import(
     path: &Path,
     bytes: &[u8],
     _options: &ImportOptions,
+    _companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
     let text = decode_utf8(bytes).map_err(|e| e.into_import_error(path))?;
     let doc =
@@ -317,7 +319,7 @@ fn convert(path: &Path, doc: &[Member]) -> Result<SourceAsset> {
 
     Ok(SourceAsset {
         path: file,
-        format: "acl-sjson".into(),
+        format: SourceFormat::AclSjson,
         skeleton,
         clips: vec![clip],
         unit_scale_m: ASSUMED_UNIT_SCALE_M,

@@ -35,7 +35,12 @@ fn error(text: &str) -> Diagnostic {
 }
 
 fn error_bytes(bytes: &[u8]) -> Diagnostic {
-    match bvh::import(Path::new("broken.bvh"), bytes, &ImportOptions::default()) {
+    match bvh::import(
+        Path::new("broken.bvh"),
+        bytes,
+        &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
+    ) {
         Err(ImportError::Malformed(d)) => *d,
         Err(e) => panic!("unexpected error kind: {e}"),
         Ok(_) => panic!("accepted broken input"),
@@ -60,6 +65,7 @@ fn good_file_imports() {
         Path::new("good.bvh"),
         GOOD.as_bytes(),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
     .unwrap();
     assert_eq!(a.skeleton.joints.len(), 2);
@@ -173,6 +179,7 @@ fn truncated_file() {
             Path::new("p.bvh"),
             &GOOD.as_bytes()[..end],
             &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
         );
     }
 }
@@ -214,7 +221,12 @@ fn garbage_bytes() {
             s.push_str(words[(x % words.len() as u64) as usize]);
             s.push(' ');
         }
-        let _ = bvh::import(Path::new("g.bvh"), s.as_bytes(), &ImportOptions::default());
+        let _ = bvh::import(
+            Path::new("g.bvh"),
+            s.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        );
     }
 }
 
@@ -249,12 +261,22 @@ fn damaged_fixtures_never_panic() {
         return;
     };
     for cut in (0..bytes.len()).step_by(997) {
-        let r = bvh::import(&path, &bytes[..cut], &ImportOptions::default());
+        let r = bvh::import(
+            &path,
+            &bytes[..cut],
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        );
         assert!(r.is_err(), "a file cut at byte {cut} was accepted");
     }
     let mut damaged = bytes.clone();
     for i in (0..damaged.len()).step_by(4099) {
         damaged[i] = b"x{}9-."[i % 6];
-        let _ = bvh::import(&path, &damaged, &ImportOptions::default());
+        let _ = bvh::import(
+            &path,
+            &damaged,
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        );
     }
 }

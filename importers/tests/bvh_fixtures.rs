@@ -88,7 +88,7 @@ fn every_fixture_imports_with_manifest_counts() {
             started.elapsed()
         );
         no_errors(&asset);
-        assert_eq!(asset.format, "bvh");
+        assert_eq!(asset.format, ludus_anim_model::SourceFormat::Bvh);
         assert_eq!(asset.skeleton.joints.len(), joints, "{rel}");
         assert_eq!(asset.unit_scale_m, 0.01);
         assert!(asset

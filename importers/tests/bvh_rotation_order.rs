@@ -17,6 +17,7 @@ fn import(text: &str) -> SourceAsset {
         Path::new("order.bvh"),
         text.as_bytes(),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
     .unwrap()
 }

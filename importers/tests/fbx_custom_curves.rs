@@ -23,7 +23,8 @@ fn import(path: &Path, requests: &[&str]) -> SourceAsset {
         custom_curves: requests.iter().map(|s| s.to_string()).collect(),
         ..ImportOptions::default()
     };
-    let a = fbx::import(path, &bytes, &opts).expect("robot imports");
+    let a =
+        fbx::import(path, &bytes, &opts, &ludus_anim_importers::FileSystem).expect("robot imports");
     assert!(!validate_asset(&a).has_errors());
     a
 }
@@ -174,6 +175,7 @@ Connections:  {
         Path::new("markers.fbx"),
         text.as_bytes(),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
     .expect("imports");
     let w = a

@@ -44,7 +44,13 @@ fn manifest(dir: &Path) -> Vec<(String, usize)> {
 fn import(dir: &Path, rel: &str) -> SourceAsset {
     let path = dir.join(rel);
     let bytes = std::fs::read(&path).expect("read fixture");
-    fbx::import(&path, &bytes, &ImportOptions::default()).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    fbx::import(
+        &path,
+        &bytes,
+        &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
+    )
+    .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// Component-space matrices of the rest pose, parents first.
@@ -336,7 +342,13 @@ fn timing_pab_locomotions() {
     let path = dir.join("fbx/pab_locomotions.fbx");
     let bytes = std::fs::read(&path).unwrap();
     let start = std::time::Instant::now();
-    let a = fbx::import(&path, &bytes, &ImportOptions::default()).unwrap();
+    let a = fbx::import(
+        &path,
+        &bytes,
+        &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
+    )
+    .unwrap();
     let el = start.elapsed();
     let keys: usize = a
         .clips

@@ -141,8 +141,13 @@ fn import_str(name: &str, text: &str) -> SourceAsset {
         keep_unused_leaves: true,
         custom_curves: Vec::new(),
     };
-    let a = fbx::import(Path::new(name), text.as_bytes(), &keep)
-        .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+    let a = fbx::import(
+        Path::new(name),
+        text.as_bytes(),
+        &keep,
+        &ludus_anim_importers::FileSystem,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
     let d = validate_asset(&a);
     assert!(!d.has_errors(), "{name}: {:?}", d);
     a
@@ -254,6 +259,7 @@ fn y_up_cm_and_z_up_m_give_the_same_component_space_motion() {
         Path::new("yup_cm.fbx"),
         y_text.as_bytes(),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
     .unwrap();
     assert_eq!(dropped.skeleton.joints.len(), 1);
@@ -326,7 +332,12 @@ fn fixtures_dir() -> Option<PathBuf> {
 }
 
 fn expect_malformed(what: &str, bytes: &[u8]) {
-    match fbx::import(Path::new("broken.fbx"), bytes, &ImportOptions::default()) {
+    match fbx::import(
+        Path::new("broken.fbx"),
+        bytes,
+        &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
+    ) {
         Err(ImportError::Malformed(d)) => {
             assert_eq!(
                 d.file.as_deref(),

@@ -2,9 +2,9 @@
 //! error, odd-but-valid ones import with the documented decisions.
 
 use base64::Engine;
-use ludus_anim_importers::{import_bytes, ImportError, ImportOptions};
+use ludus_anim_importers::{import_bytes, FileSystem, ImportError, ImportOptions};
 use ludus_anim_model::source::validate_asset;
-use ludus_anim_model::{Diagnostic, Interpolation, Severity, SourceAsset};
+use ludus_anim_model::{Diagnostic, Interpolation, Severity, SourceAsset, SourceFormat};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -173,11 +173,11 @@ fn import_with(
 ) -> Result<SourceAsset, ImportError> {
     let path = Path::new(name);
     let format = if name.ends_with(".glb") {
-        "glb"
+        SourceFormat::Glb
     } else {
-        "gltf"
+        SourceFormat::Gltf
     };
-    import_bytes(path, format, bytes, options)
+    import_bytes(path, format, bytes, options, &FileSystem)
 }
 
 fn malformed(result: Result<SourceAsset, ImportError>) -> Diagnostic {
@@ -221,9 +221,9 @@ fn well_formed_arm_imports_cleanly_as_gltf_and_glb() {
         assert_eq!(
             a.format,
             if name.ends_with(".glb") {
-                "glb"
+                SourceFormat::Glb
             } else {
-                "gltf"
+                SourceFormat::Gltf
             }
         );
     }
@@ -394,9 +394,10 @@ fn missing_needed_buffer_is_an_error_and_unneeded_one_a_warning() {
     let path = dir.join("needs.gltf");
     let e = match import_bytes(
         &path,
-        "gltf",
+        SourceFormat::Gltf,
         &serde_json::to_vec(&root).unwrap(),
         &ImportOptions::default(),
+        &FileSystem,
     ) {
         Err(ImportError::Malformed(e)) => *e,
         other => panic!("expected missing buffer error, got {:?}", other.map(|_| ())),
@@ -416,9 +417,10 @@ fn missing_needed_buffer_is_an_error_and_unneeded_one_a_warning() {
     root["images"] = json!([{"uri": "missing_texture.png"}, {"uri": "data:image/png;base64,@@@"}]);
     let a = import_bytes(
         &path,
-        "gltf",
+        SourceFormat::Gltf,
         &serde_json::to_vec(&root).unwrap(),
         &ImportOptions::default(),
+        &FileSystem,
     )
     .unwrap();
     assert!(errors(&a).is_empty(), "{:?}", errors(&a));

@@ -57,6 +57,7 @@ fn import(extras: Option<Value>) -> Result<SourceAsset, ImportError> {
         Path::new("markers.gltf"),
         &document(extras),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
 }
 
@@ -64,7 +65,10 @@ fn marker(name: &str, time_s: f32, kind: &str) -> SourceMarker {
     SourceMarker {
         name: name.into(),
         time_s,
-        kind: kind.into(),
+        kind: match kind {
+            "sync" => ludus_anim_model::MarkerKind::SyncMarker,
+            _ => ludus_anim_model::MarkerKind::Event,
+        },
     }
 }
 

@@ -76,7 +76,7 @@ fn all_anchor_clips_import_with_expected_counts() {
         let errors: Vec<String> = diags.errors().map(|d| d.to_string()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", row.clip);
 
-        assert_eq!(asset.format, "acl-sjson");
+        assert_eq!(asset.format, ludus_anim_model::SourceFormat::AclSjson);
         assert_eq!(asset.skeleton.joints.len(), row.bones, "{}", row.clip);
         assert_eq!(asset.unit_scale_m, 0.01);
         assert_eq!(

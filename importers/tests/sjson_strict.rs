@@ -38,6 +38,7 @@ fn import(text: &str) -> Result<ludus_anim_model::SourceAsset, ImportError> {
         Path::new("test.acl.sjson"),
         text.as_bytes(),
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     )
 }
 
@@ -204,6 +205,7 @@ fn truncated_and_garbage_input() {
         Path::new("x.sjson"),
         &[0x00, 0xff, 0xfe, b'{'],
         &ImportOptions::default(),
+        &ludus_anim_importers::FileSystem,
     ) {
         Err(ImportError::Malformed(d)) => *d,
         _ => panic!(),

@@ -11,14 +11,18 @@
 
 pub mod curve;
 pub mod diagnostics;
+pub mod format;
 pub mod resampled;
 pub mod source;
+pub mod suggest;
 
 pub use curve::{Curve, Interpolation, Key};
 pub use diagnostics::{Decision, Diagnostic, Diagnostics, Severity};
+pub use format::{SourceFormat, SourceKind};
 pub use resampled::{ResampledClip, ResampledCurve};
 pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
 };
 
 pub use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+pub use ludus_anim_runtime::package::MarkerKind;

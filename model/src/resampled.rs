@@ -1,7 +1,7 @@
 //! A clip on a uniform sample grid, ready for an encoder.
 
-use ludus_anim_runtime::math::Transform;
-use ludus_anim_runtime::timing::LoopMode;
+use ludus_anim_runtime::math::{interpolate, Transform};
+use ludus_anim_runtime::timing::{sample_position, LoopMode, SamplePosition};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,45 @@ impl ResampledClip {
     pub fn pose(&self, sample: usize) -> &[Transform] {
         let j = self.joint_count;
         &self.samples[sample * j..(sample + 1) * j]
+    }
+
+    /// Where time `t` falls on this clip's grid when played with `mode`.
+    pub fn position(&self, t: f32, mode: LoopMode) -> SamplePosition {
+        sample_position(
+            t,
+            self.duration_s,
+            self.sample_rate_hz,
+            self.num_samples,
+            mode,
+        )
+    }
+
+    /// The runtime's interpolation of `grid` (poses laid out like this
+    /// clip's samples) at position `p`: at an exact sample time the stored
+    /// sample itself, as every runtime decoder returns it, otherwise the
+    /// runtime's blend of the two neighbours. False if a length differs.
+    /// The one place the cooker interpolates a sample grid.
+    pub fn blend_grid(&self, grid: &[Transform], p: SamplePosition, out: &mut [Transform]) -> bool {
+        let j = self.joint_count;
+        if out.len() != j || grid.len() != self.num_samples as usize * j {
+            return false;
+        }
+        let (i0, i1) = (p.i0 as usize * j, p.i1 as usize * j);
+        for (k, o) in out.iter_mut().enumerate() {
+            let a = &grid[i0 + k];
+            *o = if p.alpha == 0.0 {
+                *a
+            } else {
+                interpolate(a, &grid[i1 + k], p.alpha)
+            };
+        }
+        true
+    }
+
+    /// The runtime's interpolation of this clip's own samples at `t`, with
+    /// its own loop mode. False if `out` is not one pose long.
+    pub fn sample(&self, t: f32, out: &mut [Transform]) -> bool {
+        self.blend_grid(&self.samples, self.position(t, self.loop_mode), out)
     }
 
     /// Number of samples needed so that a grid at `rate` covers `duration`.

@@ -8,7 +8,9 @@
 
 use crate::curve::Curve;
 use crate::diagnostics::{Decision, Diagnostic, Diagnostics};
+use crate::format::SourceFormat;
 use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+use ludus_anim_runtime::package::MarkerKind;
 use ludus_anim_runtime::skeleton::MIN_SCALE;
 use serde::{Deserialize, Serialize};
 
@@ -92,9 +94,9 @@ pub struct ScalarCurve {
 pub struct SourceMarker {
     pub name: String,
     pub time_s: f32,
-    /// `"sync"` (a phase point for blending, e.g. a foot plant) or
-    /// `"event"` (a gameplay notification).
-    pub kind: String,
+    /// A sync marker (a phase point for blending, e.g. a foot plant) or
+    /// an event (a gameplay or presentation notification).
+    pub kind: MarkerKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -153,8 +155,9 @@ pub struct AxisSystem {
 pub struct SourceAsset {
     /// Path as given by the user (for diagnostics).
     pub path: String,
-    /// `gltf`, `glb`, `fbx`, `bvh` or `acl-sjson`.
-    pub format: String,
+    /// The format the importer read (a `.gltf` holding GLB bytes is
+    /// `Glb`).
+    pub format: SourceFormat,
     pub skeleton: SourceSkeleton,
     pub clips: Vec<SourceClip>,
     /// Meters per source length unit, as declared by the file or assumed by
@@ -411,7 +414,7 @@ mod tests {
     fn asset() -> SourceAsset {
         SourceAsset {
             path: "t.gltf".into(),
-            format: "gltf".into(),
+            format: SourceFormat::Gltf,
             skeleton: SourceSkeleton {
                 joints: vec![
                     SourceJoint {

@@ -1,7 +1,10 @@
 //! Encode: a resampled clip → a codec blob, by the profile's codec.
 
+use super::prepare::{additive_skeleton, Prepared};
+use super::verify::ClipVerification;
 use crate::profile::{CodecChoice, Profile};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::{reference, CodecId};
 use ludus_anim_runtime::Skeleton;
@@ -45,6 +48,67 @@ pub fn encode(
         blob,
         ms: start.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// Encode a prepared clip. Additive clips are encoded against the additive
+/// identity (the value the runtime fills stripped tracks with) and then
+/// checked the way they are used, applied onto their base, by `check` (a
+/// one-clip package decoded through the runtime and measured): the search
+/// measures deltas as poses, and an ancestor's delta error moves whole bone
+/// lengths once applied, so the chains that overshoot are tightened and
+/// encoded again, up to six times. (The encode key covers the verify and
+/// package versions for additive clips for this reason.)
+#[allow(clippy::too_many_arguments)]
+pub fn encode_prepared(
+    skeleton: &Skeleton,
+    prepared: &Prepared,
+    profile: &Profile,
+    thresholds: &[f32],
+    shells: &[f32],
+    slack: f32,
+    fail: &dyn Fn(String) -> Diagnostic,
+    check: &dyn Fn(&Encoded) -> Result<ClipVerification, Diagnostic>,
+) -> Result<Encoded, Diagnostic> {
+    let clip = &prepared.clip;
+    if prepared.additive.is_none() {
+        return encode(skeleton, clip, profile, thresholds, shells, slack)
+            .map_err(|e| fail(e.to_string()));
+    }
+    let target = additive_skeleton(skeleton).map_err(|e| fail(e.to_string()))?;
+    let mut aim = thresholds.to_vec();
+    let mut attempt = 0;
+    loop {
+        let e =
+            encode(&target, clip, profile, &aim, shells, slack).map_err(|e| fail(e.to_string()))?;
+        if slack != 1.0 || attempt == 6 {
+            return Ok(e);
+        }
+        let v = check(&e)?;
+        if v.codec.violations.is_empty() {
+            return Ok(e);
+        }
+        tighten(skeleton, &mut aim, thresholds, &v.codec.per_joint_max_m);
+        attempt += 1;
+    }
+}
+
+/// Scale each overshooting joint's chain (the joint and its ancestors) by
+/// how far it is over, with a margin, so one or two passes settle it.
+fn tighten(skeleton: &Skeleton, aim: &mut [f32], thresholds: &[f32], per_joint_max: &[f32]) {
+    let mut factor = vec![1.0f32; aim.len()];
+    for (j, &err) in per_joint_max.iter().enumerate() {
+        if err > thresholds[j] {
+            let f = 0.9 * thresholds[j] / err;
+            let mut a = Some(j);
+            while let Some(i) = a {
+                factor[i] = factor[i].min(f);
+                a = skeleton.parent(i);
+            }
+        }
+    }
+    for (a, f) in aim.iter_mut().zip(factor) {
+        *a *= f;
+    }
 }
 
 /// `CodecId` lives in the runtime, which has no serde by default.

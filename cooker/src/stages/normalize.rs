@@ -221,7 +221,7 @@ mod tests {
     fn asset(joints: Vec<SourceJoint>) -> SourceAsset {
         SourceAsset {
             path: "a.bvh".into(),
-            format: "bvh".into(),
+            format: ludus_anim_model::SourceFormat::Bvh,
             skeleton: SourceSkeleton { joints },
             clips: vec![],
             unit_scale_m: 0.01,

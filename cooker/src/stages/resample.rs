@@ -14,8 +14,7 @@ use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
 use ludus_anim_model::{Decision, SourceClip};
 use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::math::interpolate;
-use ludus_anim_runtime::timing::{sample_position, LoopMode};
+use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{pose_errors, Scratch};
 
@@ -65,17 +64,7 @@ pub struct ResampleReport {
     pub warnings: Vec<String>,
 }
 
-/// How the source's samples relate to time between them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum SourceKind {
-    /// Keyed curves with their own interpolation (glTF, FBX).
-    Curves,
-    /// Sampled data (BVH frames, ACL raw clips, FBX curves baked by the
-    /// importer through ufbx's evaluator): the keys are the authored motion
-    /// and nothing is known between them, so the error is checked at every
-    /// key time but not between keys.
-    Samples,
-}
+pub use ludus_anim_model::SourceKind;
 
 /// Source rate from key spacing: the smallest gap between consecutive
 /// keys *of one curve*, over all curves (the union of all key times would
@@ -326,22 +315,7 @@ fn measure(
     }
     for t in times {
         src.evaluate(snap_to_key(t, &clip.key_times, rate), &mut expected);
-        let p = sample_position(
-            t,
-            grid.duration_s,
-            grid.sample_rate_hz,
-            grid.num_samples,
-            LoopMode::Once,
-        );
-        let a = grid.pose(p.i0 as usize);
-        let b = grid.pose(p.i1 as usize);
-        for j in 0..joints {
-            played[j] = if p.alpha == 0.0 {
-                a[j]
-            } else {
-                interpolate(&a[j], &b[j], p.alpha)
-            };
-        }
+        grid.blend_grid(&grid.samples, grid.position(t, LoopMode::Once), &mut played);
         pose_errors(
             skeleton,
             &expected,

@@ -8,10 +8,11 @@
 
 use super::prepare::{verify_additive, Prepared};
 use super::resample::SourcePose;
+use crate::package_writer::{write_package, PackageClip, PackageContents};
+use ludus_anim_model::Diagnostic;
 use ludus_anim_model::{ResampledClip, SourceClip};
-use ludus_anim_runtime::math::interpolate;
 use ludus_anim_runtime::package::{Clip, CurveChannel};
-use ludus_anim_runtime::timing::sample_position;
+use ludus_anim_runtime::Package;
 use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{check_times, verify_clip, ErrorStats};
 use std::time::Instant;
@@ -26,26 +27,49 @@ pub struct ClipVerification {
     pub curve_errors: Vec<(String, f32)>,
 }
 
-/// The runtime's interpolation of `clip`'s samples at time `t`.
-pub fn sample_resampled(clip: &ResampledClip, t: f32, out: &mut [Transform]) {
-    let p = sample_position(
-        t,
-        clip.duration_s,
-        clip.sample_rate_hz,
-        clip.num_samples,
-        clip.loop_mode,
+/// Write a one-clip package holding `entry`, load it through the runtime
+/// reader, and verify the decoded clip: exactly what a game would load.
+pub fn verify_in_package(
+    skeleton: &Skeleton,
+    entry: &PackageClip,
+    prepared: &Prepared,
+    source: &SourceClip,
+    thresholds: &[f32],
+    shells: &[f32],
+    file: &str,
+) -> Result<ClipVerification, Diagnostic> {
+    let bytes = write_package(
+        &PackageContents {
+            cooker_version: crate::COOKER_VERSION.to_string(),
+            asset_name: String::new(),
+            source_path: file.to_string(),
+            source_hash: entry.source_hash,
+            skeleton,
+            clips: vec![entry.clone()],
+        },
+        &[prepared],
     );
-    let a = clip.pose(p.i0 as usize);
-    let b = clip.pose(p.i1 as usize);
-    for (j, o) in out.iter_mut().enumerate() {
-        // At exact sample times the stored sample is the answer (as in
-        // every runtime decoder), not a renormalized copy of it.
-        *o = if p.alpha == 0.0 {
-            a[j]
-        } else {
-            interpolate(&a[j], &b[j], p.alpha)
-        };
-    }
+    let invalid = |what: String| {
+        Diagnostic::error("package_invalid", what)
+            .file(file)
+            .clip(&entry.name)
+    };
+    let package = Package::load(&bytes)
+        .map_err(|e| invalid(format!("the written package does not load: {e}")))?;
+    let decoded = package
+        .clips()
+        .first()
+        .ok_or_else(|| invalid("clip missing from package".into()))?;
+    Ok(verify(
+        skeleton,
+        decoded,
+        package.clip_curves(decoded),
+        package.sample_defaults(decoded),
+        prepared,
+        source,
+        thresholds,
+        shells,
+    ))
 }
 
 /// Verify one decoded clip. `defaults` are what the decoder fills stripped
@@ -74,7 +98,7 @@ pub fn verify(
     ) {
         Some(stats) => stats,
         None => verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
-            sample_resampled(clip, t, out)
+            clip.sample(t, out);
         }),
     };
     // Against the authored curves (additive clips: their applied error is

@@ -7,7 +7,7 @@
 //! output depends on.
 
 use super::Report;
-use crate::ImportError;
+use crate::{CompanionReader, ImportError};
 use ::gltf::json;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
@@ -44,6 +44,7 @@ pub(super) fn load<'a>(
     path: &Path,
     root: &json::Root,
     bin: Option<&'a [u8]>,
+    reader: &dyn CompanionReader,
     report: &mut Report,
 ) -> Result<Loaded<'a>, ImportError> {
     let users = buffer_users(root);
@@ -53,7 +54,7 @@ pub(super) fn load<'a>(
     for (index, buffer) in root.buffers.iter().enumerate() {
         let label = buffer_label(index, buffer);
         let Some(user) = users.get(index).cloned().flatten() else {
-            if let Some(reason) = unavailable_reason(dir, index, buffer, bin) {
+            if let Some(reason) = unavailable_reason(dir, index, buffer, bin, reader) {
                 report.push(Diagnostic::warning(
                     "missing_buffer",
                     format!("{label} is unavailable ({reason}); no skin or animation uses it"),
@@ -62,12 +63,13 @@ pub(super) fn load<'a>(
             data.push(None);
             continue;
         };
-        let bytes = read_buffer(dir, index, buffer, bin, &mut companions).map_err(|reason| {
-            report.malformed(
-                "missing_buffer",
-                format!("{label}, needed by {user}, cannot be loaded: {reason}"),
-            )
-        })?;
+        let bytes =
+            read_buffer(dir, index, buffer, bin, reader, &mut companions).map_err(|reason| {
+                report.malformed(
+                    "missing_buffer",
+                    format!("{label}, needed by {user}, cannot be loaded: {reason}"),
+                )
+            })?;
         let declared = usize::try_from(buffer.byte_length.0).unwrap_or(usize::MAX);
         if bytes.len() < declared {
             report.push(Diagnostic::warning(
@@ -187,6 +189,7 @@ fn read_buffer<'a>(
     index: usize,
     buffer: &json::buffer::Buffer,
     bin: Option<&'a [u8]>,
+    reader: &dyn CompanionReader,
     companions: &mut Vec<String>,
 ) -> Result<Cow<'a, [u8]>, String> {
     match source(index, buffer, bin)? {
@@ -205,7 +208,8 @@ fn read_buffer<'a>(
         }
         Source::File(rel) => {
             let file = dir.join(&rel);
-            let bytes = std::fs::read(&file)
+            let bytes = reader
+                .read(&file)
                 .map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
             let shown = file.display().to_string();
             if !companions.contains(&shown) {
@@ -223,12 +227,13 @@ fn unavailable_reason(
     index: usize,
     buffer: &json::buffer::Buffer,
     bin: Option<&[u8]>,
+    reader: &dyn CompanionReader,
 ) -> Option<String> {
     match source(index, buffer, bin) {
         Err(reason) => Some(reason),
         Ok(Source::File(rel)) => {
             let file = dir.join(rel);
-            (!file.is_file()).then(|| format!("'{}' not found", file.display()))
+            (!reader.exists(&file)).then(|| format!("'{}' not found", file.display()))
         }
         Ok(Source::Remote) => Some("remote URIs are not fetched".to_string()),
         Ok(Source::Glb | Source::Data { .. }) => None,

@@ -9,15 +9,15 @@
 use super::Report;
 use crate::ImportError;
 use ::gltf::json;
-use ludus_anim_model::Diagnostic;
+use ludus_anim_model::{Diagnostic, SourceFormat};
 
 /// A parsed document and the GLB binary chunk, if any.
 pub(super) struct Parsed<'a> {
     pub root: json::Root,
     /// The GLB `BIN` chunk: the data of a buffer without `uri`.
     pub bin: Option<&'a [u8]>,
-    /// `glb` for the binary container, else `gltf`.
-    pub format: &'static str,
+    /// `Glb` for the binary container, else `Gltf`.
+    pub format: SourceFormat,
 }
 
 const GLB_MAGIC: &[u8; 4] = b"glTF";
@@ -49,9 +49,9 @@ pub(super) fn parse<'a>(bytes: &'a [u8], report: &mut Report) -> Result<Parsed<'
     let (json_bytes, bin, format) = if bytes.starts_with(GLB_MAGIC) {
         let (json_bytes, bin) =
             split_glb(bytes).map_err(|m| report.malformed("malformed_glb", m))?;
-        (json_bytes, bin, "glb")
+        (json_bytes, bin, SourceFormat::Glb)
     } else {
-        (bytes, None, "gltf")
+        (bytes, None, SourceFormat::Gltf)
     };
     // A UTF-8 byte order mark is not allowed by the spec but common from
     // Windows editors; it carries no meaning, so it is skipped.

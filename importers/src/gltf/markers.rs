@@ -24,12 +24,16 @@ use super::Report;
 use crate::ImportError;
 use ::gltf::json;
 use ludus_anim_model::source::SourceMarker;
+use ludus_anim_model::MarkerKind;
 use serde_json::Value;
 
-/// Marker kinds the convention allows.
-const KINDS: [&str; 2] = ["sync", "event"];
+/// Marker kinds the convention allows, by their authored names.
+const KINDS: [(&str, MarkerKind); 2] = [
+    ("sync", MarkerKind::SyncMarker),
+    ("event", MarkerKind::Event),
+];
 /// Kind of a marker that does not declare one.
-const DEFAULT_KIND: &str = "event";
+const DEFAULT_KIND: MarkerKind = MarkerKind::Event;
 /// Slack, in seconds, for a marker on the clip's first or last key whose
 /// time went through a float shift.
 const RANGE_SLACK_S: f32 = 1e-4;
@@ -38,7 +42,7 @@ const RANGE_SLACK_S: f32 = 1e-4;
 pub(super) struct Authored {
     name: String,
     time_s: f32,
-    kind: String,
+    kind: MarkerKind,
 }
 
 /// Read `anim.extras.markers`. Absent extras, extras that are not an
@@ -94,8 +98,11 @@ pub(super) fn read(
             )));
         }
         let kind = match obj.get("kind") {
-            None => DEFAULT_KIND.to_string(),
-            Some(Value::String(k)) if KINDS.contains(&k.as_str()) => k.clone(),
+            None => DEFAULT_KIND,
+            Some(Value::String(k)) if KINDS.iter().any(|(n, _)| n == k) => KINDS
+                .iter()
+                .find(|(n, _)| n == k)
+                .map_or(DEFAULT_KIND, |(_, m)| *m),
             Some(other) => {
                 return Err(bad(format!(
                     "clip '{clip}', marker '{name}': kind {other} is not \"sync\" or \"event\""

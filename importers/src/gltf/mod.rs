@@ -54,23 +54,24 @@ mod container;
 mod markers;
 mod skeleton;
 
-use crate::{ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions};
 use ludus_anim_model::{AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset};
 use std::path::Path;
 
 /// Import one glTF or GLB file. `bytes` are the file's contents; external
-/// buffers are read relative to `path` and listed in
-/// [`SourceAsset::companions`].
+/// buffers are resolved relative to `path`, read through `companions` and
+/// listed in [`SourceAsset::companions`].
 pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
+    companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
     let mut report = Report::new(path);
     let parsed = container::parse(bytes, &mut report)?;
     let root = &parsed.root;
     let hierarchy = skeleton::Hierarchy::build(root, &report)?;
-    let loaded = buffers::load(path, root, parsed.bin, &mut report)?;
+    let loaded = buffers::load(path, root, parsed.bin, companions, &mut report)?;
     skeleton::check_skins(root, &loaded.buffers, &report)?;
     let selection = skeleton::select(root, &hierarchy, options, &mut report)?;
     let clips = clips::build(root, &loaded.buffers, &selection, &mut report)?;
@@ -80,7 +81,7 @@ pub fn import(
     );
     Ok(SourceAsset {
         path: report.file.clone(),
-        format: parsed.format.to_string(),
+        format: parsed.format,
         skeleton: selection.skeleton,
         clips,
         unit_scale_m: 1.0,

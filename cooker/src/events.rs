@@ -1,0 +1,165 @@
+//! What a cook tells whoever watches it: progress bars, build-farm JSON
+//! logs, the asset server's event stream. One event type, one JSON form
+//! ([`CookEvent::to_json`]), so `cook --json` and a server's SSE stream
+//! carry the same objects.
+//!
+//! JSON events: `asset_start` {source}; `plan` {source, keys: {stage: hex},
+//! clips: [{name, keys}]}; `stage` {source, clip, stage, cache:
+//! "hit"|"miss", ms}; `diagnostic` {source, severity, code, message, file,
+//! clip, joint, time_s} (one per diagnostic, before its `asset_done`);
+//! `asset_done` {source, status, package, clips}; `notice` {message}; and
+//! last `summary` {assets, failed, clips, raw_bytes, compressed_bytes,
+//! max_error_m, cook_ms, stages, report}.
+
+use crate::keys::{AssetKeys, ClipKeys};
+use crate::report::{AssetReport, AssetStatus, Report};
+use crate::stage::Stage;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// One thing that happened during a cook.
+pub enum CookEvent<'a> {
+    AssetStarted {
+        source: &'a str,
+    },
+    /// The key chain of an asset, derived before its stages run.
+    Planned {
+        source: &'a str,
+        asset: &'a AssetKeys,
+        clips: &'a [(String, ClipKeys)],
+    },
+    Stage {
+        source: &'a str,
+        clip: Option<&'a str>,
+        stage: Stage,
+        hit: bool,
+        ms: f64,
+    },
+    AssetFinished {
+        report: &'a AssetReport,
+    },
+    Notice {
+        message: &'a str,
+    },
+    /// The cook is over and its outputs are written (`out` is the output
+    /// directory the report lives in).
+    CookFinished {
+        report: &'a Report,
+        out: &'a Path,
+    },
+}
+
+/// Receives a cook's events. Calls come from worker threads.
+pub trait Observer: Sync {
+    fn event(&self, event: &CookEvent<'_>);
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+
+impl Observer for Silent {
+    fn event(&self, _: &CookEvent<'_>) {}
+}
+
+/// Several observers in turn (a progress bar and a server's stream).
+pub struct Fanout<'a>(pub Vec<&'a dyn Observer>);
+
+impl Observer for Fanout<'_> {
+    fn event(&self, event: &CookEvent<'_>) {
+        for o in &self.0 {
+            o.event(event);
+        }
+    }
+}
+
+impl CookEvent<'_> {
+    /// The event as JSON objects, in the order a log shows them (an
+    /// `asset_done` is preceded by one `diagnostic` per diagnostic).
+    pub fn to_json(&self) -> Vec<Value> {
+        match self {
+            CookEvent::AssetStarted { source } => {
+                vec![json!({"event": "asset_start", "source": source})]
+            }
+            CookEvent::Planned {
+                source,
+                asset,
+                clips,
+            } => vec![json!({
+                "event": "plan",
+                "source": source,
+                "keys": asset_keys_json(asset),
+                "clips": clips.iter().map(|(n, k)| json!({"name": n, "keys": clip_keys_json(k)})).collect::<Vec<_>>(),
+            })],
+            CookEvent::Stage {
+                source,
+                clip,
+                stage,
+                hit,
+                ms,
+            } => vec![json!({
+                "event": "stage",
+                "source": source,
+                "clip": clip,
+                "stage": stage.name(),
+                "cache": if *hit { "hit" } else { "miss" },
+                "ms": ms,
+            })],
+            CookEvent::AssetFinished { report } => asset_done_json(report),
+            CookEvent::Notice { message } => vec![json!({"event": "notice", "message": message})],
+            CookEvent::CookFinished { report, out } => vec![summary_json(report, out)],
+        }
+    }
+}
+
+fn asset_keys_json(k: &AssetKeys) -> Value {
+    json!({
+        Stage::Import.name(): k.import.to_hex(),
+        Stage::Normalize.name(): k.normalize.to_hex(),
+        Stage::Package.name(): k.package.to_hex(),
+    })
+}
+
+fn clip_keys_json(k: &ClipKeys) -> Value {
+    json!({
+        Stage::Resample.name(): k.resample.to_hex(),
+        Stage::Prepare.name(): k.prepare.to_hex(),
+        Stage::Encode.name(): k.encode.to_hex(),
+        Stage::Verify.name(): k.verify.to_hex(),
+    })
+}
+
+fn asset_done_json(r: &AssetReport) -> Vec<Value> {
+    let mut out = Vec::new();
+    for d in &r.diagnostics {
+        let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            o.insert("event".into(), "diagnostic".into());
+            o.insert("source".into(), r.source.clone().into());
+        }
+        out.push(v);
+    }
+    out.push(json!({
+        "event": "asset_done",
+        "source": r.source,
+        "status": if r.status == AssetStatus::Ok { "ok" } else { "failed" },
+        "package": r.package,
+        "clips": r.clips.len(),
+    }));
+    out
+}
+
+fn summary_json(report: &Report, out: &Path) -> Value {
+    let t = &report.totals;
+    json!({
+        "event": "summary",
+        "assets": t.assets,
+        "failed": t.assets_failed,
+        "clips": t.clips,
+        "raw_bytes": t.raw_bytes,
+        "compressed_bytes": t.compressed_bytes,
+        "max_error_m": t.max_error_m,
+        "cook_ms": t.cook_ms,
+        "stages": report.stages,
+        "report": out.join("report.json").display().to_string(),
+    })
+}

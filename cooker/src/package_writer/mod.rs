@@ -1,0 +1,413 @@
+//! Package v2 writer: the inverse of `ludus_anim_runtime::package`. Output
+//! is a pure function of its inputs (deterministic string order, zeroed
+//! padding), so identical cooks give identical bytes.
+//!
+//! A clip's prepared semantics (additive reference, root-motion
+//! trajectory, markers/events, loop seam figure) are read from the prepare
+//! stage's [`Prepared`] itself; a clip without one is a plain pose clip.
+
+mod curves;
+
+pub use curves::{CurveEntry, QuantizedCurve};
+
+use crate::stages::prepare::{MarkerKind, Prepared, PreparedTrajectory};
+use ludus_anim_runtime::codec::CodecId;
+use ludus_anim_runtime::hash::fnv1a64;
+use ludus_anim_runtime::package::format::*;
+use ludus_anim_runtime::root_motion::RigidTransform;
+use ludus_anim_runtime::timing::LoopMode;
+use ludus_anim_runtime::Skeleton;
+use std::collections::BTreeMap;
+
+/// One clip to write.
+#[derive(Clone, Debug)]
+pub struct PackageClip {
+    pub name: String,
+    pub duration_s: f32,
+    pub sample_rate_hz: f32,
+    pub num_samples: u32,
+    pub loop_mode: LoopMode,
+    pub codec: CodecId,
+    pub codec_version: u16,
+    pub profile: String,
+    pub source_hash: [u8; 32],
+    pub resample_error_m: f32,
+    pub max_error_m: f32,
+    pub blob: Vec<u8>,
+    pub curves: Vec<CurveEntry>,
+}
+
+pub struct PackageContents<'a> {
+    pub cooker_version: String,
+    pub asset_name: String,
+    pub source_path: String,
+    pub source_hash: [u8; 32],
+    pub skeleton: &'a Skeleton,
+    pub clips: Vec<PackageClip>,
+}
+
+#[derive(Default)]
+struct StringTable {
+    index: BTreeMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl StringTable {
+    fn add(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.index.insert(s.to_string(), i);
+        self.list.push(s.to_string());
+        i
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&(self.list.len() as u32).to_le_bytes());
+        let mut off = 0u32;
+        out.extend_from_slice(&off.to_le_bytes());
+        for s in &self.list {
+            off += s.len() as u32;
+            out.extend_from_slice(&off.to_le_bytes());
+        }
+        for s in &self.list {
+            out.extend_from_slice(s.as_bytes());
+        }
+        out
+    }
+}
+
+fn pad_to(buf: &mut Vec<u8>, align: usize) {
+    while !buf.len().is_multiple_of(align) {
+        buf.push(0);
+    }
+}
+
+fn put_u32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_f32(b: &mut Vec<u8>, v: f32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_rigid(b: &mut Vec<u8>, r: &RigidTransform) {
+    for v in [
+        r.rotation.x,
+        r.rotation.y,
+        r.rotation.z,
+        r.rotation.w,
+        r.translation.x,
+        r.translation.y,
+        r.translation.z,
+    ] {
+        put_f32(b, v);
+    }
+}
+
+/// The sections being built, in write order.
+#[derive(Default)]
+struct Sections {
+    strings: StringTable,
+    clips: Vec<u8>,
+    curves: Vec<u8>,
+    events: Vec<u8>,
+    data: Vec<u8>,
+    curve_index: u32,
+    event_index: u32,
+}
+
+/// Serialize a package. `prepared[i]` holds clip `i`'s prepared semantics
+/// (clips past the end of `prepared` are plain). Layout: header, section
+/// table, then sections STRS, META, SKEL, CLIP, CURV, EVNT, DATA, each
+/// 16-byte aligned.
+pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8> {
+    let mut s = Sections::default();
+    let meta = meta_section(p, &mut s.strings);
+    let skel = skeleton_section(p.skeleton, &mut s.strings);
+    put_u32(&mut s.clips, p.clips.len() as u32);
+    pad_to(&mut s.clips, 16);
+    let total_curves: usize = p.clips.iter().map(|c| c.curves.len()).sum();
+    put_u32(&mut s.curves, total_curves as u32);
+    pad_to(&mut s.curves, 16);
+    let total_events: usize = prepared
+        .iter()
+        .take(p.clips.len())
+        .map(|e| e.events.len())
+        .sum();
+    put_u32(&mut s.events, total_events as u32);
+    pad_to(&mut s.events, 16);
+    for (ci, c) in p.clips.iter().enumerate() {
+        write_clip(&mut s, c, prepared.get(ci).copied());
+    }
+    pad_to(&mut s.data, ALIGN);
+    let strs = s.strings.bytes();
+    assemble(&[
+        (SECTION_STRINGS, &strs),
+        (SECTION_META, &meta),
+        (SECTION_SKELETON, &skel),
+        (SECTION_CLIPS, &s.clips),
+        (SECTION_CURVES, &s.curves),
+        (SECTION_EVENTS, &s.events),
+        (SECTION_DATA, &s.data),
+    ])
+}
+
+fn meta_section(p: &PackageContents<'_>, strings: &mut StringTable) -> Vec<u8> {
+    let cooker = strings.add(&p.cooker_version);
+    let asset = strings.add(&p.asset_name);
+    let path = strings.add(&p.source_path);
+    let mut meta = Vec::new();
+    put_u32(&mut meta, cooker);
+    put_u32(&mut meta, asset);
+    put_u32(&mut meta, path);
+    put_u32(&mut meta, 0);
+    meta.extend_from_slice(&p.source_hash);
+    meta
+}
+
+fn skeleton_section(sk: &Skeleton, strings: &mut StringTable) -> Vec<u8> {
+    let mut skel = Vec::new();
+    put_u32(&mut skel, sk.joint_count() as u32);
+    put_u32(&mut skel, 0);
+    skel.extend_from_slice(&sk.identity().0);
+    for j in 0..sk.joint_count() {
+        put_u32(&mut skel, sk.parents()[j]);
+        put_u32(&mut skel, sk.subtree_ends()[j]);
+        put_u64(&mut skel, sk.ids()[j].0);
+        for v in sk.rest_pose()[j].to_array() {
+            put_f32(&mut skel, v);
+        }
+        let name = strings.add(sk.name(j));
+        put_u32(&mut skel, name);
+    }
+    skel
+}
+
+/// One clip: its blob, curves and trajectory keys into DATA, its curve and
+/// event records, then its CLIP record.
+fn write_clip(s: &mut Sections, c: &PackageClip, prepared: Option<&Prepared>) {
+    pad_to(&mut s.data, ALIGN);
+    let blob_off = s.data.len() as u64;
+    s.data.extend_from_slice(&c.blob);
+    let first_curve = s.curve_index;
+    for ch in &c.curves {
+        write_curve(s, ch);
+    }
+    let trajectory = prepared.and_then(|p| p.trajectory.as_ref());
+    // Trajectory keys: 16-aligned in DATA, 7 f32 each.
+    let keys_off = match trajectory {
+        Some(rm) => {
+            pad_to(&mut s.data, ALIGN);
+            let off = s.data.len() as u64;
+            for k in &rm.keys {
+                put_rigid(&mut s.data, k);
+            }
+            off
+        }
+        None => 0,
+    };
+    let first_event = s.event_index;
+    let mut event_count = 0u32;
+    if let Some(p) = prepared {
+        for (e, name, kind) in p.named_events() {
+            write_event(s, e.time_s, e.id, e.reversible, kind, name);
+            event_count += 1;
+        }
+    }
+    let record = ClipRecord {
+        clip: c,
+        prepared,
+        trajectory,
+        blob_off,
+        keys_off,
+        first_curve,
+        first_event,
+        event_count,
+    };
+    record.write(s);
+}
+
+fn write_curve(s: &mut Sections, ch: &CurveEntry) {
+    let q = &ch.samples;
+    let off = if q.data().is_empty() {
+        0
+    } else {
+        pad_to(&mut s.data, 4);
+        let off = s.data.len() as u64;
+        s.data.extend_from_slice(q.data());
+        off
+    };
+    let curves = &mut s.curves;
+    let rec_start = curves.len();
+    put_u64(curves, ch.id);
+    let name = s.strings.add(&ch.name);
+    put_u32(curves, name);
+    curves.push(if ch.step {
+        CURVE_INTERP_STEP
+    } else {
+        CURVE_INTERP_LINEAR
+    });
+    curves.push(ch.composition.as_u8());
+    curves.push(q.bits());
+    curves.push(if ch.clamp { CURVE_FLAG_CLAMP } else { 0 });
+    put_f32(curves, ch.default);
+    put_f32(curves, ch.range.0);
+    put_f32(curves, ch.range.1);
+    put_u32(curves, q.len() as u32);
+    put_f32(curves, q.min());
+    put_f32(curves, q.extent());
+    put_u64(curves, off);
+    debug_assert_eq!(curves.len() - rec_start, CURVE_RECORD_SIZE);
+    s.curve_index += 1;
+}
+
+fn write_event(
+    s: &mut Sections,
+    time_s: f32,
+    id: u64,
+    reversible: bool,
+    kind: MarkerKind,
+    name: &str,
+) {
+    put_f32(&mut s.events, time_s);
+    let mut flags = 0u32;
+    if reversible {
+        flags |= EVENT_FLAG_REVERSIBLE;
+    }
+    if kind == MarkerKind::SyncMarker {
+        flags |= EVENT_FLAG_SYNC_MARKER;
+    }
+    put_u32(&mut s.events, flags);
+    put_u64(&mut s.events, id);
+    let name = s.strings.add(name);
+    put_u32(&mut s.events, name);
+    put_u32(&mut s.events, 0);
+    s.event_index += 1;
+}
+
+/// The 176-byte CLIP record of one clip.
+struct ClipRecord<'a> {
+    clip: &'a PackageClip,
+    prepared: Option<&'a Prepared>,
+    trajectory: Option<&'a PreparedTrajectory>,
+    blob_off: u64,
+    keys_off: u64,
+    first_curve: u32,
+    first_event: u32,
+    event_count: u32,
+}
+
+impl ClipRecord<'_> {
+    fn flags(&self) -> u32 {
+        let p = self.prepared;
+        let mut flags = 0u32;
+        if p.is_some_and(|p| p.additive.is_some()) {
+            flags |= CLIP_FLAG_ADDITIVE;
+        }
+        if self.trajectory.is_some() {
+            flags |= CLIP_FLAG_ROOT_MOTION;
+        }
+        if p.is_some_and(|p| p.loop_seam_error_m.is_some()) {
+            flags |= CLIP_FLAG_LOOP_SEAM;
+        }
+        if self
+            .trajectory
+            .is_some_and(|r| r.drift_100_loops_m.is_some())
+        {
+            flags |= CLIP_FLAG_DRIFT;
+        }
+        flags
+    }
+
+    fn write(&self, s: &mut Sections) {
+        let c = self.clip;
+        let name = s.strings.add(&c.name);
+        let profile = s.strings.add(&c.profile);
+        let flags = self.flags();
+        let clips = &mut s.clips;
+        let rec_start = clips.len();
+        put_u32(clips, name);
+        put_u32(clips, flags);
+        put_f32(clips, c.duration_s);
+        put_f32(clips, c.sample_rate_hz);
+        put_u32(clips, c.num_samples);
+        clips.push(c.loop_mode as u8);
+        clips.push(
+            self.trajectory
+                .map_or(ROOT_MOTION_NONE, |r| r.policy.as_u8()),
+        );
+        clips.extend_from_slice(&(c.codec as u16).to_le_bytes());
+        clips.extend_from_slice(&c.codec_version.to_le_bytes());
+        clips.extend_from_slice(&0u16.to_le_bytes());
+        put_u32(clips, profile);
+        put_u64(clips, self.blob_off);
+        put_u64(clips, c.blob.len() as u64);
+        put_u32(clips, self.first_curve);
+        put_u32(clips, c.curves.len() as u32);
+        put_f32(clips, c.resample_error_m);
+        put_f32(clips, c.max_error_m);
+        clips.extend_from_slice(&c.source_hash);
+        self.write_v2_fields(s);
+        debug_assert_eq!(s.clips.len() - rec_start, CLIP_RECORD_SIZE);
+    }
+
+    /// Package v2: additive reference, trajectory, events, loop seam.
+    fn write_v2_fields(&self, s: &mut Sections) {
+        let additive = self
+            .prepared
+            .and_then(|p| p.additive.as_ref())
+            .map_or(NO_STRING, |a| s.strings.add(&a.reference));
+        put_u32(&mut s.clips, additive);
+        match self.trajectory {
+            Some(rm) => {
+                let joint = s.strings.add(&rm.joint);
+                let clips = &mut s.clips;
+                put_u32(clips, joint);
+                put_rigid(clips, &rm.reference_offset);
+                put_u32(clips, rm.keys.len() as u32);
+                put_f32(clips, rm.sample_rate_hz);
+                put_f32(clips, rm.drift_100_loops_m.unwrap_or(0.0));
+                put_u64(clips, self.keys_off);
+            }
+            None => {
+                put_u32(&mut s.clips, NO_STRING);
+                s.clips.extend_from_slice(&[0u8; 28 + 4 + 4 + 4 + 8]);
+            }
+        }
+        let seam = self.prepared.and_then(|p| p.loop_seam_error_m);
+        put_u32(&mut s.clips, self.first_event);
+        put_u32(&mut s.clips, self.event_count);
+        put_f32(&mut s.clips, seam.unwrap_or(0.0));
+        s.clips.extend_from_slice(&[0u8; 12]);
+    }
+}
+
+/// Header, section table and the sections, with the length and checksum.
+fn assemble(sections: &[(u32, &[u8])]) -> Vec<u8> {
+    let mut out = vec![0u8; HEADER_SIZE + sections.len() * SECTION_ENTRY_SIZE];
+    pad_to(&mut out, ALIGN);
+    let mut table = Vec::new();
+    for &(kind, bytes) in sections {
+        pad_to(&mut out, ALIGN);
+        put_u32(&mut table, kind);
+        put_u32(&mut table, 0);
+        put_u64(&mut table, out.len() as u64);
+        put_u64(&mut table, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+    }
+    pad_to(&mut out, ALIGN);
+    out[HEADER_SIZE..HEADER_SIZE + table.len()].copy_from_slice(&table);
+    out[0..8].copy_from_slice(&MAGIC);
+    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+    let len = out.len() as u64;
+    out[16..24].copy_from_slice(&len.to_le_bytes());
+    out[24..28].copy_from_slice(&(sections.len() as u32).to_le_bytes());
+    let checksum = fnv1a64(&out[HEADER_SIZE..]);
+    out[32..40].copy_from_slice(&checksum.to_le_bytes());
+    out
+}

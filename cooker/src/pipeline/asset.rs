@@ -1,0 +1,577 @@
+//! One asset: read its files, derive its key chain, serve it whole from the
+//! cache or run import → normalize → (clips) → package.
+
+use super::clip::{cook_clip, ClipJob, CookedClip};
+use super::plan::{plan_clips, ClipPlan};
+use super::{Cook, PackageBytes};
+use crate::events::CookEvent;
+use crate::keys::{
+    companions_key, resample_key, AssetKeys, ClipKeys, ClipSpec, PackageInputs, SourceDigest,
+};
+use crate::manifest::AssetJob;
+use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
+use crate::source::Snapshot;
+use crate::stage::Stage;
+use crate::stage_cache::Fingerprint;
+use crate::stages::import::{import, Imported};
+use crate::stages::normalize::{normalize, Normalized};
+use crate::stages::package::{package, PackageHeader};
+use crate::stages::prepare::Prepared;
+use ludus_anim_cache::{Key, KeyBuilder};
+use ludus_anim_importers::ImportOptions;
+use ludus_anim_model::{Diagnostic, SourceFormat};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Everything one asset's cook produced.
+pub struct AssetResult {
+    pub report: AssetReport,
+    /// Package file name and bytes.
+    pub package: Option<PackageBytes>,
+    pub manifest: Option<ManifestAsset>,
+}
+
+/// The cached result of a whole asset (the `package` stage).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct AssetOutcome {
+    report: AssetReport,
+    package_name: String,
+    package_key: String,
+    manifest: ManifestAsset,
+}
+
+/// Companion files an import read, with their content hashes at the time.
+type Companions = Vec<(String, [u8; 32])>;
+
+/// Why an asset stopped: a diagnostic to add, or one already recorded.
+enum Stop {
+    Failed(Diagnostic),
+    Recorded,
+}
+
+impl From<Diagnostic> for Stop {
+    fn from(d: Diagnostic) -> Stop {
+        Stop::Failed(d)
+    }
+}
+
+impl From<Box<Diagnostic>> for Stop {
+    fn from(d: Box<Diagnostic>) -> Stop {
+        Stop::Failed(*d)
+    }
+}
+
+/// Cook one asset job; never fails as a whole: a problem is a failed
+/// asset report naming where.
+pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
+    let file = cx.options.recorded_path(&job.path);
+    cx.observer
+        .event(&CookEvent::AssetStarted { source: &file });
+    let format = SourceFormat::of_path(&job.path);
+    let mut r = new_report(&file, format.map_or("unknown", SourceFormat::name));
+    let result = match format {
+        Some(format) => cook_format(job, format, &file, &mut r, cx),
+        None => Err(Stop::Failed(
+            Diagnostic::error(
+                "unknown_format",
+                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
+            )
+            .file(&file),
+        )),
+    };
+    match result {
+        Ok(done) => done,
+        Err(stop) => {
+            if let Stop::Failed(d) = stop {
+                r.diagnostics.push(report::diagnostic(&d));
+            }
+            r.status = AssetStatus::Failed;
+            AssetResult {
+                report: r,
+                package: None,
+                manifest: None,
+            }
+        }
+    }
+}
+
+fn new_report(file: &str, format: &str) -> AssetReport {
+    AssetReport {
+        source: file.to_string(),
+        source_hash: String::new(),
+        format: format.to_string(),
+        status: AssetStatus::Ok,
+        diagnostics: Vec::new(),
+        decisions: Vec::new(),
+        package: None,
+        package_bytes: 0,
+        skeleton: None,
+        clips: Vec::new(),
+    }
+}
+
+/// The source as this cook read it.
+struct Source<'a> {
+    job: &'a AssetJob,
+    format: SourceFormat,
+    file: &'a str,
+    snapshot: Snapshot<'a>,
+    bytes: Arc<Vec<u8>>,
+    options: ImportOptions,
+}
+
+fn cook_format(
+    job: &AssetJob,
+    format: SourceFormat,
+    file: &str,
+    r: &mut AssetReport,
+    cx: &Cook<'_>,
+) -> Result<AssetResult, Stop> {
+    let snapshot = Snapshot::new(cx.reader);
+    let read = snapshot
+        .file(&job.path)
+        .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
+    let src = Source {
+        job,
+        format,
+        file,
+        snapshot,
+        bytes: read.bytes.clone(),
+        options: ImportOptions {
+            keep_unused_leaves: job
+                .settings
+                .keep_unused_leaves
+                .unwrap_or(cx.options.import.keep_unused_leaves),
+            custom_curves: job.settings.curves.clone(),
+        },
+    };
+    let (digest, fresh) = companions(&src, &read.hash, cx)?;
+    let source_hash = source_hash(&src, &digest)?;
+    r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
+    let asset_name = job
+        .path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("asset")
+        .to_string();
+    let units_m = job
+        .settings
+        .units
+        .map(|u| u.meters())
+        .or(cx.options.units_override_m);
+    let keys = AssetKeys::derive(
+        &digest,
+        &src.options,
+        &PackageInputs {
+            asset_name: &asset_name,
+            recorded_path: file,
+            source_hash: &source_hash,
+            settings: &job.settings,
+            units_m,
+            encoder_slack: cx.options.encoder_slack,
+            profiles: &cx.profiles.0,
+            default_profile: &cx.options.default_profile,
+        },
+    );
+    if let Some(done) = cached_asset(&keys.package, file, cx) {
+        return Ok(done);
+    }
+    let imported = run_import(&src, &keys.import, fresh, cx)?;
+    record_import(&imported, r)?;
+    let norm = cx.run(file, Stage::Normalize, None, &keys.normalize, || {
+        normalize(&imported.asset, units_m)
+            .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(file))
+    })?;
+    r.decisions
+        .extend(norm.decisions.iter().map(report::decision));
+    r.skeleton = Some(SkeletonReport {
+        joints: norm.skeleton.joint_count(),
+        identity: norm.skeleton.identity().to_hex(),
+        unit_scale_m: norm.unit_scale_m,
+        source_axes: imported.asset.source_axes.description.clone(),
+    });
+    let asset = AssetWork {
+        file,
+        asset_name: &asset_name,
+        source_hash,
+        norm: &norm,
+        keys: &keys,
+        kind: imported.asset.format.kind(),
+    };
+    cook_clips(&asset, job, r, cx)
+}
+
+/// Companion files (a .gltf's .bin buffers) are part of the import's
+/// input; they are known from the previous import of the same bytes. When
+/// they are not known, or one changed, the import runs now and is returned.
+fn companions(
+    src: &Source<'_>,
+    bytes_hash: &[u8; 32],
+    cx: &Cook<'_>,
+) -> Result<(SourceDigest, Option<Imported>), Stop> {
+    let key = companions_key(src.format, bytes_hash, &src.options);
+    let digest = |companions: Companions| SourceDigest {
+        format: src.format,
+        bytes: *bytes_hash,
+        companions,
+    };
+    let known: Option<Companions> = cx.cache.get(Stage::Import, &key);
+    if let Some(known) = known.filter(|c| unchanged(&src.snapshot, c)) {
+        return Ok((digest(known), None));
+    }
+    let start = Instant::now();
+    let imported = import(
+        &src.job.path,
+        src.format,
+        &src.bytes,
+        &src.options,
+        &src.snapshot,
+    )?;
+    let mut read = Vec::new();
+    for c in &imported.asset.companions {
+        let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
+            Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
+        })?;
+        read.push((c.clone(), f.hash));
+    }
+    cx.cache.put(Stage::Import, &key, &read);
+    cx.record(src.file, Stage::Import, None, false, start);
+    Ok((digest(read), Some(imported)))
+}
+
+/// Whether every remembered companion still has the remembered bytes.
+fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
+    companions.iter().all(|(p, h)| {
+        snapshot
+            .file(std::path::Path::new(p))
+            .is_ok_and(|f| &f.hash == h)
+    })
+}
+
+/// blake3 over the source's bytes and every companion's, in import order.
+fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop> {
+    let mut h = blake3::Hasher::new();
+    h.update(&src.bytes);
+    for (p, _) in &digest.companions {
+        let f = src.snapshot.file(std::path::Path::new(p)).map_err(|_| {
+            Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
+        })?;
+        h.update(&f.bytes);
+    }
+    Ok(*h.finalize().as_bytes())
+}
+
+/// The whole asset from the cache, if its package key hits and the
+/// package bytes are intact.
+fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
+    let start = Instant::now();
+    let outcome: AssetOutcome =
+        serde_json::from_slice(&cx.cache.get_bytes(Stage::Package, key)?).ok()?;
+    let pkg = cx
+        .cache
+        .get_bytes(Stage::Package, &package_bytes_key(key))?;
+    if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
+        return None;
+    }
+    cx.record(file, Stage::Package, None, true, start);
+    Some(AssetResult {
+        report: outcome.report,
+        package: Some((outcome.package_name, Arc::new(pkg))),
+        manifest: Some(outcome.manifest),
+    })
+}
+
+fn package_bytes_key(package_key: &Key) -> Key {
+    let mut k = KeyBuilder::new();
+    k.str("package-bytes").key(package_key);
+    k.finish()
+}
+
+/// Import through the cache (an import that already ran for the
+/// companion list is stored now).
+fn run_import(
+    src: &Source<'_>,
+    key: &Key,
+    fresh: Option<Imported>,
+    cx: &Cook<'_>,
+) -> Result<Imported, Stop> {
+    match fresh {
+        Some(i) => {
+            cx.cache.put(Stage::Import, key, &i);
+            cx.cache.record_fingerprint(Stage::Import, i.fingerprint());
+            Ok(i)
+        }
+        None => Ok(cx.run(src.file, Stage::Import, None, key, || {
+            import(
+                &src.job.path,
+                src.format,
+                &src.bytes,
+                &src.options,
+                &src.snapshot,
+            )
+        })?),
+    }
+}
+
+/// The import's decisions and diagnostics go into the report; errors stop
+/// the asset.
+fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
+    let asset = &imported.asset;
+    r.decisions
+        .extend(asset.decisions.iter().map(report::decision));
+    r.diagnostics
+        .extend(asset.diagnostics.0.iter().map(report::diagnostic));
+    r.diagnostics
+        .extend(imported.validation.0.iter().map(report::diagnostic));
+    if imported.validation.has_errors() || asset.diagnostics.has_errors() {
+        return Err(Stop::Recorded);
+    }
+    Ok(())
+}
+
+/// What the clip and package stages of one asset share.
+struct AssetWork<'a> {
+    file: &'a str,
+    asset_name: &'a str,
+    source_hash: [u8; 32],
+    norm: &'a Normalized,
+    keys: &'a AssetKeys,
+    kind: ludus_anim_model::SourceKind,
+}
+
+/// Plan the clips, derive their keys, cook them in parallel, check them,
+/// and package the asset.
+fn cook_clips(
+    a: &AssetWork<'_>,
+    job: &AssetJob,
+    r: &mut AssetReport,
+    cx: &Cook<'_>,
+) -> Result<AssetResult, Stop> {
+    let mut warnings = Vec::new();
+    let plans = plan_clips(
+        &a.norm.clips,
+        &job.settings,
+        &cx.options.default_profile,
+        a.file,
+        &mut warnings,
+    );
+    r.diagnostics
+        .extend(warnings.iter().map(report::diagnostic));
+    let plans = plans?;
+    let keyed = clip_keys(a, &plans, cx)?;
+    let chain: Vec<(String, ClipKeys)> = keyed
+        .iter()
+        .map(|k| (k.plan.name.clone(), k.keys.clone()))
+        .collect();
+    cx.observer.event(&CookEvent::Planned {
+        source: a.file,
+        asset: a.keys,
+        clips: &chain,
+    });
+    let results: Vec<Result<CookedClip, Diagnostic>> =
+        keyed.par_iter().map(|k| cook_clip(&k.job(a), cx)).collect();
+    let mut cooked = Vec::with_capacity(results.len());
+    for c in results {
+        cooked.push(c?);
+    }
+    assess(&cooked, a, r);
+    if r.status == AssetStatus::Failed {
+        return Err(Stop::Recorded);
+    }
+    package_asset(a, cooked, r, cx)
+}
+
+/// A clip plan with its keys, profile and additive reference.
+struct KeyedClip<'a> {
+    plan: &'a ClipPlan<'a>,
+    keys: ClipKeys,
+    profile: &'a crate::profile::Profile,
+    reference: Option<(&'a ClipPlan<'a>, Key)>,
+}
+
+impl<'a> KeyedClip<'a> {
+    fn job(&'a self, a: &'a AssetWork<'a>) -> ClipJob<'a> {
+        ClipJob {
+            plan: self.plan,
+            keys: &self.keys,
+            reference: self.reference,
+            norm: a.norm,
+            kind: a.kind,
+            profile: self.profile,
+            file: a.file,
+            source_hash: a.source_hash,
+        }
+    }
+}
+
+/// Every clip's key chain, derived before any clip stage runs.
+fn clip_keys<'a>(
+    a: &AssetWork<'_>,
+    plans: &'a [ClipPlan<'a>],
+    cx: &'a Cook<'_>,
+) -> Result<Vec<KeyedClip<'a>>, Stop> {
+    let mut out = Vec::with_capacity(plans.len());
+    for plan in plans {
+        let profile = cx.profiles.get(&plan.profile_name).ok_or_else(|| {
+            Diagnostic::error(
+                "unknown_profile",
+                format!("profile '{}' was not loaded", plan.profile_name),
+            )
+            .file(a.file)
+            .clip(&plan.name)
+        })?;
+        let reference = plan
+            .prep
+            .additive
+            .as_ref()
+            .and_then(|r| r.clip())
+            .and_then(|wanted| plans.iter().find(|p| p.name == wanted))
+            .map(|rp| {
+                let key = resample_key(
+                    &a.keys.normalize,
+                    &rp.source.name,
+                    rp.range,
+                    a.kind,
+                    profile,
+                );
+                (rp, key)
+            });
+        let keys = ClipKeys::derive(&ClipSpec {
+            upstream: &a.keys.normalize,
+            source_clip: &plan.source.name,
+            range: plan.range,
+            kind: a.kind,
+            profile,
+            prep: &plan.prep,
+            reference: reference.map(|(_, k)| k),
+            encoder_slack: cx.options.encoder_slack,
+        });
+        out.push(KeyedClip {
+            plan,
+            keys,
+            profile,
+            reference,
+        });
+    }
+    Ok(out)
+}
+
+/// Report every clip; a verification failure fails the asset.
+fn assess(cooked: &[CookedClip], a: &AssetWork<'_>, r: &mut AssetReport) {
+    let sk = &a.norm.skeleton;
+    for c in cooked {
+        r.decisions.extend(c.decisions.iter().map(report::decision));
+        for (curve, err) in &c.verification.curve_errors {
+            if *err > c.curve_threshold {
+                r.status = AssetStatus::Failed;
+                r.diagnostics.push(report::diagnostic(
+                    &Diagnostic::error(
+                        "verification_failed",
+                        format!(
+                            "curve '{curve}' decodes {err} away from its source, above the profile's curve threshold {}",
+                            c.curve_threshold
+                        ),
+                    )
+                    .file(a.file)
+                    .clip(&c.report.name),
+                ));
+            }
+        }
+        if let Some(x) = c.verification.codec.violations.first() {
+            r.status = AssetStatus::Failed;
+            r.diagnostics.push(report::diagnostic(
+                &Diagnostic::error(
+                    "verification_failed",
+                    format!(
+                        "decoded error {:.5} mm exceeds the profile's {:.5} mm ({} joint-times over)",
+                        x.error_m * 1000.0,
+                        x.threshold_m * 1000.0,
+                        c.verification.codec.violations.len()
+                    ),
+                )
+                .file(a.file)
+                .clip(&c.report.name)
+                .joint(sk.name(x.joint))
+                .time(x.time_s),
+            ));
+        }
+        r.clips.push(c.report.clone());
+    }
+}
+
+/// The package stage: the final bytes, the manifest entry, and the whole
+/// outcome cached under the package key.
+fn package_asset(
+    a: &AssetWork<'_>,
+    cooked: Vec<CookedClip>,
+    r: &mut AssetReport,
+    cx: &Cook<'_>,
+) -> Result<AssetResult, Stop> {
+    let start = Instant::now();
+    let sk = &a.norm.skeleton;
+    let prepared: Vec<&Prepared> = cooked.iter().map(|c| &c.prepared).collect();
+    let packaged = package(
+        &PackageHeader {
+            asset_name: a.asset_name,
+            source_path: a.file,
+            source_hash: a.source_hash,
+            skeleton: sk,
+        },
+        cooked.iter().map(|c| c.entry.clone()).collect(),
+        &prepared,
+    )?;
+    r.package = Some(format!("packages/{}", packaged.file_name));
+    r.package_bytes = packaged.bytes.len() as u64;
+    let manifest = ManifestAsset {
+        source: a.file.to_string(),
+        source_hash: r.source_hash.clone(),
+        package: format!("packages/{}", packaged.file_name),
+        package_hash: packaged.digest.clone(),
+        package_bytes: packaged.bytes.len() as u64,
+        skeleton_identity: sk.identity().to_hex(),
+        joints: sk.joint_count(),
+        clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
+    };
+    if cx.cache.enabled() {
+        let outcome = AssetOutcome {
+            report: r.clone(),
+            package_name: packaged.file_name.clone(),
+            package_key: a.keys.package.to_hex(),
+            manifest: manifest.clone(),
+        };
+        cx.cache.put_bytes(
+            Stage::Package,
+            &package_bytes_key(&a.keys.package),
+            &packaged.bytes,
+        );
+        match serde_json::to_vec(&outcome) {
+            Ok(json) => cx.cache.put_bytes(Stage::Package, &a.keys.package, &json),
+            Err(e) => cx
+                .cache
+                .notice(format!("asset outcome does not encode: {e}")),
+        }
+    }
+    cx.cache
+        .record_fingerprint(Stage::Package, *blake3::hash(&packaged.bytes).as_bytes());
+    cx.record(a.file, Stage::Package, None, false, start);
+    Ok(AssetResult {
+        report: r.clone(),
+        package: Some((packaged.file_name, Arc::new(packaged.bytes))),
+        manifest: Some(manifest),
+    })
+}
+
+fn manifest_clip(c: &crate::report::ClipReport) -> ManifestClip {
+    ManifestClip {
+        name: c.name.clone(),
+        codec: c.codec.clone(),
+        codec_version: c.codec_version,
+        profile: c.profile.clone(),
+        duration_s: c.duration_s,
+        samples: c.samples,
+        sample_rate_hz: c.sample_rate_hz,
+        loop_mode: c.loop_mode.clone(),
+    }
+}

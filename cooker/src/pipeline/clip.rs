@@ -1,0 +1,321 @@
+//! One clip through resample → prepare → encode → verify, each stage
+//! through the cache under the key the chain derived for it.
+
+use super::plan::ClipPlan;
+use super::Cook;
+use crate::keys::ClipKeys;
+use crate::package_writer::{CurveEntry, PackageClip};
+use crate::profile::Profile;
+use crate::report::{ClipReport, CurvesReport, JointError, RootMotionReport};
+use crate::stage::Stage;
+use crate::stages::encode::{encode_prepared, Encoded};
+use crate::stages::normalize::Normalized;
+use crate::stages::prepare::{prepare, MarkerKind, Prepared};
+use crate::stages::resample::{resample, ResampleReport};
+use crate::stages::verify::{verify_in_package, ClipVerification};
+use ludus_anim_cache::Key;
+use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
+use ludus_anim_runtime::timing::LoopMode;
+
+/// What one clip needs besides the shared cook context.
+pub(crate) struct ClipJob<'a> {
+    pub plan: &'a ClipPlan<'a>,
+    pub keys: &'a ClipKeys,
+    /// The clip an additive reference reads, with its resample key.
+    pub reference: Option<(&'a ClipPlan<'a>, Key)>,
+    pub norm: &'a Normalized,
+    pub kind: SourceKind,
+    pub profile: &'a Profile,
+    pub file: &'a str,
+    pub source_hash: [u8; 32],
+}
+
+/// A cooked clip: its report, package entry and what verification found.
+pub(crate) struct CookedClip {
+    pub report: ClipReport,
+    /// The profile's scalar-curve error threshold for this clip.
+    pub curve_threshold: f32,
+    pub entry: PackageClip,
+    pub prepared: Prepared,
+    pub verification: ClipVerification,
+    pub decisions: Vec<Decision>,
+}
+
+/// Per-joint settings of the clip's profile on the normalized skeleton.
+struct JointSettings {
+    thresholds: Vec<f32>,
+    shells: Vec<f32>,
+}
+
+pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, Diagnostic> {
+    let sk = &job.norm.skeleton;
+    let name = job.plan.name.as_str();
+    let (thresholds, shells) = job
+        .profile
+        .joint_settings(sk.names(), job.norm.file_shells_m.as_deref());
+    let js = JointSettings { thresholds, shells };
+    let mut decisions = Vec::new();
+    let (mut resampled, rs_report) =
+        run_resample(job.plan, &job.keys.resample, job, &js.shells, cx)?;
+    resampled.name = name.to_string();
+    decisions.extend(rs_report.decisions.iter().map(|d| Decision {
+        kind: d.kind.clone(),
+        detail: format!("clip '{name}': {}", d.detail),
+    }));
+    if job.plan.source_markers > 0 {
+        decisions.push(Decision::new(
+            "markers_from_source",
+            format!(
+                "clip '{name}': {} markers from the source file join the manifest's",
+                job.plan.source_markers
+            ),
+        ));
+    }
+    let prepared = run_prepare(job, resampled, &js, cx)?;
+    decisions.extend(prepared.decisions.iter().cloned());
+    let encoded = run_encode(job, &prepared, &js, &rs_report, cx)?;
+    let mut entry = package_clip(job, &prepared, &encoded, &rs_report);
+    let verification = cx.run(
+        job.file,
+        Stage::Verify,
+        Some(name),
+        &job.keys.verify,
+        || check(job, &entry, &prepared, &js),
+    )?;
+    entry.max_error_m = verification.codec.max_error_m;
+    let report = clip_report(job, &prepared, &encoded, &verification, &rs_report, &js);
+    Ok(CookedClip {
+        report,
+        curve_threshold: job.profile.curve_error_threshold,
+        entry,
+        prepared,
+        verification,
+        decisions,
+    })
+}
+
+/// Resample `plan` (a cut clip is its source shifted and shortened).
+fn run_resample(
+    plan: &ClipPlan<'_>,
+    key: &Key,
+    job: &ClipJob<'_>,
+    shells: &[f32],
+    cx: &Cook<'_>,
+) -> Result<(ResampledClip, ResampleReport), Diagnostic> {
+    cx.run(
+        job.file,
+        Stage::Resample,
+        Some(&plan.name),
+        key,
+        || -> Result<_, Diagnostic> {
+            Ok(resample(
+                &plan.authored(),
+                &job.norm.skeleton,
+                &job.profile.sample_rate,
+                shells,
+                job.kind,
+                LoopMode::Once,
+            ))
+        },
+    )
+}
+
+/// Prepare: loops, root motion, additive reference, markers. Loop
+/// detection uses the resampling tolerance, not the quality threshold, so
+/// a quality-only change re-runs nothing before encode.
+fn run_prepare(
+    job: &ClipJob<'_>,
+    resampled: ResampledClip,
+    js: &JointSettings,
+    cx: &Cook<'_>,
+) -> Result<Prepared, Diagnostic> {
+    let name = job.plan.name.as_str();
+    let sk = &job.norm.skeleton;
+    let tolerance = vec![job.profile.sample_rate.max_resample_error_m; sk.joint_count()];
+    let reference_clip = |wanted: &str| -> Option<ResampledClip> {
+        let (rp, key) = job.reference.as_ref().filter(|(rp, _)| rp.name == wanted)?;
+        let (mut c, _) = run_resample(rp, key, job, &js.shells, cx).ok()?;
+        c.name = wanted.to_string();
+        Some(c)
+    };
+    cx.run(
+        job.file,
+        Stage::Prepare,
+        Some(name),
+        &job.keys.prepare,
+        || {
+            prepare(
+                sk,
+                resampled,
+                &job.plan.prep,
+                &tolerance,
+                &js.shells,
+                &reference_clip,
+            )
+            .map_err(|e| {
+                Diagnostic::error("prepare_failed", e.to_string())
+                    .file(job.file)
+                    .clip(name)
+            })
+        },
+    )
+}
+
+fn run_encode(
+    job: &ClipJob<'_>,
+    prepared: &Prepared,
+    js: &JointSettings,
+    rs: &ResampleReport,
+    cx: &Cook<'_>,
+) -> Result<Encoded, Diagnostic> {
+    let name = job.plan.name.as_str();
+    let fail = |what: String| {
+        Diagnostic::error("encode_failed", what)
+            .file(job.file)
+            .clip(name)
+    };
+    let check = |e: &Encoded| check(job, &package_clip(job, prepared, e, rs), prepared, js);
+    cx.run(
+        job.file,
+        Stage::Encode,
+        Some(name),
+        &job.keys.encode,
+        || {
+            encode_prepared(
+                &job.norm.skeleton,
+                prepared,
+                job.profile,
+                &js.thresholds,
+                &js.shells,
+                cx.options.encoder_slack,
+                &fail,
+                &check,
+            )
+        },
+    )
+}
+
+/// Verify through the runtime, reading a package holding this clip.
+fn check(
+    job: &ClipJob<'_>,
+    entry: &PackageClip,
+    prepared: &Prepared,
+    js: &JointSettings,
+) -> Result<ClipVerification, Diagnostic> {
+    verify_in_package(
+        &job.norm.skeleton,
+        entry,
+        prepared,
+        &job.plan.authored(),
+        &js.thresholds,
+        &js.shells,
+        job.file,
+    )
+}
+
+/// The clip as the package stores it.
+fn package_clip(
+    job: &ClipJob<'_>,
+    prepared: &Prepared,
+    encoded: &Encoded,
+    rs: &ResampleReport,
+) -> PackageClip {
+    let clip = &prepared.clip;
+    let threshold = job.profile.curve_error_threshold;
+    PackageClip {
+        name: job.plan.name.clone(),
+        duration_s: clip.duration_s,
+        sample_rate_hz: clip.sample_rate_hz,
+        num_samples: clip.num_samples,
+        loop_mode: clip.loop_mode,
+        codec: encoded.codec,
+        codec_version: encoded.codec_version,
+        profile: job.profile.name.clone(),
+        source_hash: job.source_hash,
+        resample_error_m: rs.resample_error_m,
+        max_error_m: 0.0,
+        blob: encoded.blob.clone(),
+        curves: clip
+            .curves
+            .iter()
+            .map(|k| {
+                CurveEntry::quantized(k.id, k.name.clone(), k.default, false, &k.values, threshold)
+            })
+            .collect(),
+    }
+}
+
+/// The clip's entry in `report.json`.
+fn clip_report(
+    job: &ClipJob<'_>,
+    prepared: &Prepared,
+    encoded: &Encoded,
+    v: &ClipVerification,
+    rs: &ResampleReport,
+    js: &JointSettings,
+) -> ClipReport {
+    let (sk, profile, clip) = (&job.norm.skeleton, job.profile, &prepared.clip);
+    let mut warnings = rs.warnings.clone();
+    if rs.resample_error_m > profile.sample_rate.max_resample_error_m {
+        warnings.push(format!(
+            "resample error {:.4} mm above the profile's {:.4} mm",
+            rs.resample_error_m * 1000.0,
+            profile.sample_rate.max_resample_error_m * 1000.0
+        ));
+    }
+    let raw = sk.joint_count() as u64 * clip.num_samples as u64 * 40;
+    let compressed = encoded.blob.len() as u64;
+    let count = |kind: MarkerKind| prepared.event_names.iter().filter(|e| e.2 == kind).count();
+    ClipReport {
+        name: job.plan.name.clone(),
+        profile: profile.name.clone(),
+        joints: sk.joint_count(),
+        samples: clip.num_samples,
+        sample_rate_hz: clip.sample_rate_hz,
+        duration_s: clip.duration_s,
+        loop_mode: clip.loop_mode.as_str().to_string(),
+        loop_seam_error_m: prepared.loop_seam_error_m,
+        root_motion: prepared.trajectory.as_ref().map(|t| RootMotionReport {
+            policy: t.policy.as_str().to_string(),
+            joint: t.joint.clone(),
+            drift_100_loops_m: t.drift_100_loops_m,
+        }),
+        additive_reference: prepared.additive.as_ref().map(|a| a.reference.clone()),
+        events: count(MarkerKind::Event),
+        markers: count(MarkerKind::SyncMarker),
+        codec: encoded.codec.name().to_string(),
+        codec_version: encoded.codec_version,
+        raw_bytes: raw,
+        compressed_bytes: compressed,
+        ratio: if compressed > 0 {
+            raw as f32 / compressed as f32
+        } else {
+            0.0
+        },
+        resample_error_m: rs.resample_error_m,
+        max_error_m: v.codec.max_error_m,
+        p99_error_m: v.codec.p99_error_m,
+        max_rotation_error_deg: v.codec.max_rotation_error_deg,
+        source_error_m: v.source_error_m,
+        threshold_m: js.thresholds.iter().copied().fold(f32::INFINITY, f32::min),
+        worst_joint: sk.name(v.codec.worst_joint).to_string(),
+        worst_time_s: v.codec.worst_time_s,
+        times_checked: v.codec.times_checked,
+        selected_joints: profile
+            .report_joint_indices(sk.names())
+            .iter()
+            .map(|&j| JointError {
+                joint: sk.name(j).to_string(),
+                max_error_m: v.codec.per_joint_max_m.get(j).copied().unwrap_or(0.0),
+                threshold_m: js.thresholds[j],
+            })
+            .collect(),
+        curves: CurvesReport {
+            count: clip.curves.len(),
+            max_error: v.curve_errors.iter().cloned().collect(),
+        },
+        compress_ms: encoded.ms,
+        decode_ns_per_pose: v.decode_ns_per_pose,
+        warnings,
+    }
+}

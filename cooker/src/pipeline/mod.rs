@@ -1,0 +1,350 @@
+//! One cook: asset jobs → packages under `OUT/packages/`, `OUT/report.json`
+//! and the package manifest `OUT/manifest.json`.
+//!
+//! Assets cook in parallel (rayon), clips of an asset too; each asset is
+//! independent: one with errors gets no package and a `failed` status, the
+//! others still cook. Every stage runs through the stage cache under the
+//! key `keys` derives for it, and a whole asset whose inputs and settings
+//! are unchanged is served from one record (the `package` stage's key).
+//! Packages are a pure function of their inputs: byte-identical whatever
+//! the thread count or order.
+//!
+//! Where things plug in: sources come through a [`SourceReader`], outputs
+//! go to a [`Sink`], cache entries to a `CacheBackend`, and everything that
+//! happens is a [`CookEvent`] to an [`Observer`].
+
+mod asset;
+mod clip;
+mod plan;
+
+use crate::events::{CookEvent, Observer};
+use crate::fsutil::OutputDir;
+use crate::manifest::{AssetEntry, AssetJob};
+use crate::profile::{CodecChoice, Profile, ProfileError};
+use crate::report::{self, PackageManifest, Report};
+use crate::sink::Sink;
+use crate::source::{FileSystem, SourceReader};
+use crate::stage::Stage;
+use crate::stage_cache::{Fingerprint, StageCache};
+use ludus_anim_cache::Key;
+use ludus_anim_importers::ImportOptions;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use asset::AssetResult;
+
+/// What to cook and how.
+#[derive(Clone, Debug)]
+pub struct CookOptions {
+    pub jobs: Vec<AssetJob>,
+    /// Source paths in packages and reports are written relative to this
+    /// directory (the project root), so cooks on different machines agree.
+    pub project_root: Option<PathBuf>,
+    pub out: PathBuf,
+    /// Profile for assets and clips that name none: bundled name or path.
+    pub default_profile: String,
+    /// Meters per source unit (`--units`), unless the manifest says.
+    pub units_override_m: Option<f32>,
+    pub import: ImportOptions,
+    /// Multiplies the encoder's error thresholds (verification keeps the
+    /// profile's): a test hook proving verification catches overshoot.
+    pub encoder_slack: f32,
+    /// Worker threads (0: rayon's default).
+    pub threads: usize,
+    /// Cook only shard `i` of `n` (1-based): a deterministic split by
+    /// source path, so a farm's shards together cook every asset once.
+    pub shard: Option<(u32, u32)>,
+    /// Codec for every profile (`--codec`), replacing the profiles' own.
+    pub codec_override: Option<CodecChoice>,
+}
+
+impl CookOptions {
+    /// Options for plain input files with default settings.
+    pub fn for_files(inputs: Vec<PathBuf>, out: PathBuf, profile: &str) -> CookOptions {
+        CookOptions {
+            jobs: inputs
+                .into_iter()
+                .map(|path| AssetJob {
+                    path,
+                    settings: AssetEntry::default(),
+                })
+                .collect(),
+            project_root: None,
+            out,
+            default_profile: profile.to_string(),
+            units_override_m: None,
+            import: ImportOptions::default(),
+            encoder_slack: 1.0,
+            threads: 0,
+            shard: None,
+            codec_override: None,
+        }
+    }
+
+    /// A source path as packages and reports record it: relative to the
+    /// project root when there is one, else as given.
+    pub fn recorded_path(&self, path: &Path) -> String {
+        match &self.project_root {
+            Some(root) => path
+                .strip_prefix(root)
+                .unwrap_or(path)
+                .display()
+                .to_string(),
+            None => path.display().to_string(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CookError {
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
+}
+
+/// Which shard a source path belongs to: stable across machines and
+/// unaffected by other files being added.
+pub fn shard_of(source: &str, n: u32) -> u32 {
+    let h = blake3::hash(source.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h.as_bytes()[..8]);
+    (u64::from_le_bytes(b) % n.max(1) as u64) as u32 + 1
+}
+
+/// Profiles referenced by a cook, loaded once up front (a bad name fails
+/// the cook before any work), by the name they are referenced with.
+pub struct Profiles(pub BTreeMap<String, Profile>);
+
+impl Profiles {
+    pub fn load(options: &CookOptions) -> Result<Profiles, ProfileError> {
+        let mut names = vec![options.default_profile.clone()];
+        for j in &options.jobs {
+            names.extend(j.settings.profile.clone());
+            names.extend(j.settings.clips.values().filter_map(|c| c.profile.clone()));
+        }
+        let mut map = BTreeMap::new();
+        for n in names {
+            if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
+                let mut p = Profile::load(slot.key())?;
+                if let Some(c) = &options.codec_override {
+                    p.codec = c.clone();
+                }
+                slot.insert(p);
+            }
+        }
+        Ok(Profiles(map))
+    }
+
+    /// A profile the cook loaded. Every name the options reference was
+    /// loaded by [`Profiles::load`], so a miss is a caller's bug.
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.0.get(name)
+    }
+}
+
+/// Everything one cook shares between its workers.
+pub(crate) struct Cook<'a> {
+    pub options: &'a CookOptions,
+    pub profiles: &'a Profiles,
+    pub cache: &'a StageCache,
+    pub observer: &'a dyn Observer,
+    pub reader: &'a dyn SourceReader,
+}
+
+impl Cook<'_> {
+    /// Run `stage` through the cache and tell the observer.
+    pub fn run<T, E>(
+        &self,
+        source: &str,
+        stage: Stage,
+        clip: Option<&str>,
+        key: &Key,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Fingerprint,
+    {
+        let start = Instant::now();
+        let (v, hit) = self.cache.run(stage, key, f)?;
+        self.observer.event(&CookEvent::Stage {
+            source,
+            clip,
+            stage,
+            hit,
+            ms: start.elapsed().as_secs_f64() * 1000.0,
+        });
+        Ok(v)
+    }
+
+    /// Count a stage that ran outside [`Cook::run`] and tell the observer.
+    pub fn record(
+        &self,
+        source: &str,
+        stage: Stage,
+        clip: Option<&str>,
+        hit: bool,
+        start: Instant,
+    ) {
+        let elapsed = start.elapsed();
+        self.cache
+            .counters
+            .record(stage, hit, elapsed.as_nanos() as u64);
+        self.observer.event(&CookEvent::Stage {
+            source,
+            clip,
+            stage,
+            hit,
+            ms: elapsed.as_secs_f64() * 1000.0,
+        });
+    }
+}
+
+/// Cook every job from the file system into `options.out`.
+pub fn cook(
+    options: &CookOptions,
+    cache: &StageCache,
+    observer: &dyn Observer,
+) -> Result<Report, CookError> {
+    let out = OutputDir::prepare(&options.out).map_err(|source| CookError::Write {
+        path: options.out.display().to_string(),
+        source,
+    })?;
+    cook_with(options, cache, observer, &FileSystem, &out)
+}
+
+/// Cook every job, reading sources through `reader` and writing packages,
+/// `manifest.json` and `report.json` to `sink`.
+pub fn cook_with(
+    options: &CookOptions,
+    cache: &StageCache,
+    observer: &dyn Observer,
+    reader: &dyn SourceReader,
+    sink: &dyn Sink,
+) -> Result<Report, CookError> {
+    let start = Instant::now();
+    let profiles = Profiles::load(options)?;
+    let cx = Cook {
+        options,
+        profiles: &profiles,
+        cache,
+        observer,
+        reader,
+    };
+    let jobs: Vec<&AssetJob> = options
+        .jobs
+        .iter()
+        .filter(|j| match options.shard {
+            Some((i, n)) => shard_of(&options.recorded_path(&j.path), n) == i,
+            None => true,
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .map_err(|e| CookError::Threads(e.to_string()))?;
+    let results: Vec<Result<AssetResult, CookError>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                let r = asset::cook_asset(job, &cx);
+                if let Some((name, bytes)) = &r.package {
+                    write(sink, &format!("packages/{name}"), bytes)?;
+                }
+                observer.event(&CookEvent::AssetFinished { report: &r.report });
+                Ok(r)
+            })
+            .collect()
+    });
+    let mut report = new_report(options);
+    let mut manifest = PackageManifest {
+        cooker_version: crate::COOKER_VERSION.to_string(),
+        package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
+        assets: Vec::new(),
+    };
+    for r in results {
+        let r = r?;
+        manifest.assets.extend(r.manifest);
+        report.assets.push(r.report);
+    }
+    finish_report(&mut report, cache, observer, start);
+    write(sink, "manifest.json", &to_json(&manifest)?)?;
+    write(sink, "report.json", &to_json(&report)?)?;
+    observer.event(&CookEvent::CookFinished {
+        report: &report,
+        out: &options.out,
+    });
+    Ok(report)
+}
+
+/// Cook one asset job (no output is written).
+pub fn cook_asset_job(
+    job: &AssetJob,
+    options: &CookOptions,
+    cache: &StageCache,
+    observer: &dyn Observer,
+) -> Result<AssetResult, CookError> {
+    let profiles = Profiles::load(options)?;
+    let cx = Cook {
+        options,
+        profiles: &profiles,
+        cache,
+        observer,
+        reader: &FileSystem,
+    };
+    Ok(asset::cook_asset(job, &cx))
+}
+
+fn new_report(options: &CookOptions) -> Report {
+    Report {
+        cooker_version: crate::COOKER_VERSION.to_string(),
+        profile: options.default_profile.clone(),
+        assets: Vec::new(),
+        totals: Default::default(),
+        stages: BTreeMap::new(),
+        cache_notices: Vec::new(),
+    }
+}
+
+/// Stage counters, cache notices and totals.
+fn finish_report(report: &mut Report, cache: &StageCache, observer: &dyn Observer, start: Instant) {
+    report.stages = cache
+        .counters
+        .snapshot()
+        .into_iter()
+        .map(|(s, st)| (s.name().to_string(), st))
+        .collect();
+    report.cache_notices = cache.take_notices();
+    for n in &report.cache_notices {
+        observer.event(&CookEvent::Notice { message: n });
+    }
+    report.compute_totals(
+        start.elapsed().as_secs_f64() * 1000.0,
+        report::peak_rss_mb(),
+    );
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, CookError> {
+    serde_json::to_vec_pretty(v).map_err(|e| CookError::Write {
+        path: "JSON output".into(),
+        source: std::io::Error::other(e),
+    })
+}
+
+fn write(sink: &dyn Sink, rel: &str, bytes: &[u8]) -> Result<(), CookError> {
+    sink.write(rel, bytes).map_err(|source| CookError::Write {
+        path: sink.describe(rel),
+        source,
+    })
+}
+
+/// The package bytes of an asset, shared between the result and the cache.
+pub(crate) type PackageBytes = (String, Arc<Vec<u8>>);

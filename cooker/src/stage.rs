@@ -1,0 +1,96 @@
+//! The pipeline's stages, listed once. Names (in `report.json`, the
+//! `--json` stage events and `docs/stage-keys.md`), code versions (in every
+//! key), counters and the golden stage-output guard all come from this
+//! list, so a new stage joins the pipeline by adding one entry here and one
+//! stage function under `stages/`.
+
+/// Whether a stage runs once per asset or once per clip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Asset,
+    Clip,
+}
+
+macro_rules! stage_list {
+    ($( $(#[$doc:meta])* $variant:ident: $name:literal, version $version:literal, per $scope:ident; )*) => {
+        /// Pipeline stages in data-flow order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Stage {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Stage {
+            /// Every stage, in data-flow order.
+            pub const ALL: &'static [Stage] = &[$(Stage::$variant,)*];
+
+            /// The stage's name in reports, events and keys.
+            pub fn name(self) -> &'static str {
+                match self { $(Stage::$variant => $name,)* }
+            }
+
+            /// Code version of the stage: bump it in the commit that changes
+            /// its output (`tests/stage_versions.rs` fails otherwise).
+            pub fn version(self) -> u32 {
+                match self { $(Stage::$variant => $version,)* }
+            }
+
+            pub fn scope(self) -> Scope {
+                match self { $(Stage::$variant => Scope::$scope,)* }
+            }
+        }
+    };
+}
+
+stage_list! {
+    /// Source bytes (and companion files) → `SourceAsset` + validation.
+    /// 3: format and marker kind as enums; companions read through the
+    /// cook's source snapshot. (2: markers from glTF extras, FBX
+    /// custom-property curves.)
+    Import: "import", version 3, per Asset;
+    /// Units → meters, depth-first skeleton, synthetic root, hemisphere
+    /// continuity. 2: clips carry markers.
+    Normalize: "normalize", version 2, per Asset;
+    /// Uniform grid at the profile's rate, checked against the authored
+    /// curves.
+    Resample: "resample", version 1, per Clip;
+    /// Loops, root motion, additive deltas, markers/events.
+    /// 2: loops, root motion, additive and markers (was: loop only).
+    Prepare: "prepare", version 2, per Clip;
+    /// Codec blob. 2: VBR codec v2 (16-bit rotation ranges, unranged
+    /// segments).
+    Encode: "encode", version 2, per Clip;
+    /// Decode through the runtime and measure. 3: measures the static-pose
+    /// decode and checks it equals the direct decode (2: additive clips
+    /// measured applied; scalar curve errors).
+    Verify: "verify", version 3, per Clip;
+    /// The package bytes, manifest entry and report of one asset.
+    /// 3: quantized scalar curves with a channel schema.
+    Package: "package", version 3, per Asset;
+}
+
+impl Stage {
+    /// Position in [`Stage::ALL`] (counters are indexed by it).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stage named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.iter().copied().find(|s| s.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_in_data_flow_order_with_unique_names() {
+        for (i, s) in Stage::ALL.iter().enumerate() {
+            assert_eq!(s.index(), i);
+            assert_eq!(Stage::from_name(s.name()), Some(*s));
+        }
+        assert_eq!(Stage::ALL.first(), Some(&Stage::Import));
+        assert_eq!(Stage::ALL.last(), Some(&Stage::Package));
+    }
+}

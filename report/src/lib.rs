@@ -1,0 +1,233 @@
+//! `ludus-anim-report`: the cook's JSON outputs as Rust types —
+//! `OUT/report.json` ([`Report`], schema `schemas/report.schema.json`) and
+//! `OUT/manifest.json` ([`PackageManifest`], schema
+//! `schemas/package-manifest.schema.json`).
+//!
+//! **Owns:** the field names and shapes of both files (a contract with
+//! dashboards, CI gates and build systems), the totals arithmetic, and a
+//! small checker for the JSON Schema subset the schemas use ([`schema`]).
+//!
+//! **Invariants:** depends on serde and serde_json only, so a dashboard or
+//! a CI script reads a cook's results without linking the cooker, its
+//! importers (ufbx, gltf) or the codec. The schemas are tested against
+//! these types (`tests/schema.rs`): every field the types write is in the
+//! schema, and every required field is written.
+
+#![forbid(unsafe_code)]
+
+pub mod manifest;
+pub mod schema;
+
+pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How bad a diagnostic is: errors fail the asset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// Something an importer or stage chose on the user's behalf (root joint,
+/// skipped nodes, units assumed), recorded so nothing happens silently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Stable machine-readable kind, e.g. `synthetic_root`.
+    pub kind: String,
+    pub detail: String,
+}
+
+/// Per stage: cache hits, misses (runs) and the time spent in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub ms: f64,
+}
+
+/// A diagnostic as the report shows it: absent locations are omitted.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ReportDiagnostic {
+    pub severity: Severity,
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    pub cooker_version: String,
+    pub profile: String,
+    pub assets: Vec<AssetReport>,
+    pub totals: Totals,
+    /// Per stage: cache hits, misses (runs) and time spent.
+    pub stages: BTreeMap<String, StageStats>,
+    /// Cache problems met and handled (corrupt entries healed, failed
+    /// writes): the cook went on, recomputing.
+    pub cache_notices: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AssetStatus {
+    Ok,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AssetReport {
+    pub source: String,
+    /// blake3 of the source bytes and companion files, hex.
+    pub source_hash: String,
+    pub format: String,
+    pub status: AssetStatus,
+    pub diagnostics: Vec<ReportDiagnostic>,
+    pub decisions: Vec<Decision>,
+    /// Package path relative to the output directory (`packages/...`).
+    pub package: Option<String>,
+    pub package_bytes: u64,
+    pub skeleton: Option<SkeletonReport>,
+    pub clips: Vec<ClipReport>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SkeletonReport {
+    pub joints: usize,
+    pub identity: String,
+    pub unit_scale_m: f32,
+    pub source_axes: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JointError {
+    pub joint: String,
+    pub max_error_m: f32,
+    pub threshold_m: f32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClipReport {
+    pub name: String,
+    /// Quality profile the clip was cooked with.
+    pub profile: String,
+    pub joints: usize,
+    pub samples: u32,
+    pub sample_rate_hz: f32,
+    pub duration_s: f32,
+    /// Loop policy as cooked: `once`, `loop`, or `loop-wrap` (looping with
+    /// the duplicated end sample dropped).
+    #[serde(rename = "loop")]
+    pub loop_mode: String,
+    /// Looping clips: pose difference between the last and first samples
+    /// (component space, virtual vertices, meters).
+    pub loop_seam_error_m: Option<f32>,
+    /// The extracted motion root, if any.
+    pub root_motion: Option<RootMotionReport>,
+    /// Additive clips: the named, revisioned reference.
+    pub additive_reference: Option<String>,
+    /// Gameplay/presentation events and sync markers stored with the clip.
+    pub events: usize,
+    pub markers: usize,
+    pub codec: String,
+    pub codec_version: u16,
+    /// joints x samples x 40 (ACL's definition, for comparison).
+    pub raw_bytes: u64,
+    /// The clip's codec blob.
+    pub compressed_bytes: u64,
+    pub ratio: f32,
+    /// Authored curves vs the runtime's interpolation of the samples.
+    pub resample_error_m: f32,
+    /// Decoded vs resampled source, component space, virtual vertices.
+    pub max_error_m: f32,
+    pub p99_error_m: f32,
+    pub max_rotation_error_deg: f32,
+    /// Decoded vs the authored curves (resampling and codec together).
+    pub source_error_m: f32,
+    pub threshold_m: f32,
+    pub worst_joint: String,
+    pub worst_time_s: f32,
+    pub times_checked: usize,
+    pub selected_joints: Vec<JointError>,
+    pub curves: CurvesReport,
+    pub compress_ms: f64,
+    pub decode_ns_per_pose: f64,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RootMotionReport {
+    pub policy: String,
+    pub joint: String,
+    /// Looping clips: position drift of composing per-tick (30 Hz) deltas
+    /// over 100 loops against the exact 100-cycle transform.
+    pub drift_100_loops_m: Option<f32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CurvesReport {
+    pub count: usize,
+    /// Per channel: largest decoded-vs-resampled difference.
+    pub max_error: BTreeMap<String, f32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Totals {
+    pub assets: usize,
+    pub assets_failed: usize,
+    pub clips: usize,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub package_bytes: u64,
+    pub ratio: f32,
+    pub max_error_m: f32,
+    pub warnings: usize,
+    pub cook_ms: f64,
+    /// Peak resident memory of the cooking process (Linux; 0 elsewhere).
+    pub peak_rss_mb: f64,
+}
+
+impl Report {
+    /// Recompute `totals` from the assets; `cook_ms` and `peak_rss_mb`
+    /// are measured by the cooking process.
+    pub fn compute_totals(&mut self, cook_ms: f64, peak_rss_mb: f64) {
+        let mut t = Totals {
+            assets: self.assets.len(),
+            cook_ms,
+            peak_rss_mb,
+            ..Default::default()
+        };
+        for a in &self.assets {
+            if a.status == AssetStatus::Failed {
+                t.assets_failed += 1;
+            }
+            t.package_bytes += a.package_bytes;
+            t.warnings += a
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .count();
+            for c in &a.clips {
+                t.clips += 1;
+                t.raw_bytes += c.raw_bytes;
+                t.compressed_bytes += c.compressed_bytes;
+                t.max_error_m = t.max_error_m.max(c.max_error_m);
+                t.warnings += c.warnings.len();
+            }
+        }
+        t.ratio = if t.compressed_bytes > 0 {
+            t.raw_bytes as f32 / t.compressed_bytes as f32
+        } else {
+            0.0
+        };
+        self.totals = t;
+    }
+}

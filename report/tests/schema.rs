@@ -1,0 +1,187 @@
+//! The schemas in `schemas/` describe exactly what these types write: a
+//! fully populated value and a minimal one (every optional field absent)
+//! of each output conform, so a field added to a type without the schema
+//! (or a required field dropped) fails here.
+
+use ludus_anim_report::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn schema(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schemas")
+        .join(name);
+    serde_json::from_slice(&std::fs::read(path).expect("schema readable")).expect("schema parses")
+}
+
+fn clip(full: bool) -> ClipReport {
+    ClipReport {
+        name: "walk".into(),
+        profile: "standard".into(),
+        joints: 3,
+        samples: 31,
+        sample_rate_hz: 30.0,
+        duration_s: 1.0,
+        loop_mode: "loop".into(),
+        loop_seam_error_m: full.then_some(0.0001),
+        root_motion: full.then(|| RootMotionReport {
+            policy: "planar".into(),
+            joint: "Root".into(),
+            drift_100_loops_m: Some(0.002),
+        }),
+        additive_reference: full.then(|| "rest pose".into()),
+        events: 1,
+        markers: 2,
+        codec: "vbr".into(),
+        codec_version: 2,
+        raw_bytes: 3720,
+        compressed_bytes: 400,
+        ratio: 9.3,
+        resample_error_m: 0.00001,
+        max_error_m: 0.00009,
+        p99_error_m: 0.00008,
+        max_rotation_error_deg: 0.01,
+        source_error_m: 0.00009,
+        threshold_m: 0.0001,
+        worst_joint: "Hand".into(),
+        worst_time_s: 0.5,
+        times_checked: 62,
+        selected_joints: vec![JointError {
+            joint: "Hand".into(),
+            max_error_m: 0.00009,
+            threshold_m: 0.0001,
+        }],
+        curves: CurvesReport {
+            count: 1,
+            max_error: BTreeMap::from([("grasp".to_string(), 0.0001)]),
+        },
+        compress_ms: 1.5,
+        decode_ns_per_pose: 300.0,
+        warnings: if full {
+            vec!["a warning".into()]
+        } else {
+            vec![]
+        },
+    }
+}
+
+fn asset(full: bool) -> AssetReport {
+    AssetReport {
+        source: "walk.glb".into(),
+        source_hash: "00".repeat(32),
+        format: "glb".into(),
+        status: if full {
+            AssetStatus::Ok
+        } else {
+            AssetStatus::Failed
+        },
+        diagnostics: vec![ReportDiagnostic {
+            severity: Severity::Warning,
+            code: "units".into(),
+            message: "m".into(),
+            file: full.then(|| "walk.glb".into()),
+            clip: full.then(|| "walk".into()),
+            joint: full.then(|| "Hand".into()),
+            time_s: full.then_some(0.25),
+        }],
+        decisions: vec![Decision {
+            kind: "units".into(),
+            detail: "meters".into(),
+        }],
+        package: full.then(|| "packages/walk-0011223344556677.ludanim".into()),
+        package_bytes: 1000,
+        skeleton: full.then(|| SkeletonReport {
+            joints: 3,
+            identity: "ab".repeat(16),
+            unit_scale_m: 1.0,
+            source_axes: "+Y up".into(),
+        }),
+        clips: if full {
+            vec![clip(true), clip(false)]
+        } else {
+            vec![]
+        },
+    }
+}
+
+fn report() -> Report {
+    let mut r = Report {
+        cooker_version: "ludus-anim 0.1.0".into(),
+        profile: "standard".into(),
+        assets: vec![asset(true), asset(false)],
+        totals: Totals::default(),
+        stages: BTreeMap::from([(
+            "import".to_string(),
+            StageStats {
+                hits: 1,
+                misses: 2,
+                ms: 3.0,
+            },
+        )]),
+        cache_notices: vec!["healed".into()],
+    };
+    r.compute_totals(12.0, 20.0);
+    r
+}
+
+#[test]
+fn report_types_conform_to_the_report_schema() {
+    let v = serde_json::to_value(report()).unwrap();
+    let errors = schema::validate(&schema("report.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn manifest_types_conform_to_the_manifest_schema() {
+    let m = PackageManifest {
+        cooker_version: "ludus-anim 0.1.0".into(),
+        package_format_version: 2,
+        assets: vec![ManifestAsset {
+            source: "walk.glb".into(),
+            source_hash: "00".repeat(32),
+            package: "packages/walk-0011223344556677.ludanim".into(),
+            package_hash: "11".repeat(32),
+            package_bytes: 1000,
+            skeleton_identity: "ab".repeat(16),
+            joints: 3,
+            clips: vec![ManifestClip {
+                name: "walk".into(),
+                codec: "vbr".into(),
+                codec_version: 2,
+                profile: "standard".into(),
+                duration_s: 1.0,
+                samples: 31,
+                sample_rate_hz: 30.0,
+                loop_mode: "loop".into(),
+            }],
+        }],
+    };
+    let v = serde_json::to_value(m).unwrap();
+    let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn the_checker_catches_what_it_claims_to() {
+    let s = schema("report.schema.json");
+    let mut v = serde_json::to_value(report()).unwrap();
+    v["assets"][0]["clips"][0]["not_a_field"] = 1.into();
+    v["assets"][0]["status"] = "maybe".into();
+    v.as_object_mut().unwrap().remove("totals");
+    let errors = schema::validate(&s, &v).join("\n");
+    assert!(errors.contains("not_a_field"), "{errors}");
+    assert!(errors.contains("maybe"), "{errors}");
+    assert!(errors.contains("missing required 'totals'"), "{errors}");
+}
+
+#[test]
+fn totals_add_up() {
+    let r = report();
+    assert_eq!(r.totals.assets, 2);
+    assert_eq!(r.totals.assets_failed, 1);
+    assert_eq!(r.totals.clips, 2);
+    assert_eq!(r.totals.raw_bytes, 7440);
+    assert_eq!(r.totals.compressed_bytes, 800);
+    assert_eq!(r.totals.warnings, 2 + 1);
+}
