@@ -118,7 +118,7 @@ impl fmt::Display for CorruptReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CorruptReason::TruncatedHeader { len } => {
-                write!(f, "file of {len} bytes is shorter than the entry header")
+                write!(f, "{len} bytes, shorter than the entry header")
             }
             CorruptReason::BadMagic => f.write_str("bad magic (not a cache entry)"),
             CorruptReason::EntryVersion { found } => {
