@@ -2,7 +2,7 @@
 //! uploads, counters and notices around it.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,6 +76,8 @@ struct Inner {
     uploads_disabled: AtomicBool,
     stats: StatsTable,
     notices: Notices,
+    /// Dropped uploads already mentioned in a notice.
+    dropped_noticed: AtomicU64,
 }
 
 impl RemoteCache {
@@ -92,6 +94,7 @@ impl RemoteCache {
             uploads_disabled: AtomicBool::new(false),
             stats: StatsTable::default(),
             notices: Notices::new(config.max_notices),
+            dropped_noticed: AtomicU64::new(0),
         });
         let uploader = if config.mode.writes() {
             let sink: Arc<dyn Sink> = inner.clone();
@@ -220,9 +223,25 @@ impl RemoteCache {
                 timeout.as_secs_f64()
             ));
         }
+        self.notice_dropped();
         FlushReport {
             pending,
             waited: start.elapsed(),
+        }
+    }
+
+    /// One notice for uploads dropped (queue full) since the last one: they
+    /// are silent when they happen, so as never to slow the cook.
+    fn notice_dropped(&self) {
+        let dropped = self.stats().total().dropped_uploads;
+        let before = self.inner.dropped_noticed.swap(dropped, Ordering::AcqRel);
+        if dropped > before {
+            self.inner.notices.push(format!(
+                "remote cache {}: {} uploads dropped because the upload queue was full \
+                 (the server is slower than the cook); they were cached locally only",
+                self.inner.url,
+                dropped - before
+            ));
         }
     }
 

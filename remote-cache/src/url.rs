@@ -150,6 +150,15 @@ mod tests {
         assert!(msg.contains("cache:8080"), "{msg}");
     }
 
+    #[cfg(feature = "tls")]
+    #[test]
+    fn https_with_the_tls_feature() {
+        let base = BaseUrl::parse("https://storage.googleapis.com/bucket").expect("tls");
+        assert!(base
+            .entry_url(&Key([0; 32]))
+            .starts_with("https://storage.googleapis.com/bucket/ac/"));
+    }
+
     #[cfg(not(feature = "tls"))]
     #[test]
     fn https_needs_the_tls_feature() {

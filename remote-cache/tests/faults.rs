@@ -397,3 +397,33 @@ fn webdav_conflict_gets_mkcol_then_put() {
     assert_eq!(remote.stats().tag("t").uploads, 2);
     assert!(remote.take_notices().is_empty());
 }
+
+/// A server slower than the cook: the queue fills, puts are dropped at
+/// once (not waited for), and the flush reports them in one notice.
+#[test]
+fn full_upload_queue_drops_and_says_so() {
+    let server = FakeServer::start(|req| {
+        if req.method == "PUT" {
+            thread::sleep(Duration::from_millis(50));
+        }
+        Reply::status(201)
+    });
+    let mut cfg = config(&server.url(), Mode::ReadWrite);
+    cfg.queue_entries = 2;
+    cfg.upload_threads = 1;
+    let remote = RemoteCache::open(cfg).expect("open");
+    let start = Instant::now();
+    let outcomes: Vec<Upload> = (0..10).map(|i| remote.upload(&key(i), b"v", "t")).collect();
+    assert!(start.elapsed() < Duration::from_millis(100), "never blocks");
+    let dropped = outcomes.iter().filter(|&&o| o == Upload::Dropped).count() as u64;
+    assert!(dropped >= 7, "{outcomes:?}");
+    assert_eq!(remote.flush(Duration::from_secs(5)).pending, 0);
+    let stats = remote.stats().tag("t");
+    assert_eq!(stats.uploads + stats.dropped_uploads, 10, "{stats:?}");
+    let notices = remote.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains(&format!("{dropped} uploads dropped")),
+        "{notices:?}"
+    );
+}
