@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::error::RemoteError;
@@ -133,9 +133,8 @@ impl Auth {
     /// The current `Authorization` header value. A refresh that fails keeps
     /// the previous value (the server will say if it expired).
     pub(crate) fn header_value(&self) -> Secret {
-        let Ok(mut cached) = self.cached.lock() else {
-            return Secret::new(String::new());
-        };
+        // A panic elsewhere while holding the lock leaves a valid value.
+        let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         let stale = cached.1.elapsed() >= CREDENTIALS_REFRESH;
         if stale && matches!(self.spec.source, CredentialSource::File(_)) {
             if let Ok(fresh) = read_header(&self.spec) {

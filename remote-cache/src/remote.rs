@@ -1,5 +1,10 @@
 //! [`RemoteCache`]: the HTTP client with the failure policy, write-behind
 //! uploads, counters and notices around it.
+//!
+//! Adapted ideas: the circuit breaker of Michael Nygard's *Release It!*,
+//! kept one-way (open for the rest of the process, no half-open probing)
+//! because a cook is short and a flapping server would cost a timeout per
+//! probe; the object layout and status codes of Bazel's HTTP remote cache.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

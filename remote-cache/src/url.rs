@@ -32,18 +32,7 @@ impl BaseUrl {
             reason: reason.to_string(),
         };
         let trimmed = url.trim().trim_end_matches('/');
-        let rest = if let Some(rest) = trimmed.strip_prefix("http://") {
-            rest
-        } else if let Some(rest) = trimmed.strip_prefix("https://") {
-            if !cfg!(feature = "tls") {
-                return Err(invalid(
-                    "https needs ludus-anim-remote-cache built with the `tls` feature",
-                ));
-            }
-            rest
-        } else {
-            return Err(invalid("expected http://host[:port][/path]"));
-        };
+        let rest = strip_scheme(trimmed).map_err(invalid)?;
         let authority = rest.split('/').next().unwrap_or("");
         if authority.contains('@') {
             return Err(invalid(
@@ -96,6 +85,18 @@ impl fmt::Display for BaseUrl {
 impl fmt::Debug for BaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "BaseUrl({})", self.base)
+    }
+}
+
+/// The URL after `http://` (or `https://` with the `tls` feature).
+fn strip_scheme(url: &str) -> Result<&str, &'static str> {
+    if let Some(rest) = url.strip_prefix("http://") {
+        return Ok(rest);
+    }
+    match url.strip_prefix("https://") {
+        Some(rest) if cfg!(feature = "tls") => Ok(rest),
+        Some(_) => Err("https needs ludus-anim-remote-cache built with the `tls` feature"),
+        None => Err("expected http://host[:port][/path]"),
     }
 }
 

@@ -427,3 +427,39 @@ fn full_upload_queue_drops_and_says_so() {
         "{notices:?}"
     );
 }
+
+/// As `tests/package_robustness.rs` does for packages: every truncation and
+/// every single-bit flip of a downloaded entry is a miss, never a value,
+/// and never disables the remote (the server is alive, the object is bad).
+#[test]
+fn every_truncation_and_bit_flip_of_a_download_is_a_miss() {
+    let entry = encode_entry(&key(3), &value(3, 40));
+    let mut variants: Vec<Vec<u8>> = (0..entry.len()).map(|n| entry[..n].to_vec()).collect();
+    for i in 0..entry.len() {
+        let mut flipped = entry.clone();
+        flipped[i] ^= 1 << (i % 8);
+        variants.push(flipped);
+    }
+    let count = variants.len();
+    let served = Arc::new(AtomicUsize::new(0));
+    let next = served.clone();
+    let server = FakeServer::start(move |_| {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        variants.get(i).map_or(Reply::status(404), |v| Reply::ok(v))
+    });
+    let remote = remote(&server.url(), Mode::Read);
+    for i in 0..count {
+        let got = remote.fetch(&key(3), "t");
+        assert!(
+            matches!(got, Err(RemoteError::Corrupt { .. })),
+            "variant {i}: {got:?}"
+        );
+    }
+    assert!(!remote.is_disabled());
+    let stats = remote.stats().tag("t");
+    assert_eq!((stats.corrupt, stats.hits), (count as u64, 0));
+    // The intact entry, for contrast, is a hit.
+    let intact = FakeServer::start(move |_| Reply::ok(&entry));
+    let remote = self::remote(&intact.url(), Mode::Read);
+    assert_eq!(remote.fetch(&key(3), "t").expect("hit"), Some(value(3, 40)));
+}
