@@ -414,7 +414,7 @@ fn full_upload_queue_drops_and_says_so() {
     let remote = RemoteCache::open(cfg).expect("open");
     let start = Instant::now();
     let outcomes: Vec<Upload> = (0..10).map(|i| remote.upload(&key(i), b"v", "t")).collect();
-    assert!(start.elapsed() < Duration::from_millis(100), "never blocks");
+    assert!(start.elapsed() < Duration::from_secs(1), "never blocks");
     let dropped = outcomes.iter().filter(|&&o| o == Upload::Dropped).count() as u64;
     assert!(dropped >= 7, "{outcomes:?}");
     assert_eq!(remote.flush(Duration::from_secs(5)).pending, 0);

@@ -129,9 +129,10 @@ fn read_mode_never_puts_to_nginx() {
     }
     artist.flush(FLUSH);
     assert!(!nginx.ac_dir().exists(), "nothing stored on the server");
-    let log = nginx.access_log();
+    let lookup = "\"GET /ludus/ac/";
+    let log = nginx.access_log_with(lookup, 10);
     assert_eq!(
-        log.lines().filter(|l| l.contains("\"GET ")).count(),
+        log.lines().filter(|l| l.contains(lookup)).count(),
         10,
         "{log}"
     );

@@ -152,9 +152,14 @@ impl Nginx {
         Ok(nginx)
     }
 
-    /// Polls the port (bounded: 5 s) until nginx accepts connections.
+    /// Polls (bounded: 5 s) until nginx serves a marker file only this
+    /// instance has: if the port was taken meanwhile, whatever answers
+    /// there does not serve it, and the attempt fails instead of testing
+    /// against someone else's server.
     fn wait_ready(&mut self) -> Result<(), String> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let marker = format!("ready-{}-{}", std::process::id(), self.port);
+        std::fs::write(self.dir.path().join("root").join(&marker), &marker)
+            .map_err(|e| e.to_string())?;
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -162,12 +167,12 @@ impl Nginx {
                     std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default();
                 return Err(format!("nginx exited with {status}: {log}"));
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
+            if http_get(self.port, &format!("/{marker}")).is_some_and(|b| b.ends_with(&marker)) {
                 return Ok(());
             }
             thread::sleep(Duration::from_millis(20));
         }
-        Err("nginx did not accept connections within 5 s".to_string())
+        Err("nginx did not serve its marker file within 5 s".to_string())
     }
 
     /// The remote cache base URL.
@@ -184,9 +189,21 @@ impl Nginx {
         self.dir.path().join("root").join(BASE_PATH).join("ac")
     }
 
-    /// The access log (one line per request).
-    pub fn access_log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default()
+    /// The access log once it has at least `lines` lines containing
+    /// `needle`, or as it is after 2 s. nginx writes a request's line after
+    /// sending the response, so the client can be ahead of the log.
+    pub fn access_log_with(&self, needle: &str, lines: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let log =
+                std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
+            if log.lines().filter(|l| l.contains(needle)).count() >= lines
+                || Instant::now() >= deadline
+            {
+                return log;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -195,6 +212,20 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A minimal HTTP/1.0 GET on 127.0.0.1 (readiness probe): the raw
+/// response, or `None` on any error. Bounded by short timeouts.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
 }
 
 fn nginx_config(dir: &Path, port: u16) -> String {
