@@ -14,6 +14,11 @@
 //! The key is stored as well as being the file name so that a valid file
 //! that ends up under the wrong name (a manual copy, a file system mishap)
 //! is rejected instead of served as another key's value.
+//!
+//! The same framed bytes are the unit a remote cache stores, so an entry
+//! downloaded from a server passes exactly the check a local file does
+//! ([`check_entry`]): a truncated, corrupted or misplaced object is caught
+//! by the same code that catches bit rot on disk.
 
 use crate::error::CorruptReason;
 use crate::key::Key;
@@ -59,7 +64,8 @@ impl Header {
     }
 
     /// Parses and checks a header read from the file of `expected_key`.
-    /// The payload itself is checked separately.
+    /// The payload itself is checked separately, by
+    /// [`Header::check_payload`].
     pub fn decode(h: &[u8; HEADER_LEN], expected_key: &Key) -> Result<Header, CorruptReason> {
         if h[0..8] != MAGIC {
             return Err(CorruptReason::BadMagic);
@@ -87,4 +93,47 @@ impl Header {
             payload_hash: blake3::Hash::from_bytes(hash),
         })
     }
+}
+
+impl Header {
+    /// Checks the payload that followed this header: exact length, then
+    /// blake3. Shared by the local store and [`check_entry`].
+    pub fn check_payload(&self, payload: &[u8]) -> Result<(), CorruptReason> {
+        if payload.len() as u64 != self.payload_len {
+            return Err(CorruptReason::LengthMismatch {
+                expected: self.payload_len,
+                actual: payload.len() as u64,
+            });
+        }
+        if blake3::hash(payload) != self.payload_hash {
+            return Err(CorruptReason::HashMismatch);
+        }
+        Ok(())
+    }
+}
+
+/// Frames `payload` as the entry of `key`: the exact bytes of a local entry
+/// file, and what a remote cache stores under the key.
+pub fn encode_entry(key: &Key, payload: &[u8]) -> Vec<u8> {
+    let mut entry = Vec::with_capacity(HEADER_LEN + payload.len());
+    entry.extend_from_slice(&Header::for_payload(key, payload).encode());
+    entry.extend_from_slice(payload);
+    entry
+}
+
+/// Checks a complete entry (header and payload, from any source) against
+/// the key it was fetched under and returns its payload.
+///
+/// This is the check every local read goes through (magic, layout version,
+/// flags, key, exact length, blake3), so bytes from a remote cache are
+/// trusted exactly as far as a local file is.
+pub fn check_entry<'a>(key: &Key, entry: &'a [u8]) -> Result<&'a [u8], CorruptReason> {
+    let Some((raw, payload)) = entry.split_first_chunk::<HEADER_LEN>() else {
+        return Err(CorruptReason::TruncatedHeader {
+            len: entry.len() as u64,
+        });
+    };
+    let header = Header::decode(raw, key)?;
+    header.check_payload(payload)?;
+    Ok(payload)
 }

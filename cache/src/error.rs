@@ -56,6 +56,18 @@ pub enum CacheError {
         /// will report it again.
         healed: bool,
     },
+
+    /// A backend other than the local directory (a remote cache) failed, or
+    /// sent an entry that failed [`check_entry`](crate::check_entry). Never
+    /// fatal: the caller treats it as a miss (get) or as "not stored" (put).
+    /// `backend` names it without credentials, e.g. `remote cache
+    /// http://cache:8080/ludus`.
+    #[error("{backend}: {source}")]
+    Backend {
+        backend: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 fn heal_note(healed: bool) -> &'static str {
@@ -106,7 +118,7 @@ impl fmt::Display for CorruptReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CorruptReason::TruncatedHeader { len } => {
-                write!(f, "file of {len} bytes is shorter than the entry header")
+                write!(f, "{len} bytes, shorter than the entry header")
             }
             CorruptReason::BadMagic => f.write_str("bad magic (not a cache entry)"),
             CorruptReason::EntryVersion { found } => {

@@ -6,7 +6,11 @@
 //! length and blake3 of the payload), and the [`Store`]: atomic puts,
 //! checksummed gets that detect and remove (heal) corrupted entries,
 //! statistics, and least-recently-used garbage collection that also sweeps
-//! temp files left by crashed writers.
+//! temp files left by crashed writers. The [`Backend`] trait is the
+//! shape every cache tier shares (the store implements it; a remote cache
+//! and a layered local-then-remote backend live in
+//! `ludus-anim-remote-cache`), and [`encode_entry`] / [`check_entry`] are
+//! the entry framing and integrity check those tiers reuse.
 //!
 //! **Does not own:** what a key means or what the bytes are. The cooker
 //! decides which fields go into a stage's key (stage name, stage code
@@ -25,12 +29,14 @@
 //!
 //! See [`Store`] for the on-disk layout and the concurrency argument.
 
+mod backend;
 mod entry;
 mod error;
 mod key;
 mod store;
 
-pub use entry::{HEADER_LEN, LAYOUT_VERSION, MAGIC};
+pub use backend::Backend;
+pub use entry::{check_entry, encode_entry, HEADER_LEN, LAYOUT_VERSION, MAGIC};
 pub use error::{CacheError, CorruptReason};
 pub use key::{Key, KeyBuilder};
 pub use store::{

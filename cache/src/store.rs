@@ -520,12 +520,7 @@ fn read_verified(file: &mut File, meta: &Metadata, key: &Key) -> Result<Vec<u8>,
     // One byte more than expected, to notice a file that grew under us.
     file.take(header.payload_len.saturating_add(1))
         .read_to_end(&mut payload)?;
-    if payload.len() as u64 != header.payload_len {
-        return Err(mismatch(payload.len() as u64).into());
-    }
-    if blake3::hash(&payload) != header.payload_hash {
-        return Err(CorruptReason::HashMismatch.into());
-    }
+    header.check_payload(&payload)?;
     debug_assert_eq!(header.key, *key);
     Ok(payload)
 }

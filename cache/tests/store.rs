@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 
 use common::{is_entry_name, key, mtime, object_files, set_mtime, value};
 use ludus_anim_cache::{
-    CacheError, CorruptReason, Store, StoreOptions, HEADER_LEN, LAYOUT_VERSION, MAGIC,
+    check_entry, encode_entry, Backend, CacheError, CorruptReason, Store, StoreOptions, HEADER_LEN,
+    LAYOUT_VERSION, MAGIC,
 };
 
 fn open(dir: &Path) -> Store {
@@ -452,4 +453,49 @@ fn gc_evicts_least_recently_used_first() {
     let stats = store.stats().expect("stats");
     assert_eq!((stats.entries, stats.total_bytes), (0, 0));
     assert!(object_files(tmp.path()).iter().all(|p| !is_entry_name(p)));
+}
+
+/// A remote cache stores the framed entry and checks downloads with
+/// `check_entry`: it must frame exactly as the store writes files, and judge
+/// every damage exactly as a local read does.
+#[test]
+fn check_entry_is_the_store_check() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = open(tmp.path());
+    for (i, (what, damage, _)) in corruptions().into_iter().enumerate() {
+        let i = i as u64 + 100;
+        let v = value(i, 3000);
+        store.put(&key(i), &v).expect("put");
+        let path = store.entry_path(&key(i));
+        let mut bytes = fs::read(&path).expect("read entry");
+        assert_eq!(bytes, encode_entry(&key(i), &v), "{what}: framing");
+        assert_eq!(check_entry(&key(i), &bytes), Ok(&v[..]), "{what}: intact");
+        assert!(
+            matches!(
+                check_entry(&key(i + 1), &bytes),
+                Err(CorruptReason::KeyMismatch { .. })
+            ),
+            "{what}: fetched under another key"
+        );
+        damage(&mut bytes);
+        fs::write(&path, &bytes).expect("write damaged entry");
+        let remote = check_entry(&key(i), &bytes).expect_err(what);
+        match store.get(&key(i)) {
+            Err(CacheError::Corrupt { reason, .. }) => assert_eq!(reason, remote, "{what}"),
+            other => panic!("{what}: expected a corruption, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn store_is_a_backend() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = open(tmp.path());
+    let backend: &dyn Backend = &store;
+    backend.put(&key(1), b"one", "test").expect("put");
+    assert_eq!(
+        backend.get(&key(1), "test").expect("get").as_deref(),
+        Some(&b"one"[..])
+    );
+    assert_eq!(backend.get(&key(2), "test").expect("get"), None);
 }

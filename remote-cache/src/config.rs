@@ -1,0 +1,155 @@
+//! Remote cache settings.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::auth::AuthSpec;
+use crate::error::RemoteError;
+use crate::url::BaseUrl;
+
+/// Whether this process may write to the remote cache.
+///
+/// Studios typically let CI write (`read-write`) and artists' machines only
+/// read (`read`), so one machine with odd local changes cannot publish
+/// entries every other machine then trusts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Download hits; never PUT.
+    #[default]
+    Read,
+    /// Download hits and upload what this process computed.
+    ReadWrite,
+}
+
+impl Mode {
+    /// The spelling the CLI and manifest use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Read => "read",
+            Mode::ReadWrite => "read-write",
+        }
+    }
+
+    pub fn writes(self) -> bool {
+        self == Mode::ReadWrite
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "read" => Ok(Mode::Read),
+            "read-write" => Ok(Mode::ReadWrite),
+            other => Err(format!(
+                "unknown remote cache mode {other:?}; expected \"read\" or \"read-write\""
+            )),
+        }
+    }
+}
+
+/// Default connect timeout. Short on purpose: a cache server is on the
+/// studio network or a cloud region away; a server that takes longer to
+/// accept a connection is treated as down (once, see the crate docs).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Default limit on waiting for the server: for the response headers, and
+/// for each read of the body.
+pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default limit on one whole request, so a server trickling a body byte by
+/// byte cannot hold a worker forever.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Everything [`RemoteCache::open`](crate::RemoteCache::open) needs.
+/// Debug output shows no secret (credentials are only a [`AuthSpec`]: a
+/// path or a variable name).
+#[derive(Clone, Debug)]
+pub struct RemoteConfig {
+    pub url: BaseUrl,
+    pub mode: Mode,
+    pub auth: Option<AuthSpec>,
+    /// TCP connect limit ([`DEFAULT_CONNECT_TIMEOUT`]).
+    pub connect_timeout: Duration,
+    /// Wait for the response, and each body read ([`DEFAULT_IO_TIMEOUT`]).
+    pub io_timeout: Duration,
+    /// Whole-request limit ([`DEFAULT_REQUEST_TIMEOUT`]).
+    pub request_timeout: Duration,
+    /// Larger downloads are refused (a miss with a notice), so a wrong
+    /// object on the server cannot exhaust memory. Default 1 GiB.
+    pub max_entry_bytes: u64,
+    /// Write-behind queue length in entries; a put beyond it is dropped and
+    /// counted rather than slowing the cook. Default 1024.
+    pub queue_entries: usize,
+    /// Write-behind queue limit in bytes (entries waiting, not yet sent).
+    /// Default 256 MiB.
+    pub queue_bytes: u64,
+    /// Background upload threads. Uploads are latency bound, so two keep a
+    /// WAN link busier than one without competing with the cook for the
+    /// CPU. Default 2.
+    pub upload_threads: usize,
+    /// Most notices kept; later ones are counted in one closing line.
+    /// Default 32.
+    pub max_notices: usize,
+}
+
+impl RemoteConfig {
+    /// Defaults for everything but the URL.
+    pub fn new(url: BaseUrl) -> RemoteConfig {
+        RemoteConfig {
+            url,
+            mode: Mode::Read,
+            auth: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            io_timeout: DEFAULT_IO_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_entry_bytes: 1 << 30,
+            queue_entries: 1024,
+            queue_bytes: 256 << 20,
+            upload_threads: 2,
+            max_notices: 32,
+        }
+    }
+
+    /// [`RemoteConfig::new`] from a URL string.
+    pub fn parse(url: &str) -> Result<RemoteConfig, RemoteError> {
+        Ok(RemoteConfig::new(BaseUrl::parse(url)?))
+    }
+
+    pub fn with_mode(mut self, mode: Mode) -> RemoteConfig {
+        self.mode = mode;
+        self
+    }
+
+    pub fn with_auth(mut self, auth: Option<AuthSpec>) -> RemoteConfig {
+        self.auth = auth;
+        self
+    }
+
+    /// Sets the connect and I/O timeouts (tests and very slow links).
+    pub fn with_timeouts(mut self, connect: Duration, io: Duration) -> RemoteConfig {
+        self.connect_timeout = connect;
+        self.io_timeout = io;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_print() {
+        for mode in [Mode::Read, Mode::ReadWrite] {
+            assert_eq!(mode.as_str().parse::<Mode>(), Ok(mode));
+        }
+        assert!("write".parse::<Mode>().is_err());
+        assert!(!Mode::default().writes(), "read is the safe default");
+    }
+}

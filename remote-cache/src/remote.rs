@@ -1,0 +1,399 @@
+//! [`RemoteCache`]: the HTTP client with the failure policy, write-behind
+//! uploads, counters and notices around it.
+//!
+//! Adapted ideas: the circuit breaker of Michael Nygard's *Release It!*,
+//! kept one-way (open for the rest of the process, no half-open probing)
+//! because a cook is short and a flapping server would cost a timeout per
+//! probe; the object layout and status codes of Bazel's HTTP remote cache.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ludus_anim_cache::{check_entry, encode_entry, Backend, CacheError, Key, HEADER_LEN};
+
+use crate::auth::Auth;
+use crate::config::{Mode, RemoteConfig};
+use crate::error::RemoteError;
+use crate::http::HttpClient;
+use crate::notices::Notices;
+use crate::stats::{RemoteStats, StatsTable};
+use crate::uploader::{Job, Sink, Uploader};
+use crate::url::BaseUrl;
+
+/// What became of an upload request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upload {
+    /// Queued; a background thread sends it.
+    Queued,
+    /// The queue was full: not shared (counted in `dropped_uploads`).
+    Dropped,
+    /// The remote, or uploading to it, is disabled (counted in
+    /// `skipped_uploads`).
+    Disabled,
+    /// [`Mode::Read`]: nothing is ever uploaded (not counted).
+    ReadOnly,
+}
+
+/// What [`RemoteCache::flush`] achieved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushReport {
+    /// Uploads still queued or in flight when the time ran out; they are
+    /// abandoned when the cache is dropped.
+    pub pending: usize,
+    /// How long the flush waited.
+    pub waited: Duration,
+}
+
+/// A shared remote cache speaking the Bazel HTTP protocol.
+///
+/// # Failure policy
+/// - Nothing here fails a cook. A failed or refused download is a miss; a
+///   failed upload is an entry not shared. Each problem is counted per tag
+///   and described in a notice ([`RemoteCache::take_notices`]).
+/// - **Circuit breaker:** the first connection failure or timeout disables
+///   the remote for the rest of the process, with one notice. A dead server
+///   therefore costs one connect timeout per cook (per thread that was
+///   already waiting on it), not one per entry. A server that refuses the
+///   credentials on a download is disabled the same way; one that refuses
+///   uploads (401/403/405) only loses uploads.
+/// - **Integrity:** every download goes through
+///   [`check_entry`](ludus_anim_cache::check_entry), the local store's own
+///   entry check; a corrupt, truncated or misplaced object is a miss with a
+///   notice, never a value.
+///
+/// Dropping the cache abandons uploads still queued; call
+/// [`RemoteCache::flush`] first.
+pub struct RemoteCache {
+    inner: Arc<Inner>,
+    uploader: Option<Uploader>,
+}
+
+/// What the caller's threads and the upload threads share.
+struct Inner {
+    http: HttpClient,
+    url: BaseUrl,
+    mode: Mode,
+    /// The circuit breaker: set once, never cleared.
+    disabled: AtomicBool,
+    /// Uploads refused by the server; downloads go on.
+    uploads_disabled: AtomicBool,
+    stats: StatsTable,
+    notices: Notices,
+    /// Dropped uploads already mentioned in a notice.
+    dropped_noticed: AtomicU64,
+}
+
+impl RemoteCache {
+    /// Loads the credentials and, in read-write mode, starts the upload
+    /// threads. Makes no request: an unreachable server shows on first
+    /// use, as a miss.
+    pub fn open(config: RemoteConfig) -> Result<RemoteCache, RemoteError> {
+        let auth = config.auth.clone().map(Auth::load).transpose()?;
+        let inner = Arc::new(Inner {
+            http: HttpClient::new(&config, auth),
+            url: config.url.clone(),
+            mode: config.mode,
+            disabled: AtomicBool::new(false),
+            uploads_disabled: AtomicBool::new(false),
+            stats: StatsTable::default(),
+            notices: Notices::new(config.max_notices),
+            dropped_noticed: AtomicU64::new(0),
+        });
+        let uploader = if config.mode.writes() {
+            let sink: Arc<dyn Sink> = inner.clone();
+            let uploader = Uploader::start(
+                sink,
+                config.upload_threads,
+                config.queue_entries,
+                config.queue_bytes,
+            );
+            if uploader.is_none() {
+                inner.notices.push(format!(
+                    "remote cache {}: no upload thread could be started; uploads are off",
+                    inner.url
+                ));
+            }
+            uploader
+        } else {
+            None
+        };
+        Ok(RemoteCache { inner, uploader })
+    }
+
+    pub fn url(&self) -> &BaseUrl {
+        &self.inner.url
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.inner.mode
+    }
+
+    /// Whether the circuit breaker has disabled the remote.
+    pub fn is_disabled(&self) -> bool {
+        self.inner.disabled.load(Ordering::Acquire)
+    }
+
+    /// Downloads and checks `key`'s entry; returns its payload.
+    ///
+    /// `Ok(None)` is a miss, also when the remote is disabled. `Err` is a
+    /// miss too, already counted and noticed; it says why.
+    pub fn fetch(&self, key: &Key, tag: &'static str) -> Result<Option<Vec<u8>>, RemoteError> {
+        let inner = &*self.inner;
+        if self.is_disabled() {
+            inner.stats.update(tag, |s| s.skipped += 1);
+            return Ok(None);
+        }
+        match inner.http.get(key) {
+            Ok(None) => {
+                inner.stats.update(tag, |s| s.misses += 1);
+                Ok(None)
+            }
+            Ok(Some(entry)) => inner.verify(key, entry, tag).map(Some),
+            Err(e @ RemoteError::TooLarge { .. }) => {
+                inner.stats.update(tag, |s| s.corrupt += 1);
+                inner.notices.push(e.to_string());
+                Err(e)
+            }
+            Err(e) => {
+                inner.stats.update(tag, |s| s.errors += 1);
+                inner.failed("download", &e);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the server holds an object under `key` (HEAD); not counted.
+    /// Errors feed the circuit breaker like any other request.
+    pub fn contains(&self, key: &Key) -> Result<bool, RemoteError> {
+        if self.is_disabled() {
+            return Ok(false);
+        }
+        self.inner
+            .http
+            .head(key)
+            .inspect_err(|e| self.inner.failed("lookup", e))
+    }
+
+    /// Queues `payload` for upload under `key` (framed as a cache entry).
+    /// Never blocks and never fails: see [`Upload`].
+    pub fn upload(&self, key: &Key, payload: &[u8], tag: &'static str) -> Upload {
+        if !self.inner.mode.writes() {
+            return Upload::ReadOnly;
+        }
+        let Some(uploader) = self
+            .uploader
+            .as_ref()
+            .filter(|_| self.inner.uploads_allowed())
+        else {
+            self.inner.stats.update(tag, |s| s.skipped_uploads += 1);
+            return Upload::Disabled;
+        };
+        let job = Job {
+            key: *key,
+            entry: encode_entry(key, payload),
+            tag,
+        };
+        match uploader.enqueue(job) {
+            Ok(()) => Upload::Queued,
+            Err(_) => {
+                self.inner.stats.update(tag, |s| s.dropped_uploads += 1);
+                Upload::Dropped
+            }
+        }
+    }
+
+    /// Uploads `payload` now, on this thread (tests, benchmarks, tools);
+    /// counted and noticed like a queued upload. Works in read mode too:
+    /// the mode guards what a cook publishes, not what a tool may do.
+    pub fn upload_now(
+        &self,
+        key: &Key,
+        payload: &[u8],
+        tag: &'static str,
+    ) -> Result<(), RemoteError> {
+        self.inner.put_entry(key, &encode_entry(key, payload), tag)
+    }
+
+    /// Waits until queued uploads are sent, at most `timeout`; call before
+    /// the process exits. Returns at once in read mode.
+    pub fn flush(&self, timeout: Duration) -> FlushReport {
+        let start = Instant::now();
+        let pending = self.uploader.as_ref().map_or(0, |u| u.flush(timeout));
+        if pending > 0 {
+            self.inner.notices.push(format!(
+                "remote cache {}: {pending} uploads still pending after {:.1} s; not shared",
+                self.inner.url,
+                timeout.as_secs_f64()
+            ));
+        }
+        self.notice_dropped();
+        FlushReport {
+            pending,
+            waited: start.elapsed(),
+        }
+    }
+
+    /// One notice for uploads dropped (queue full) since the last one: they
+    /// are silent when they happen, so as never to slow the cook.
+    fn notice_dropped(&self) {
+        let dropped = self.stats().total().dropped_uploads;
+        let before = self.inner.dropped_noticed.swap(dropped, Ordering::AcqRel);
+        if dropped > before {
+            self.inner.notices.push(format!(
+                "remote cache {}: {} uploads dropped because the upload queue was full \
+                 (the server is slower than the cook); they were cached locally only",
+                self.inner.url,
+                dropped - before
+            ));
+        }
+    }
+
+    /// Counters so far, per tag.
+    pub fn stats(&self) -> RemoteStats {
+        self.inner.stats.snapshot(self.is_disabled())
+    }
+
+    /// Notices so far (corrupt downloads, server errors, the breaker
+    /// tripping, unsent uploads); each is returned once.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.inner.notices.take()
+    }
+}
+
+impl Inner {
+    /// Checks a downloaded entry; a corrupt one is a counted, noticed miss.
+    fn verify(
+        &self,
+        key: &Key,
+        mut entry: Vec<u8>,
+        tag: &'static str,
+    ) -> Result<Vec<u8>, RemoteError> {
+        match check_entry(key, &entry) {
+            Ok(_) => {
+                let bytes = entry.len() as u64;
+                self.stats.update(tag, |s| {
+                    s.hits += 1;
+                    s.bytes_down += bytes;
+                });
+                entry.drain(..HEADER_LEN);
+                Ok(entry)
+            }
+            Err(reason) => {
+                self.stats.update(tag, |s| s.corrupt += 1);
+                let e = RemoteError::Corrupt {
+                    key: *key,
+                    url: self.url.entry_url(key),
+                    reason,
+                };
+                self.notices.push(e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    fn uploads_allowed(&self) -> bool {
+        !self.disabled.load(Ordering::Acquire) && !self.uploads_disabled.load(Ordering::Acquire)
+    }
+
+    /// Sends one framed entry and counts the outcome.
+    fn put_entry(&self, key: &Key, entry: &[u8], tag: &'static str) -> Result<(), RemoteError> {
+        match self.http.put(key, entry) {
+            Ok(()) => {
+                let bytes = entry.len() as u64;
+                self.stats.update(tag, |s| {
+                    s.uploads += 1;
+                    s.bytes_up += bytes;
+                });
+                Ok(())
+            }
+            Err(e) => {
+                self.stats.update(tag, |s| s.upload_errors += 1);
+                self.failed("upload", &e);
+                Err(e)
+            }
+        }
+    }
+
+    /// Applies the failure policy to a failed request: trip the breaker
+    /// (once, with one notice), stop uploads, or notice a one-off failure.
+    fn failed(&self, what: &str, e: &RemoteError) {
+        let refused_credentials = matches!(
+            e,
+            RemoteError::Status {
+                status: 401 | 403,
+                ..
+            }
+        );
+        if e.disables_remote() || (refused_credentials && what != "upload") {
+            if !self.disabled.swap(true, Ordering::AcqRel) {
+                self.notices.push(format!(
+                    "{e}; remote cache disabled for the rest of this run \
+                     (cooking goes on with the local cache)"
+                ));
+            }
+            return;
+        }
+        if matches!(
+            e,
+            RemoteError::Status {
+                status: 401 | 403 | 405,
+                ..
+            }
+        ) {
+            if !self.uploads_disabled.swap(true, Ordering::AcqRel) {
+                self.notices.push(format!(
+                    "{e}; the server refuses uploads, none will be sent this run \
+                     (check the credentials, or enable PUT: docs/remote-cache.md)"
+                ));
+            }
+            return;
+        }
+        if !self.disabled.load(Ordering::Acquire) {
+            self.notices.push(format!("{e}; {what} treated as a miss"));
+        }
+    }
+}
+
+impl Sink for Inner {
+    fn upload(&self, job: Job) {
+        if self.uploads_allowed() {
+            let _ = self.put_entry(&job.key, &job.entry, job.tag);
+        } else {
+            self.skip(job);
+        }
+    }
+
+    fn skip(&self, job: Job) {
+        self.stats.update(job.tag, |s| s.skipped_uploads += 1);
+    }
+}
+
+/// As a [`Backend`]: `get` is [`RemoteCache::fetch`], `put` is
+/// [`RemoteCache::upload`] (write-behind; `Ok` even when dropped, which is
+/// counted). Errors are also in the notices.
+impl Backend for RemoteCache {
+    fn get(&self, key: &Key, tag: &'static str) -> Result<Option<Vec<u8>>, CacheError> {
+        self.fetch(key, tag).map_err(|e| CacheError::Backend {
+            backend: format!("remote cache {}", self.inner.url),
+            source: Box::new(e),
+        })
+    }
+
+    fn put(&self, key: &Key, value: &[u8], tag: &'static str) -> Result<(), CacheError> {
+        self.upload(key, value, tag);
+        Ok(())
+    }
+}
+
+impl fmt::Debug for RemoteCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteCache")
+            .field("url", &self.inner.url)
+            .field("mode", &self.inner.mode)
+            .field("disabled", &self.is_disabled())
+            .field("credentials", &self.inner.http.auth_scheme())
+            .finish()
+    }
+}
