@@ -81,7 +81,11 @@ pub fn normalize(
         stack.extend(children[j].iter().rev().copied());
     }
     if order.len() != src.len() {
-        let missing = (0..src.len()).find(|i| !order.contains(i)).unwrap_or(0);
+        let mut seen = vec![false; src.len()];
+        for &j in &order {
+            seen[j] = true;
+        }
+        let missing = seen.iter().position(|&s| !s).unwrap_or(0);
         return Err(NormalizeError::BrokenHierarchy {
             joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
         });
@@ -94,12 +98,15 @@ pub fn normalize(
 
     let mut parents = Vec::with_capacity(src.len() + offset);
     let mut names = Vec::with_capacity(src.len() + offset);
-    let mut paths: Vec<String> = Vec::with_capacity(src.len() + offset);
+    // Each joint's ID hashes its full path; the hash state of the parent's
+    // path is kept instead of the path itself (full paths of a deep chain
+    // take memory quadratic in its depth).
+    let mut path_hashes: Vec<u64> = Vec::with_capacity(src.len() + offset);
     let mut rest = Vec::with_capacity(src.len() + offset);
     if synthetic {
         parents.push(NO_PARENT);
         names.push(SYNTHETIC_ROOT.to_string());
-        paths.push(SYNTHETIC_ROOT.to_string());
+        path_hashes.push(fnv1a64_extend(FNV64_OFFSET, SYNTHETIC_ROOT.as_bytes()));
         rest.push(Transform::IDENTITY);
         let root_names: Vec<&str> = roots.iter().map(|&r| src[r].name.as_str()).collect();
         if roots.is_empty() {
@@ -132,20 +139,20 @@ pub fn normalize(
             None if synthetic => 0,
             None => NO_PARENT,
         };
-        let path = match s.parent {
-            Some(p) => format!("{}/{}", paths[new_index[p]], s.name),
-            None if synthetic => format!("{SYNTHETIC_ROOT}/{}", s.name),
-            None => s.name.clone(),
+        let path_hash = match s.parent {
+            Some(p) => child_path_hash(path_hashes[new_index[p]], &s.name),
+            None if synthetic => child_path_hash(path_hashes[0], &s.name),
+            None => fnv1a64_extend(FNV64_OFFSET, s.name.as_bytes()),
         };
         parents.push(parent);
         names.push(s.name.clone());
-        paths.push(path);
+        path_hashes.push(path_hash);
         let mut t = s.rest;
         t.translation *= unit;
         t.rotation = t.rotation.normalize();
         rest.push(t);
     }
-    let ids = paths.iter().map(|p| JointId::from_path(p)).collect();
+    let ids = path_hashes.into_iter().map(JointId).collect();
     let skeleton = Skeleton::new(parents, ids, rest, names)?;
 
     let clips = asset
@@ -171,6 +178,26 @@ pub fn normalize(
         unit_scale_m: unit,
         decisions,
     })
+}
+
+/// FNV-1a 64 (the joint ID hash, `schemas/package-format.md`): offset
+/// basis and prime. FNV-1a has no finalization step, so the hash of
+/// `parent/name` continues from the hash of `parent`.
+const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1a 64 of `bytes` continued from `state` (the hash of what came
+/// before): `fnv1a64_extend(fnv1a64(a), b) == fnv1a64(a ++ b)`.
+fn fnv1a64_extend(state: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(state, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV64_PRIME))
+}
+
+/// The hash of `parent_path/name` from the hash of `parent_path`: what
+/// `JointId::from_path` computes over the joined path.
+fn child_path_hash(parent: u64, name: &str) -> u64 {
+    fnv1a64_extend(fnv1a64_extend(parent, b"/"), name.as_bytes())
 }
 
 fn normalize_clip(c: &SourceClip, new_index: &[usize], unit: f32) -> SourceClip {
@@ -273,6 +300,43 @@ mod tests {
         assert_eq!(n.skeleton.rest_pose()[0].translation.y, 10.0);
         let keys = &n.clips[0].tracks[0].rotation.as_ref().unwrap().keys;
         assert!(keys[0].value.dot(keys[1].value) > 0.0);
+    }
+
+    #[test]
+    fn joint_ids_are_the_hashes_of_the_joined_paths() {
+        // Two roots (synthetic root), non-ASCII and empty-looking names.
+        let a = asset(vec![
+            joint("hips", None),
+            joint("spine", Some(0)),
+            joint("häls/2", Some(1)),
+            joint("other", None),
+        ]);
+        let n = normalize(&a, None).unwrap();
+        let want = [
+            "ludus_root",
+            "ludus_root/hips",
+            "ludus_root/hips/spine",
+            "ludus_root/hips/spine/häls/2",
+            "ludus_root/other",
+        ];
+        let ids: Vec<JointId> = want.iter().map(|p| JointId::from_path(p)).collect();
+        assert_eq!(n.skeleton.ids(), &ids[..]);
+        let single = normalize(&asset(vec![joint("r", None), joint("c", Some(0))]), None).unwrap();
+        assert_eq!(
+            single.skeleton.ids(),
+            &[JointId::from_path("r"), JointId::from_path("r/c")]
+        );
+    }
+
+    #[test]
+    fn a_deep_chain_normalizes_in_linear_memory() {
+        // 10,000 deep with 100-byte names: joined paths would be 5 GB.
+        let name = "x".repeat(100);
+        let joints = (0..10_000)
+            .map(|i: usize| joint(&format!("{name}{i}"), i.checked_sub(1)))
+            .collect();
+        let n = normalize(&asset(joints), None).unwrap();
+        assert_eq!(n.skeleton.joint_count(), 10_000);
     }
 
     #[test]
