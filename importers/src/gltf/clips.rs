@@ -13,6 +13,7 @@ use ::gltf::json;
 use json::animation::{Interpolation as GltfInterpolation, Property};
 use json::validation::Checked;
 use ludus_anim_model::curve::CurveValue;
+use ludus_anim_model::limits::{Limit, LimitExceeded};
 use ludus_anim_model::{
     Curve, Diagnostic, Interpolation, JointTracks, Key, ScalarCurve, SourceClip,
 };
@@ -193,15 +194,26 @@ impl ClipBuilder<'_> {
                 ))
             }
         };
+        let max_keys = report.limits.max_keys_per_channel;
         let times = self
-            .read(sampler.input.value(), Expect::Times, "input", &at, report)?
+            .read(sampler.input.value(), Expect::Times, max_keys, &at, report)?
             .values;
         let output = sampler.output.value();
+        // Elements an output may hold within the key limit (3 per key for
+        // CUBICSPLINE, times the morph targets for weights): anything more
+        // is refused before it is decoded. Whether it matches this input's
+        // key count is checked after decoding, as a sampler error.
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        let max_out = max_keys.saturating_mul(per_key);
         match property {
             Property::Translation | Property::Scale => {
                 // Only weights channels reach here without a joint.
                 let Some(joint) = joint else { return Ok(()) };
-                let out = self.read(output, Expect::Vec3, "output", &at, report)?;
+                let out = self.read(output, Expect::Vec3, max_out, &at, report)?;
                 let values = out.elements::<3>().map(Vec3::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
                     .map_err(|m| self.malformed(report, &at, "sampler_count_mismatch", m))?;
@@ -218,7 +230,7 @@ impl ClipBuilder<'_> {
             }
             Property::Rotation => {
                 let Some(joint) = joint else { return Ok(()) };
-                let out = self.read(output, Expect::Rotation, "output", &at, report)?;
+                let out = self.read(output, Expect::Rotation, max_out, &at, report)?;
                 let values = out.elements::<4>().map(Quat::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
                     .map_err(|m| self.malformed(report, &at, "sampler_count_mismatch", m))?;
@@ -233,7 +245,9 @@ impl ClipBuilder<'_> {
                     report.push(duplicate_channel(&self.clip, &at));
                     return Ok(());
                 }
-                let out = self.read(output, Expect::Weights, "output", &at, report)?;
+                let targets = morph_target_count(self.root, node).unwrap_or(1) as u64;
+                let max = max_out.saturating_mul(targets.max(1));
+                let out = self.read(output, Expect::Weights, max, &at, report)?;
                 self.add_weights(node, &times, &out.values, interpolation, &at, report)?;
             }
         }
@@ -339,19 +353,44 @@ impl ClipBuilder<'_> {
         renamed
     }
 
+    /// Decode a sampler accessor holding at most `max` elements (the key
+    /// limit, times the elements per key of an output).
     fn read(
         &self,
         accessor_index: usize,
         expect: Expect,
-        role: &str,
+        max: u64,
         at: &ChannelAt,
         report: &Report,
     ) -> Result<accessor::Decoded, ImportError> {
-        accessor::read(self.root, self.buffers, accessor_index, expect).map_err(
-            |e: AccessorError| {
-                self.malformed(report, at, "bad_accessor", format!("sampler {role}: {e}"))
-            },
-        )
+        let role = if expect == Expect::Times {
+            "input"
+        } else {
+            "output"
+        };
+        let allow = accessor::Allowance {
+            max_count: max,
+            budget: &report.budget,
+        };
+        accessor::read(self.root, self.buffers, accessor_index, expect, &allow).map_err(|e| match e
+        {
+            AccessorError::TooMany { count, max, .. } => {
+                let e = LimitExceeded::new(
+                    Limit::KeysPerChannel,
+                    format!(
+                        "elements of sampler {role} accessor of channel {} ({} of '{}')",
+                        at.index, at.property, at.joint
+                    ),
+                    count,
+                    max,
+                );
+                report.limit(e, Some(&self.clip), Some(at.joint))
+            }
+            AccessorError::Budget { error, .. } => {
+                report.limit(*error, Some(&self.clip), Some(at.joint))
+            }
+            e => self.malformed(report, at, "bad_accessor", format!("sampler {role}: {e}")),
+        })
     }
 
     fn malformed(
