@@ -10,7 +10,7 @@ use crate::keys::{
 };
 use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
-use crate::source::Snapshot;
+use crate::source::{ReadPolicy, Snapshot};
 use crate::stage::Stage;
 use crate::stage_cache::Fingerprint;
 use crate::stages::import::{import, Imported};
@@ -19,9 +19,11 @@ use crate::stages::package::{package, PackageHeader};
 use crate::stages::prepare::Prepared;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -120,6 +122,31 @@ struct Source<'a> {
     snapshot: Snapshot<'a>,
     bytes: Arc<Vec<u8>>,
     options: ImportOptions,
+    limits: Limits,
+}
+
+/// What one asset may read: files up to the size limit, companions inside
+/// its directory (or the project root, if the limits say so).
+fn read_policy(job: &AssetJob, limits: &Limits, cx: &Cook<'_>) -> ReadPolicy {
+    let asset_dir = job.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = match (limits.companion_root, &cx.options.project_root) {
+        (CompanionRoot::Project, Some(project)) => project.clone(),
+        _ => asset_dir,
+    };
+    ReadPolicy {
+        max_bytes: limits.max_file_bytes,
+        companion_root: Some(root),
+    }
+}
+
+/// A source that cannot be read, as a diagnostic: over the size limit, or
+/// not a regular file, or an I/O error.
+fn unreadable(e: &std::io::Error, file: &str) -> Diagnostic {
+    let code = match e.kind() {
+        std::io::ErrorKind::InvalidData => ludus_anim_model::limits::LIMIT_CODE,
+        _ => "io",
+    };
+    Diagnostic::error(code, format!("cannot read: {e}")).file(file)
 }
 
 fn cook_format(
@@ -129,10 +156,9 @@ fn cook_format(
     r: &mut AssetReport,
     cx: &Cook<'_>,
 ) -> Result<AssetResult, Stop> {
-    let snapshot = Snapshot::new(cx.reader);
-    let read = snapshot
-        .file(&job.path)
-        .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
+    let limits = job.settings.limits.apply(&Limits::default());
+    let snapshot = Snapshot::with_policy(cx.reader, read_policy(job, &limits, cx));
+    let read = snapshot.file(&job.path).map_err(|e| unreadable(&e, file))?;
     let src = Source {
         job,
         format,
@@ -146,6 +172,7 @@ fn cook_format(
                 .unwrap_or(cx.options.import.keep_unused_leaves),
             custom_curves: job.settings.curves.clone(),
         },
+        limits,
     };
     let (digest, fresh) = companions(&src, &read.hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
@@ -180,6 +207,15 @@ fn cook_format(
     }
     let imported = run_import(&src, &keys.import, fresh, cx)?;
     record_import(&imported, r)?;
+    // What the asset's stages may still allocate; the imported clips and
+    // their normalized copy live until the package is written.
+    let budget = MemoryBudget::new(src.limits.max_asset_memory_bytes);
+    budget
+        .charge(
+            "the imported clips and their normalized copy",
+            source_bytes(&imported.asset).saturating_mul(2),
+        )
+        .map_err(|e| e.file(file).diagnostic())?;
     let norm = cx.run(file, Stage::Normalize, None, &keys.normalize, || {
         normalize(&imported.asset, units_m)
             .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(file))
@@ -199,6 +235,8 @@ fn cook_format(
         norm: &norm,
         keys: &keys,
         kind: imported.asset.format.kind(),
+        limits: &src.limits,
+        budget: &budget,
     };
     cook_clips(&asset, job, r, cx)
 }
@@ -228,10 +266,11 @@ fn companions(
         &src.bytes,
         &src.options,
         &src.snapshot,
+        &src.limits,
     )?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
-        let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(c)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
         })?;
         read.push((c.clone(), f.hash));
@@ -243,11 +282,9 @@ fn companions(
 
 /// Whether every remembered companion still has the remembered bytes.
 fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
-    companions.iter().all(|(p, h)| {
-        snapshot
-            .file(std::path::Path::new(p))
-            .is_ok_and(|f| &f.hash == h)
-    })
+    companions
+        .iter()
+        .all(|(p, h)| snapshot.companion(Path::new(p)).is_ok_and(|f| &f.hash == h))
 }
 
 /// blake3 over the source's bytes and every companion's, in import order.
@@ -255,7 +292,7 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
     let mut h = blake3::Hasher::new();
     h.update(&src.bytes);
     for (p, _) in &digest.companions {
-        let f = src.snapshot.file(std::path::Path::new(p)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(p)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
         })?;
         h.update(&f.bytes);
@@ -310,6 +347,7 @@ fn run_import(
                 &src.bytes,
                 &src.options,
                 &src.snapshot,
+                &src.limits,
             )
         })?),
     }
@@ -339,6 +377,9 @@ struct AssetWork<'a> {
     norm: &'a Normalized,
     keys: &'a AssetKeys,
     kind: ludus_anim_model::SourceKind,
+    limits: &'a Limits,
+    /// Shared by the asset's clips.
+    budget: &'a MemoryBudget,
 }
 
 /// Plan the clips, derive their keys, cook them in parallel, check them,
@@ -402,6 +443,8 @@ impl<'a> KeyedClip<'a> {
             profile: self.profile,
             file: a.file,
             source_hash: a.source_hash,
+            limits: a.limits,
+            budget: a.budget,
         }
     }
 }
