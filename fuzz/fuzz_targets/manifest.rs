@@ -8,7 +8,9 @@ use ludus_anim_cooker::profile::Profile;
 use ludus_anim_model::Limits;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(m) = Manifest::parse(text, "fuzz/ludus-anim.toml") {
         let project = m.project.limits.apply(&Limits::default());
         for a in &m.assets {

@@ -48,7 +48,13 @@ fuzz_target!(|data: &[u8]| {
         let track = c.event_track();
         let mut latch = PlaybackLatch::new();
         let f = f64::from(d);
-        for (a, b) in [(0.0, f), (f, 0.0), (-f, 3.0 * f), (0.0, 1e12), (f64::NAN, 1.0)] {
+        for (a, b) in [
+            (0.0, f),
+            (f, 0.0),
+            (-f, 3.0 * f),
+            (0.0, 1e12),
+            (f64::NAN, 1.0),
+        ] {
             let _ = crossed_events(&track, a, b, &mut latch, &mut crossings);
         }
         if let Some(traj) = c.trajectory() {
