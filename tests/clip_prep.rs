@@ -377,6 +377,8 @@ fn biped_walk_root_motion_drift_is_bounded() {
         &GridLimits {
             max_samples: u64::MAX,
             max_bytes: u64::MAX,
+            work_per_sample: 1,
+            max_work: u64::MAX,
         },
     )
     .expect("within limits");

@@ -50,6 +50,10 @@ pub struct Limits {
     /// Estimated working memory of one asset's stages, in bytes (see
     /// [`MemoryBudget`] and the per-format estimates in `docs/limits.md`).
     pub max_asset_memory_bytes: u64,
+    /// Most encode work for one clip: samples times the sum of every
+    /// joint's depth (the encoder's exact search re-evaluates a changed
+    /// track's subtree, so its cost grows with both).
+    pub max_encode_work: u64,
     /// Where companion files may be read from.
     pub companion_root: CompanionRoot,
 }
@@ -59,6 +63,10 @@ pub struct Limits {
 pub const DEFAULT_MAX_CLIP_DURATION_S: f64 = 3600.0;
 /// A million samples: an hour at 240 Hz is 864,000.
 pub const DEFAULT_MAX_SAMPLES_PER_CLIP: u64 = 1_000_000;
+/// 7.5e7 sample-depths: a 1,000-joint chain (depth sum 500,500) at 150
+/// samples (about 10 s of encoding), a 500-joint character (depth sum
+/// ~7,500) at 10,000 samples, a 200-joint rig (~2,400) at 31,000.
+pub const DEFAULT_MAX_ENCODE_WORK: u64 = 75_000_000;
 /// Bytes one joint-sample costs across the stages, measured (peak RSS of a
 /// 101-joint, 20,000-frame BVH cook: 886 MB, 440 B per joint-sample),
 /// rounded up.
@@ -74,6 +82,7 @@ impl Default for Limits {
             max_joints: 10_000,
             max_hierarchy_depth: 1_024,
             max_asset_memory_bytes: 1 << 30,
+            max_encode_work: DEFAULT_MAX_ENCODE_WORK,
             companion_root: CompanionRoot::AssetDir,
         }
     }
@@ -90,6 +99,7 @@ pub enum Limit {
     Joints,
     HierarchyDepth,
     AssetMemory,
+    EncodeWork,
 }
 
 impl Limit {
@@ -102,6 +112,7 @@ impl Limit {
             Limit::Joints => "max_joints",
             Limit::HierarchyDepth => "max_hierarchy_depth",
             Limit::AssetMemory => "max_asset_memory_bytes",
+            Limit::EncodeWork => "max_encode_work",
         }
     }
 }
@@ -313,6 +324,7 @@ pub struct LimitOverrides {
     pub max_joints: Option<usize>,
     pub max_hierarchy_depth: Option<usize>,
     pub max_asset_memory_bytes: Option<u64>,
+    pub max_encode_work: Option<u64>,
     pub companion_root: Option<CompanionRoot>,
 }
 
@@ -333,6 +345,7 @@ impl LimitOverrides {
             max_asset_memory_bytes: self
                 .max_asset_memory_bytes
                 .unwrap_or(base.max_asset_memory_bytes),
+            max_encode_work: self.max_encode_work.unwrap_or(base.max_encode_work),
             companion_root: self.companion_root.unwrap_or(base.companion_root),
         }
     }
@@ -347,6 +360,7 @@ impl LimitOverrides {
             max_joints: more.max_joints.or(self.max_joints),
             max_hierarchy_depth: more.max_hierarchy_depth.or(self.max_hierarchy_depth),
             max_asset_memory_bytes: more.max_asset_memory_bytes.or(self.max_asset_memory_bytes),
+            max_encode_work: more.max_encode_work.or(self.max_encode_work),
             companion_root: more.companion_root.or(self.companion_root),
         }
     }
@@ -364,6 +378,7 @@ impl LimitOverrides {
             (self.max_joints == Some(0), "max_joints"),
             (self.max_hierarchy_depth == Some(0), "max_hierarchy_depth"),
             (zero(self.max_asset_memory_bytes), "max_asset_memory_bytes"),
+            (zero(self.max_encode_work), "max_encode_work"),
         ]
         .into_iter()
         .find_map(|(bad, name)| bad.then_some(name))

@@ -110,6 +110,8 @@ fn run_resample(
     let limits = GridLimits {
         max_samples: job.limits.max_samples_per_clip,
         max_bytes: job.budget.remaining(),
+        work_per_sample: depth_sum(&job.norm.skeleton),
+        max_work: job.limits.max_encode_work,
     };
     let (grid, report) = cx.run(
         job.file,
@@ -138,6 +140,16 @@ fn run_resample(
         .charge(&format!("clip '{}'", plan.name), bytes)
         .map_err(|e| over(e.clip(plan.name.clone())))?;
     Ok((grid, report))
+}
+
+/// The sum of every joint's depth (a root is 1): the encoder's work per
+/// sample, in one pass (parents come first).
+fn depth_sum(sk: &ludus_anim_runtime::Skeleton) -> u64 {
+    let mut depth = vec![0u64; sk.joint_count()];
+    for j in 0..depth.len() {
+        depth[j] = sk.parent(j).map_or(1, |p| depth[p] + 1);
+    }
+    depth.iter().sum()
 }
 
 /// Prepare: loops, root motion, additive reference, markers. Loop

@@ -345,6 +345,10 @@ pub struct GridLimits {
     /// Estimated bytes the grid and its later stages may use
     /// ([`BYTES_PER_JOINT_SAMPLE`] per joint and sample).
     pub max_bytes: u64,
+    /// Encode work per sample (the sum of the skeleton's joint depths)
+    /// and the most a clip may take (`max_encode_work`).
+    pub work_per_sample: u64,
+    pub max_work: u64,
 }
 
 /// The sample count of `clip`'s grid at `rate`, if `limits` allow it:
@@ -376,6 +380,16 @@ pub fn check_grid(
         &format!("estimated memory (bytes) for {samples} samples of {joints} joints"),
         bytes,
         limits.max_bytes,
+    )
+    .map_err(named)?;
+    Limits::check(
+        Limit::EncodeWork,
+        &format!(
+            "encode work ({samples} samples x joint depth sum {})",
+            limits.work_per_sample
+        ),
+        (samples as u64).saturating_mul(limits.work_per_sample),
+        limits.max_work,
     )
     .map_err(named)?;
     Ok(ResampledClip::samples_for(clip.duration_s, rate))
@@ -541,6 +555,8 @@ mod tests {
     const UNLIMITED: GridLimits = GridLimits {
         max_samples: u64::MAX,
         max_bytes: u64::MAX,
+        work_per_sample: 1,
+        max_work: u64::MAX,
     };
 
     #[test]
@@ -550,6 +566,7 @@ mod tests {
         let limits = GridLimits {
             max_samples: 1_000_000,
             max_bytes: 1 << 30,
+            ..UNLIMITED
         };
         // 5e9 samples: the count would not even fit a u32.
         clip.duration_s = 5e5;
@@ -580,6 +597,7 @@ mod tests {
         let tight = GridLimits {
             max_samples: 1_000_000,
             max_bytes: 512 << 10,
+            ..UNLIMITED
         };
         assert_eq!(
             check_grid(&clip, 2, 1000.0, &tight)
@@ -588,6 +606,16 @@ mod tests {
                 .name(),
             "max_asset_memory_bytes"
         );
+        // Encode work: a 1,000-joint chain (depth sum 500,500) at 31
+        // samples, against a limit of 10^7.
+        let chain = GridLimits {
+            work_per_sample: 500_500,
+            max_work: 10_000_000,
+            ..UNLIMITED
+        };
+        assert_eq!(check_grid(&clip, 1000, 10.0, &chain), Ok(11));
+        let e = check_grid(&clip, 1000, 30.0, &chain).unwrap_err();
+        assert_eq!(e.limit.name(), "max_encode_work");
     }
 
     fn policy() -> SampleRate {

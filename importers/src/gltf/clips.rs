@@ -18,7 +18,7 @@ use ludus_anim_model::{
     Curve, Diagnostic, Interpolation, JointTracks, Key, ScalarCurve, SourceClip,
 };
 use ludus_anim_runtime::math::{Quat, Vec3};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub(super) fn build(
     root: &json::Root,
@@ -26,7 +26,7 @@ pub(super) fn build(
     selection: &Selection,
     report: &mut Report,
 ) -> Result<Vec<SourceClip>, ImportError> {
-    let mut names_used = HashSet::new();
+    let mut names_used = Names::default();
     let mut clips = Vec::with_capacity(root.animations.len());
     for (index, anim) in root.animations.iter().enumerate() {
         let name = clip_name(anim, index, &mut names_used, report);
@@ -37,7 +37,7 @@ pub(super) fn build(
             clip: name,
             tracks: BTreeMap::new(),
             curves: Vec::new(),
-            curve_names: HashSet::new(),
+            curve_names: Names::default(),
             weights_seen: HashSet::new(),
         };
         let authored_markers = markers::read(anim, &builder.clip, report)?;
@@ -73,7 +73,7 @@ pub(super) fn build(
 fn clip_name(
     anim: &json::Animation,
     index: usize,
-    used: &mut HashSet<String>,
+    used: &mut Names,
     report: &mut Report,
 ) -> String {
     let base = match anim.name.as_deref() {
@@ -87,23 +87,41 @@ fn clip_name(
             n
         }
     };
-    if used.insert(base.clone()) {
-        return base;
+    let renamed = used.unique(&base);
+    if renamed != base {
+        report.decide(
+            "renamed_duplicate_clip",
+            format!("animation {index} '{base}' renamed '{renamed}': another animation already has that name"),
+        );
     }
-    let mut k = 1;
-    let renamed = loop {
-        let candidate = format!("{base}.{k}");
-        if !used.contains(&candidate) {
-            break candidate;
-        }
-        k += 1;
-    };
-    report.decide(
-        "renamed_duplicate_clip",
-        format!("animation {index} '{base}' renamed '{renamed}': another animation already has that name"),
-    );
-    used.insert(renamed.clone());
     renamed
+}
+
+/// Names taken so far, and the next `.k` suffix to try per name, so that
+/// many duplicates of one name cost linear time (trying `.1`, `.2`, ...
+/// from the start for each is quadratic: 20,000 same-named animations
+/// took minutes).
+#[derive(Default)]
+struct Names {
+    used: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Names {
+    /// `name`, or `name.k` for the first free `k`, now taken.
+    fn unique(&mut self, name: &str) -> String {
+        if self.used.insert(name.to_string()) {
+            return name.to_string();
+        }
+        let k = self.next.entry(name.to_string()).or_insert(1);
+        loop {
+            let candidate = format!("{name}.{k}");
+            *k += 1;
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+    }
 }
 
 struct ClipBuilder<'a> {
@@ -114,7 +132,7 @@ struct ClipBuilder<'a> {
     /// Ordered by joint so track order does not depend on channel order.
     tracks: BTreeMap<usize, JointTracks>,
     curves: Vec<ScalarCurve>,
-    curve_names: HashSet<String>,
+    curve_names: Names,
     /// Nodes whose weights this clip already animates.
     weights_seen: HashSet<usize>,
 }
@@ -331,25 +349,16 @@ impl ClipBuilder<'_> {
     }
 
     fn unique_curve_name(&mut self, name: String, report: &mut Report) -> String {
-        if self.curve_names.insert(name.clone()) {
-            return name;
+        let renamed = self.curve_names.unique(&name);
+        if renamed != name {
+            report.decide(
+                "renamed_duplicate_curve",
+                format!(
+                    "clip '{}': curve '{name}' renamed '{renamed}' (duplicate morph target name)",
+                    self.clip
+                ),
+            );
         }
-        let mut k = 1;
-        let renamed = loop {
-            let candidate = format!("{name}.{k}");
-            if !self.curve_names.contains(&candidate) {
-                break candidate;
-            }
-            k += 1;
-        };
-        report.decide(
-            "renamed_duplicate_curve",
-            format!(
-                "clip '{}': curve '{name}' renamed '{renamed}' (duplicate morph target name)",
-                self.clip
-            ),
-        );
-        self.curve_names.insert(renamed.clone());
         renamed
     }
 
