@@ -349,7 +349,7 @@ fn bench_prints_the_table_and_its_json() {
         "crowd".into(),
         "--cold-iterations".into(),
         "5".into(),
-        "--json".into(),
+        "--out".into(),
         "bench.json".into(),
     ];
     let anchors = shared_anchors();

@@ -18,6 +18,7 @@ pub mod events;
 pub mod fsutil;
 pub mod inspect;
 pub mod keys;
+pub mod listing;
 pub mod manifest;
 pub mod package_writer;
 pub mod pipeline;
@@ -36,6 +37,10 @@ pub mod stages;
 /// package bytes belongs here: the source revision is reported by
 /// `--version` and `report.json`, never written into packages or keys.
 pub const COOKER_VERSION: &str = concat!("ludus-anim ", env!("CARGO_PKG_VERSION"));
+
+/// The source revision the cooker was built from (`git rev-parse`), or
+/// `unknown`. Reported by `--version` and in `report.json`'s `build`.
+pub const REVISION: &str = env!("LUDUS_ANIM_REVISION");
 
 /// Kept for callers of the earlier module layout.
 pub mod cook {

@@ -39,6 +39,17 @@ pub struct Decision {
     pub detail: String,
 }
 
+/// Which build of the cooker wrote a report. Packages do not record it
+/// (only what changes their bytes), so two builds of the same cooker
+/// version give the same packages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// Crate version, e.g. `0.1.0`.
+    pub version: String,
+    /// Source revision (`git rev-parse --short=12 HEAD`) or `unknown`.
+    pub revision: String,
+}
+
 /// Per stage: cache hits, misses (runs) and the time spent in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageStats {
@@ -66,6 +77,10 @@ pub struct ReportDiagnostic {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub cooker_version: String,
+    /// The build that cooked: version and source revision. Absent in
+    /// reports of earlier cookers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildInfo>,
     pub profile: String,
     pub assets: Vec<AssetReport>,
     pub totals: Totals,

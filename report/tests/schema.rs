@@ -108,6 +108,10 @@ fn asset(full: bool) -> AssetReport {
 fn report() -> Report {
     let mut r = Report {
         cooker_version: "ludus-anim 0.1.0".into(),
+        build: Some(BuildInfo {
+            version: "0.1.0".into(),
+            revision: "0123456789ab".into(),
+        }),
         profile: "standard".into(),
         assets: vec![asset(true), asset(false)],
         totals: Totals::default(),

@@ -306,6 +306,10 @@ pub fn cook_asset_job(
 fn new_report(options: &CookOptions) -> Report {
     Report {
         cooker_version: crate::COOKER_VERSION.to_string(),
+        build: Some(report::BuildInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            revision: crate::REVISION.to_string(),
+        }),
         profile: options.default_profile.clone(),
         assets: Vec::new(),
         totals: Default::default(),
