@@ -146,8 +146,8 @@ impl StageCache {
         }
     }
 
-    /// Per stage: one hash over its outputs' fingerprints (sorted, so
-    /// thread order does not matter).
+    /// Per stage that produced output: one hash over its outputs'
+    /// fingerprints (sorted, so thread order does not matter).
     pub fn stage_fingerprints(&self) -> Vec<(Stage, [u8; 32])> {
         let Some(f) = &self.fingerprints else {
             return Vec::new();
@@ -155,6 +155,7 @@ impl StageCache {
         let all = f.lock().map(|f| f.clone()).unwrap_or_default();
         Stage::ALL
             .iter()
+            .filter(|&&s| all.iter().any(|(x, _)| *x == s))
             .map(|&s| {
                 let mut v: Vec<[u8; 32]> = all
                     .iter()
