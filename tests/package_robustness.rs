@@ -7,8 +7,9 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::cook::{cook_asset_job, CookOptions, Silent};
+use ludus_anim_cooker::events::Silent;
 use ludus_anim_cooker::manifest::AssetJob;
+use ludus_anim_cooker::pipeline::{cook_asset_job, CookOptions};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::stage_cache::StageCache;
 use ludus_anim_runtime::hash::fnv1a64;

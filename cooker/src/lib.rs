@@ -41,14 +41,3 @@ pub const COOKER_VERSION: &str = concat!("ludus-anim ", env!("CARGO_PKG_VERSION"
 /// The source revision the cooker was built from (`git rev-parse`), or
 /// `unknown`. Reported by `--version` and in `report.json`'s `build`.
 pub const REVISION: &str = env!("LUDUS_ANIM_REVISION");
-
-/// Kept for callers of the earlier module layout.
-pub mod cook {
-    pub use crate::events::{CookEvent, Observer, Silent};
-    pub use crate::pipeline::{
-        cook, cook_asset_job, cook_with, shard_of, AssetResult, CookError, CookOptions,
-    };
-    pub use crate::project::bundled_inputs;
-    pub use crate::stages::package::PACKAGE_EXT;
-    pub use crate::COOKER_VERSION;
-}

@@ -194,28 +194,7 @@ pub(super) fn extract_root_motion(
         what: format!("no trajectory for duration {duration} s at {rate} Hz"),
     })?;
 
-    // Character transform per sample: the policy's part of the motion
-    // joint's component transform.
-    let mut comp = vec![Affine3A::IDENTITY; joints];
-    let mut raw = Vec::with_capacity(n);
-    for i in 0..n {
-        let pose = &clip.samples[i * joints..(i + 1) * joints];
-        skeleton.local_to_component(pose, &mut comp);
-        let c = rigid_of(&comp[joint]);
-        let k = match rm.policy {
-            RootMotionPolicy::Planar => extract_planar(c),
-            RootMotionPolicy::Full => c,
-        };
-        if !k.is_finite() {
-            return Err(PrepareError::RootMotion {
-                clip: name.clone(),
-                joint: rm.joint.clone(),
-                time_s: i as f32 / rate,
-                what: "component transform is not finite".into(),
-            });
-        }
-        raw.push(k);
-    }
+    let raw = character_transforms(skeleton, clip, joint, rm)?;
 
     // Keys: sample i for every grid point before the duration, and the
     // pose at the duration last. The resampled grid's last sample is the
@@ -271,6 +250,40 @@ pub(super) fn extract_root_motion(
         ),
     ));
     Ok(traj)
+}
+
+/// The character transform at every sample: the policy's part of the
+/// motion joint's component transform.
+fn character_transforms(
+    skeleton: &Skeleton,
+    clip: &ResampledClip,
+    joint: usize,
+    rm: &RootMotionSettings,
+) -> Result<Vec<RigidTransform>, PrepareError> {
+    let joints = clip.joint_count;
+    let n = clip.num_samples as usize;
+    let rate = clip.sample_rate_hz;
+    let mut comp = vec![Affine3A::IDENTITY; joints];
+    let mut raw = Vec::with_capacity(n);
+    for i in 0..n {
+        let pose = &clip.samples[i * joints..(i + 1) * joints];
+        skeleton.local_to_component(pose, &mut comp);
+        let c = rigid_of(&comp[joint]);
+        let k = match rm.policy {
+            RootMotionPolicy::Planar => extract_planar(c),
+            RootMotionPolicy::Full => c,
+        };
+        if !k.is_finite() {
+            return Err(PrepareError::RootMotion {
+                clip: clip.name.clone(),
+                joint: rm.joint.clone(),
+                time_s: i as f32 / rate,
+                what: "component transform is not finite".into(),
+            });
+        }
+        raw.push(k);
+    }
+    Ok(raw)
 }
 
 /// Per-tick (30 Hz) composition of `Trajectory::delta` over 100 loops
