@@ -204,3 +204,60 @@ fn color_follows_the_flag() {
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("\x1b["));
 }
+
+/// Quality warnings are loud: on the console with file, clip and joint, in
+/// the `--json` stream, counted in the summary, and `--deny warnings` fails
+/// the cook for CI.
+#[test]
+fn quality_warnings_are_printed_counted_and_deniable() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fx.join("gltf/khronos_InterpolationTest");
+    for f in ["interpolation_test.gltf", "interpolation_test.bin"] {
+        std::fs::copy(src.join(f), tmp.path().join(f)).unwrap();
+    }
+    let o = ludus_anim(
+        &["cook", "interpolation_test.gltf", "-o", "out"],
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "warning[step_between_samples]: file 'interpolation_test.gltf', clip 'Step Rotation'"
+        ),
+        "{err}"
+    );
+    let r = report(&tmp.path().join("out"));
+    let n = r["totals"]["warnings"].as_u64().unwrap();
+    assert!(n >= 3, "{n}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{n} warnings")));
+    let o = ludus_anim(
+        &[
+            "cook",
+            "interpolation_test.gltf",
+            "-o",
+            "out",
+            "--deny",
+            "warnings",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("--deny warnings"), "{}", text(&o));
+    let o = ludus_anim(
+        &["cook", "interpolation_test.gltf", "-o", "out", "--json"],
+        tmp.path(),
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let warned = events
+        .iter()
+        .filter(|e| e["event"] == "diagnostic" && e["severity"] == "warning")
+        .count();
+    assert_eq!(warned as u64, n);
+    let summary = events.last().unwrap();
+    assert_eq!(summary["warnings"], n);
+}

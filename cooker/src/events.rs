@@ -9,7 +9,7 @@
 //! clip, joint, time_s} (one per diagnostic, before its `asset_done`);
 //! `asset_done` {source, status, package, clips}; `notice` {message}; and
 //! last `summary` {assets, failed, clips, raw_bytes, compressed_bytes,
-//! max_error_m, cook_ms, stages, report}.
+//! max_error_m, warnings, cook_ms, stages, report}.
 
 use crate::keys::{AssetKeys, ClipKeys};
 use crate::report::{AssetReport, AssetStatus, Report};
@@ -158,6 +158,7 @@ fn summary_json(report: &Report, out: &Path) -> Value {
         "raw_bytes": t.raw_bytes,
         "compressed_bytes": t.compressed_bytes,
         "max_error_m": t.max_error_m,
+        "warnings": t.warnings,
         "cook_ms": t.cook_ms,
         "stages": report.stages,
         "report": out.join("report.json").display().to_string(),

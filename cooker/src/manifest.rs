@@ -40,18 +40,24 @@ pub struct ProjectSettings {
 #[serde(rename_all = "lowercase")]
 pub enum Units {
     M,
+    /// Decimetres (MakeHuman's BVH exports).
+    Dm,
     Cm,
     Mm,
     In,
+    /// 1/0.45 inch: CMU motion capture as converted to BVH by cgspeed.
+    Cmu,
 }
 
 impl Units {
     pub fn meters(self) -> f32 {
         match self {
             Units::M => 1.0,
+            Units::Dm => 0.1,
             Units::Cm => 0.01,
             Units::Mm => 0.001,
             Units::In => 0.0254,
+            Units::Cmu => crate::stages::units::CMU_CGSPEED_M,
         }
     }
 }

@@ -48,14 +48,17 @@ stage_list! {
     /// custom-property curves.)
     Import: "import", version 3, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 2: clips carry markers.
-    Normalize: "normalize", version 2, per Asset;
+    /// continuity. 3: documented unit conventions (CMU cgspeed BVH,
+    /// MakeHuman) applied, implausible units warned (2: clips carry
+    /// markers).
+    Normalize: "normalize", version 3, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
-    /// curves.
-    Resample: "resample", version 1, per Clip;
+    /// curves. 2: warnings as located diagnostics.
+    Resample: "resample", version 2, per Clip;
     /// Loops, root motion, additive deltas, markers/events.
-    /// 2: loops, root motion, additive and markers (was: loop only).
-    Prepare: "prepare", version 2, per Clip;
+    /// 3: warnings as located diagnostics (2: loops, root motion, additive
+    /// and markers; was: loop only).
+    Prepare: "prepare", version 3, per Clip;
     /// Codec blob. 2: VBR codec v2 (16-bit rotation ranges, unranged
     /// segments).
     Encode: "encode", version 2, per Clip;

@@ -175,6 +175,8 @@ pub struct ClipReport {
     pub curves: CurvesReport,
     pub compress_ms: f64,
     pub decode_ns_per_pose: f64,
+    /// The clip's quality warnings as text; each is also in the asset's
+    /// `diagnostics`, located by file, clip, joint and time.
     pub warnings: Vec<String>,
 }
 
@@ -204,6 +206,7 @@ pub struct Totals {
     pub package_bytes: u64,
     pub ratio: f32,
     pub max_error_m: f32,
+    /// Warning diagnostics over all assets (every quality warning is one).
     pub warnings: usize,
     pub cook_ms: f64,
     /// Peak resident memory of the cooking process (Linux; 0 elsewhere).
@@ -235,7 +238,6 @@ impl Report {
                 t.raw_bytes += c.raw_bytes;
                 t.compressed_bytes += c.compressed_bytes;
                 t.max_error_m = t.max_error_m.max(c.max_error_m);
-                t.warnings += c.warnings.len();
             }
         }
         t.ratio = if t.compressed_bytes > 0 {

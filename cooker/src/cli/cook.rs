@@ -22,6 +22,12 @@ pub enum CodecArg {
     Reference,
 }
 
+/// What `--deny` turns into a failed cook.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Deny {
+    Warnings,
+}
+
 #[derive(Args)]
 pub struct CookArgs {
     /// Files or directories to cook.
@@ -62,6 +68,9 @@ pub struct CookArgs {
     /// instead of progress output.
     #[arg(long)]
     json: bool,
+    /// Fail (exit 1) on quality warnings too: `--deny warnings`, for CI.
+    #[arg(long, value_enum)]
+    deny: Option<Deny>,
     /// Test hook: multiply the encoder's error thresholds (verification
     /// keeps the profile's), to prove verification catches overshoot.
     #[arg(long = "debug-encoder-slack", default_value_t = 1.0, hide = true)]
@@ -153,10 +162,16 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
         print_results(&report, &project.out, out);
     }
     if report.totals.assets_failed > 0 {
-        Exit::AssetsFailed
-    } else {
-        Exit::Ok
+        return Exit::AssetsFailed;
     }
+    if a.deny.is_some() && report.totals.warnings > 0 {
+        out.error(format!(
+            "{} quality warnings and --deny warnings",
+            report.totals.warnings
+        ));
+        return Exit::AssetsFailed;
+    }
+    Exit::Ok
 }
 
 fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -> CookOptions {
@@ -229,9 +244,10 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
         .collect();
     let t = &report.totals;
     println!(
-        "{} assets ({} failed), {} clips, {} -> {} bytes ({:.2}:1), max error {:.4} mm, {:.0} ms; cache hits/runs: {}; report: {}",
+        "{} assets ({} failed), {} warnings, {} clips, {} -> {} bytes ({:.2}:1), max error {:.4} mm, {:.0} ms; cache hits/runs: {}; report: {}",
         t.assets,
         t.assets_failed,
+        t.warnings,
         t.clips,
         t.raw_bytes,
         t.compressed_bytes,

@@ -463,6 +463,8 @@ fn assess(cooked: &[CookedClip], a: &AssetWork<'_>, r: &mut AssetReport) {
     let sk = &a.norm.skeleton;
     for c in cooked {
         r.decisions.extend(c.decisions.iter().map(report::decision));
+        r.diagnostics
+            .extend(c.warnings.iter().map(report::diagnostic));
         for (curve, err) in &c.verification.curve_errors {
             if *err > c.curve_threshold {
                 r.status = AssetStatus::Failed;

@@ -9,6 +9,7 @@ pub mod normalize;
 pub mod package;
 pub mod prepare;
 pub mod resample;
+pub mod units;
 pub mod verify;
 
 use crate::stage_cache::{fingerprint_of, Fingerprint};

@@ -21,6 +21,8 @@ pub struct Normalized {
     pub file_shells_m: Option<Vec<f32>>,
     pub unit_scale_m: f32,
     pub decisions: Vec<Decision>,
+    /// What looks wrong but does not stop the cook (an implausible unit).
+    pub warnings: Vec<ludus_anim_model::Diagnostic>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,22 +39,9 @@ pub fn normalize(
     asset: &SourceAsset,
     units_override_m: Option<f32>,
 ) -> Result<Normalized, NormalizeError> {
-    let mut decisions = Vec::new();
-    let unit = match units_override_m {
-        Some(u) => {
-            if (u - asset.unit_scale_m).abs() > f32::EPSILON * u.abs() {
-                decisions.push(Decision::new(
-                    "units_override",
-                    format!(
-                        "source units {} m replaced by --units ({} m per unit)",
-                        asset.unit_scale_m, u
-                    ),
-                ));
-            }
-            u
-        }
-        None => asset.unit_scale_m,
-    };
+    let units = super::units::choose_units(asset, units_override_m);
+    let mut decisions = units.decisions;
+    let unit = units.meters;
 
     // Depth-first order, children in source order; a synthetic root above
     // several roots.
@@ -170,6 +159,7 @@ pub fn normalize(
         file_shells_m,
         unit_scale_m: unit,
         decisions,
+        warnings: units.warnings,
     })
 }
 

@@ -3,7 +3,7 @@
 //! pose exactly once (the seed's `R_char(t) = reference_offset * R(t)`).
 
 use super::{PrepareError, RootMotionSettings};
-use ludus_anim_model::{suggest, Decision, ResampledClip};
+use ludus_anim_model::{suggest, Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::RootMotionPolicy;
 use ludus_anim_runtime::root_motion::{
@@ -173,7 +173,7 @@ pub(super) fn extract_root_motion(
     clip: &mut ResampledClip,
     rm: &RootMotionSettings,
     decisions: &mut Vec<Decision>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Result<PreparedTrajectory, PrepareError> {
     let name = clip.name.clone();
     let joint = skeleton
@@ -213,10 +213,14 @@ pub(super) fn extract_root_motion(
     }
     hemisphere_continuity(clip);
     if nonuniform {
-        warnings.push(format!(
-            "clip '{name}': root-motion joint '{}' has a parent with non-uniform scale; the removal keeps only the rigid part",
-            rm.joint
-        ));
+        warnings.push(
+            Diagnostic::warning(
+                "root_motion_nonuniform_scale",
+                "the root-motion joint has a parent with non-uniform scale; the removal keeps only the rigid part",
+            )
+            .clip(&name)
+            .joint(&rm.joint),
+        );
     }
     let traj = PreparedTrajectory {
         joint: rm.joint.clone(),
