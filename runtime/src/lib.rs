@@ -31,6 +31,9 @@
 //! skeleton.local_to_component(&local, &mut model);
 //! ```
 
+// All `unsafe` lives in `codec::vbr::simd`, the one module allowed it.
+#![deny(unsafe_code)]
+
 pub mod hash;
 pub mod math;
 pub mod skeleton;

@@ -1,0 +1,195 @@
+//! Variable-bit-rate clip codec: the decoder, and the bit-exact
+//! reconstruction helpers the encoder (`ludus-anim-compress`) reuses so
+//! that what it measures is exactly what the runtime produces.
+//!
+//! Files: `format` (layout constants, rate bytes, reconstruction
+//! formulas), `parse` (validation of a blob into a [`VbrClip`]), `decode`
+//! (the decode loop), `batch` (deferred rotation blends) and `simd` (every
+//! `unsafe` block of the crate: bounded unaligned loads, prefetches and the
+//! SSE2 lane code, each with its safety argument).
+//!
+//! The layout is specified in `schemas/codec-vbr.md`. In short: per joint a
+//! type byte (default / constant / animated per rotation, translation and
+//! scale track), full-precision constants, a per-clip range for every
+//! animated track (16-bit codes for rotations, f32 for vectors), a segment
+//! table, then per segment one bit-rate byte per animated track, the
+//! sample-major bit-packed samples, and the segment ranges of the tracks
+//! that use one. Eight zero bytes of padding end the blob so that every
+//! 64-bit load inside the sample data is in bounds.
+//!
+//! Adapted ideas (Nicholas Frechette, Animation Compression Library and his
+//! "Animation Compression" blog series): uniform sampling, constant and
+//! default track stripping, uniform segmenting, clip and segment range
+//! reduction, per-track variable bit rates from a fixed table, rotations
+//! stored as a quaternion with w >= 0 and w dropped, and prefetching the
+//! lines a pose needs before decoding (ACL's decoder prefetches its
+//! per-segment data). The byte layout is ours; it is not ACL's and is not
+//! compatible with it.
+
+mod batch;
+mod decode;
+mod format;
+mod parse;
+#[allow(unsafe_code)]
+mod simd;
+#[cfg(test)]
+mod tests;
+
+pub use format::*;
+
+#[cfg(doc)]
+use crate::math::nlerp_shortest;
+use crate::math::Transform;
+use crate::timing::SamplePosition;
+use decode::{Pair, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS};
+
+/// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
+#[derive(Clone, Copy, Debug)]
+pub struct VbrClip<'a> {
+    types: &'a [u8],
+    constants: &'a [u8],
+    ranges: &'a [u8],
+    table: &'a [u8],
+    /// Segment blocks followed by the padding.
+    data: &'a [u8],
+    joint_count: usize,
+    num_samples: u32,
+    animated: usize,
+    segments: u32,
+    /// Samples in the short segments (`num_samples / segments`).
+    seg_len: u32,
+    /// Number of leading segments holding one more sample.
+    seg_long: u32,
+}
+
+impl<'a> VbrClip<'a> {
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+    pub fn num_samples(&self) -> u32 {
+        self.num_samples
+    }
+    pub fn segment_count(&self) -> u32 {
+        self.segments
+    }
+    pub fn animated_track_count(&self) -> usize {
+        self.animated
+    }
+    /// Decode every joint at `pos` into `out` (rotation by
+    /// [`nlerp_shortest`], translation and scale by lerp). `defaults` is the
+    /// skeleton rest pose. Returns false and leaves `out` untouched if a
+    /// buffer has the wrong length or the position is out of range.
+    pub fn decode_pose(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if out.len() != self.joint_count || defaults.len() != self.joint_count {
+            return false;
+        }
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, out, true) else {
+            return false;
+        };
+        // One loop per pairing, so the inner loop carries no test of it.
+        match pair {
+            Pair::One => self.pose_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, out),
+            Pair::SameSegment => {
+                self.pose_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, out)
+            }
+            Pair::TwoSegments => {
+                self.pose_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, out)
+            }
+        }
+        true
+    }
+
+    /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
+    /// every track that is not animated (defaults from `defaults`,
+    /// constants, constant rotations normalized). Compute it once per clip
+    /// and `defaults` (e.g. when a clip is bound to a skeleton) and decode
+    /// with [`VbrClip::decode_pose_static`], which then touches only the
+    /// animated tracks. Slots of animated tracks hold sample 0 (they are
+    /// overwritten by every decode). False if a length is wrong.
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        self.decode_sample(0, defaults, out)
+    }
+
+    /// [`VbrClip::decode_pose`] from a pose made by
+    /// [`VbrClip::static_pose`]: copies it, then decodes the animated
+    /// tracks only, so a joint without one costs a table lookup rather
+    /// than a walk over its tracks. The output bits are those of
+    /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
+    /// wrong or the position is out of range.
+    pub fn decode_pose_static(
+        &self,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if out.len() != self.joint_count || static_pose.len() != self.joint_count {
+            return false;
+        }
+        let Some((s0, s1, pair, c)) = self.start(pos, static_pose, out, false) else {
+            return false;
+        };
+        match pair {
+            Pair::One => self.animated_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, static_pose, out),
+            Pair::SameSegment => {
+                self.animated_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, static_pose, out)
+            }
+            Pair::TwoSegments => {
+                self.animated_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, static_pose, out)
+            }
+        }
+        true
+    }
+
+    /// Decode the joints listed in `joints` (any order, repeats allowed)
+    /// into `out` (same length). Ascending lists cost one walk over the
+    /// type bytes; others restart the walk when they step back.
+    pub fn decode_joints(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        if out.len() != joints.len() || defaults.len() != self.joint_count {
+            return false;
+        }
+        if joints.iter().any(|&j| j as usize >= self.joint_count) {
+            return false;
+        }
+        let Some((s0, s1, pair, c)) = self.start(pos, defaults, &[], true) else {
+            return false;
+        };
+        match pair {
+            Pair::One => self.joints_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, joints, out),
+            Pair::SameSegment => {
+                self.joints_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, joints, out)
+            }
+            Pair::TwoSegments => {
+                self.joints_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, joints, out)
+            }
+        }
+    }
+
+    /// Decode the stored sample `sample` exactly (no blend).
+    pub fn decode_sample(
+        &self,
+        sample: u32,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode_pose(
+            SamplePosition {
+                i0: sample,
+                i1: sample,
+                alpha: 0.0,
+            },
+            defaults,
+            out,
+        )
+    }
+}
