@@ -3,8 +3,9 @@
 //! that what it measures is exactly what the runtime produces.
 //!
 //! Files: `format` (layout constants, rate bytes, reconstruction
-//! formulas), `parse` (validation of a blob into a [`VbrClip`]), `decode`
-//! (the decode loop), `batch` (deferred rotation blends) and `simd` (every
+//! formulas), `parse` (validation of a blob into a [`VbrClip`]), `tracks`
+//! (reading one track's samples), `decode` (the one decode loop, over an
+//! output policy), `batch` (deferred rotation blends) and `simd` (every
 //! `unsafe` block of the crate: bounded unaligned loads, prefetches and the
 //! SSE2 lane code, each with its safety argument).
 //!
@@ -34,6 +35,7 @@ mod parse;
 mod simd;
 #[cfg(test)]
 mod tests;
+mod tracks;
 
 pub use format::*;
 
@@ -41,7 +43,7 @@ pub use format::*;
 use crate::math::nlerp_shortest;
 use crate::math::Transform;
 use crate::timing::SamplePosition;
-use decode::{Pair, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS};
+use decode::{FullPose, JointSubset, StaticFill};
 
 /// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +77,12 @@ impl<'a> VbrClip<'a> {
     pub fn animated_track_count(&self) -> usize {
         self.animated
     }
+    /// First sample of segment `s` (`s <= segments`).
+    #[inline]
+    pub fn segment_start(&self, s: u32) -> u32 {
+        s * self.seg_len + s.min(self.seg_long)
+    }
+
     /// Decode every joint at `pos` into `out` (rotation by
     /// [`nlerp_shortest`], translation and scale by lerp). `defaults` is the
     /// skeleton rest pose. Returns false and leaves `out` untouched if a
@@ -85,23 +93,7 @@ impl<'a> VbrClip<'a> {
         defaults: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        if out.len() != self.joint_count || defaults.len() != self.joint_count {
-            return false;
-        }
-        let Some((s0, s1, pair, c)) = self.start(pos, defaults, out, true) else {
-            return false;
-        };
-        // One loop per pairing, so the inner loop carries no test of it.
-        match pair {
-            Pair::One => self.pose_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, out),
-            Pair::SameSegment => {
-                self.pose_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, out)
-            }
-            Pair::TwoSegments => {
-                self.pose_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, out)
-            }
-        }
-        true
+        self.decode(&FullPose, pos, defaults, out)
     }
 
     /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
@@ -127,27 +119,14 @@ impl<'a> VbrClip<'a> {
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        if out.len() != self.joint_count || static_pose.len() != self.joint_count {
-            return false;
-        }
-        let Some((s0, s1, pair, c)) = self.start(pos, static_pose, out, false) else {
-            return false;
-        };
-        match pair {
-            Pair::One => self.animated_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, static_pose, out),
-            Pair::SameSegment => {
-                self.animated_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, static_pose, out)
-            }
-            Pair::TwoSegments => {
-                self.animated_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, static_pose, out)
-            }
-        }
-        true
+        self.decode(&StaticFill, pos, static_pose, out)
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
-    /// into `out` (same length). Ascending lists cost one walk over the
-    /// type bytes; others restart the walk when they step back.
+    /// into `out` (same length): `out[k]` is joint `joints[k]`, bit for bit
+    /// as [`VbrClip::decode_pose`] gives it. Ascending lists cost one walk
+    /// over the type bytes; others restart the walk when they step back.
+    /// False (writing nothing) if a length or a joint is out of range.
     pub fn decode_joints(
         &self,
         pos: SamplePosition,
@@ -155,24 +134,7 @@ impl<'a> VbrClip<'a> {
         joints: &[u32],
         out: &mut [Transform],
     ) -> bool {
-        if out.len() != joints.len() || defaults.len() != self.joint_count {
-            return false;
-        }
-        if joints.iter().any(|&j| j as usize >= self.joint_count) {
-            return false;
-        }
-        let Some((s0, s1, pair, c)) = self.start(pos, defaults, &[], true) else {
-            return false;
-        };
-        match pair {
-            Pair::One => self.joints_loop::<PAIR_ONE>(c, &s0, &s1, 0.0, defaults, joints, out),
-            Pair::SameSegment => {
-                self.joints_loop::<PAIR_SAME_SEGMENT>(c, &s0, &s1, pos.alpha, defaults, joints, out)
-            }
-            Pair::TwoSegments => {
-                self.joints_loop::<PAIR_TWO_SEGMENTS>(c, &s0, &s1, pos.alpha, defaults, joints, out)
-            }
-        }
+        self.decode(&JointSubset(joints), pos, defaults, out)
     }
 
     /// Decode the stored sample `sample` exactly (no blend).
