@@ -116,6 +116,8 @@ impl<'a> ReferenceClip<'a> {
 
 /// Serialize poses in the reference layout (the cooker's encoder for this
 /// codec; it lives here so layout and reader cannot drift apart).
+/// Cook-time (feature `cook`).
+#[cfg(feature = "cook")]
 pub fn encode(samples: &[Transform]) -> Vec<u8> {
     let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
     for t in samples {

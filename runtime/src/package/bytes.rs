@@ -93,7 +93,7 @@ impl<'a> Strings<'a> {
         self.len() == 0
     }
 
-    /// The string at `index` (validated at load), or "" for [`NO_STRING`].
+    /// The string at `index` (validated at load), or "" for the "no string" index (`u32::MAX`).
     pub fn get(&self, index: u32) -> &'a str {
         let i = index as usize;
         match (self.offsets.get(i), self.offsets.get(i + 1)) {

@@ -178,14 +178,14 @@ impl<'a> Clip<'a> {
             .decode_pose_static(self.position(t), static_pose, out)
     }
 
-    /// Index range of this clip's curves in [`Package::curves`].
+    /// Index range of this clip's curves in [`super::Package::curves`].
     pub fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()
     }
 
     /// Whether the clip holds additive deltas (Ludus convention, see
     /// [`crate::additive`]) rather than a pose. Decode it with
-    /// [`Package::sample_defaults`] so untracked joints read as
+    /// [`super::Package::sample_defaults`] so untracked joints read as
     /// [`ADDITIVE_IDENTITY`].
     pub fn is_additive(&self) -> bool {
         self.additive_reference.is_some()

@@ -20,6 +20,8 @@ pub const SECTION_CURVES: u32 = fourcc(b"CURV");
 pub const SECTION_DATA: u32 = fourcc(b"DATA");
 pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
 
+/// Written by the cooker; the reader checks META through its field reads.
+#[cfg_attr(not(feature = "cook"), allow(dead_code))]
 pub const META_SIZE: usize = 48;
 pub const SKELETON_HEADER_SIZE: usize = 24;
 /// Bytes per joint in SKEL: parent u32, subtree end u32, id u64,
@@ -37,6 +39,7 @@ pub const TRAJECTORY_KEY_SIZE: usize = 28;
 pub const NO_STRING: u32 = u32::MAX;
 
 /// Curve record interpolation byte.
+#[cfg_attr(not(feature = "cook"), allow(dead_code))]
 pub const CURVE_INTERP_LINEAR: u8 = 0;
 pub const CURVE_INTERP_STEP: u8 = 1;
 /// Curve record composition byte.

@@ -20,13 +20,17 @@
 //! root trajectories and event metadata independently of pose compression"
 //! holds) and the `EVNT` section of markers and events. The trajectory and
 //! event checks are the runtime's own constructors
-//! ([`Trajectory::new`], [`EventTrack::new`]): a package whose data they
+//! ([`crate::root_motion::Trajectory::new`], [`crate::events::EventTrack::new`]): a package whose data they
 //! would refuse does not load.
 
 mod bytes;
 mod clip;
 mod curve;
+/// The byte layout: public only to cook-time crates (feature `cook`).
+#[cfg(feature = "cook")]
 pub mod format;
+#[cfg(not(feature = "cook"))]
+mod format;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -471,9 +475,10 @@ fn check_header(bytes: &[u8]) -> Result<u32, PackageError> {
     Ok(version)
 }
 
-#[doc(hidden)]
 /// Structural validation without the checksum, for robustness tests that
-/// corrupt bytes and must reach the deeper checks.
+/// corrupt bytes and must reach the deeper checks, and for the benchmark.
+/// Cook-time (feature `cook`): a game always verifies the checksum.
+#[cfg(feature = "cook")]
 pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
     let version = check_header(bytes)?;
     Package::load_unchecked_checksum(bytes, version)

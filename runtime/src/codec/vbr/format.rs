@@ -3,7 +3,9 @@
 //! the encoder (`ludus-anim-compress`) must agree on bit for bit. The
 //! decoder evaluates the same formulas lane-wise in `decode` and `simd`.
 
-use crate::math::{nlerp_shortest, Quat};
+#[cfg(feature = "cook")]
+use crate::math::nlerp_shortest;
+use crate::math::Quat;
 
 /// Layout version. 2: 16-bit rotation clip ranges, per track and segment
 /// "no segment range" flag in the rate byte, no range bytes for raw
@@ -47,6 +49,7 @@ pub const RATE_UNRANGED: u8 = 0x20;
 /// Mask of the rate id in a rate byte.
 pub const RATE_ID_MASK: u8 = 0x1f;
 /// The segment range an unranged track uses (min 0, extent 255 per component).
+#[cfg(feature = "cook")]
 pub const FULL_SEGMENT_RANGE: [u8; 6] = [0, 0, 0, 255, 255, 255];
 
 /// Rate id of a rate byte.
@@ -118,6 +121,7 @@ pub const ROTATION_RANGE_STEP: f32 = 2.0 / 65535.0;
 /// codes: `min = m * step - 1`, `extent = e * step`. Rotation components
 /// lie in [-1, 1], so 16 bits lose at most 1/32768 of the range bounds
 /// while halving the clip range bytes.
+#[cfg(feature = "cook")]
 #[inline]
 pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
     (
@@ -130,6 +134,7 @@ pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
 /// with `bias` and `scale` fixed per segment and track. This gives them
 /// from the 8-bit segment range and the clip range; the encoder calls it
 /// and [`dequantize`] so it measures exactly what the decoder makes.
+#[cfg(feature = "cook")]
 #[inline]
 pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32) -> (f32, f32) {
     (
@@ -139,12 +144,14 @@ pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32
 }
 
 /// Dequantize one component at a quantized rate (`bits` in 3..=19).
+#[cfg(feature = "cook")]
 #[inline]
 pub fn dequantize(q: u32, bits: u32, bias: f32, scale: f32) -> f32 {
     bias + scale * (q as f32 * INV_MAX[(bits as usize).min(19)])
 }
 
 /// Dequantize one component of a segment-constant (rate 0) track.
+#[cfg(feature = "cook")]
 #[inline]
 pub fn dequantize_constant(v: u16, clip_min: f32, clip_ext: f32) -> f32 {
     clip_min + clip_ext * (v as f32 * INV_65535)
@@ -161,6 +168,7 @@ pub fn rotation_from_xyz(x: f32, y: f32, z: f32) -> Quat {
 
 /// The rotation the decoder outputs for a single stored value (what a blend
 /// at alpha 0 gives).
+#[cfg(feature = "cook")]
 #[inline]
 pub fn finish_rotation(q: Quat) -> Quat {
     nlerp_shortest(q, q, 0.0)

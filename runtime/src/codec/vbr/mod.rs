@@ -29,6 +29,11 @@
 
 mod batch;
 mod decode;
+/// The layout and reconstruction formulas shared with the encoder; public
+/// only to cook-time crates (feature `cook`).
+#[cfg(feature = "cook")]
+pub mod format;
+#[cfg(not(feature = "cook"))]
 mod format;
 mod parse;
 #[allow(unsafe_code)]
@@ -37,7 +42,7 @@ mod simd;
 mod tests;
 mod tracks;
 
-pub use format::*;
+pub use format::VERSION;
 
 #[cfg(doc)]
 use crate::math::nlerp_shortest;

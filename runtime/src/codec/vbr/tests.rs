@@ -1,4 +1,5 @@
 use super::batch::PendingRotation;
+use super::format::*;
 use super::simd::{blend4, normalize4};
 use super::*;
 use crate::math::{nlerp_shortest, Quat, Vec3, Vec3A};
