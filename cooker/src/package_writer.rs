@@ -419,6 +419,15 @@ fn put_f32(b: &mut Vec<u8>, v: f32) {
     b.extend_from_slice(&v.to_le_bytes());
 }
 
+/// Write `bytes` at `field` of a fixed-size record (the field offsets are
+/// constants inside the record, so the range is always in bounds).
+fn set(record: &mut [u8], field: usize, bytes: &[u8]) {
+    debug_assert!(field + bytes.len() <= record.len());
+    if let Some(dst) = record.get_mut(field..field + bytes.len()) {
+        dst.copy_from_slice(bytes);
+    }
+}
+
 fn put_rigid(b: &mut Vec<u8>, r: &RigidTransform) {
     for v in [
         r.rotation.x,
@@ -579,55 +588,102 @@ pub fn write_package_prepared(p: &PackageContents<'_>, prep: &[ClipPrepEntry]) -
         }
         let name = strings.add(&c.name);
         let profile = strings.add(&c.profile);
-        let rec_start = clips.len();
-        put_u32(&mut clips, name);
-        put_u32(&mut clips, flags);
-        put_f32(&mut clips, c.duration_s);
-        put_f32(&mut clips, c.sample_rate_hz);
-        put_u32(&mut clips, c.num_samples);
-        clips.push(c.loop_mode as u8);
-        clips.push(
-            x.root_motion
-                .as_ref()
-                .map_or(ROOT_MOTION_NONE, |r| r.policy.as_u8()),
+        // Fields at their named offsets; unset bytes (reserved, and the
+        // root-motion block of a clip without it) stay zero.
+        let mut r = [0u8; CLIP_RECORD_SIZE];
+        set(&mut r, clip_record::NAME, &name.to_le_bytes());
+        set(&mut r, clip_record::FLAGS, &flags.to_le_bytes());
+        set(&mut r, clip_record::DURATION_S, &c.duration_s.to_le_bytes());
+        set(
+            &mut r,
+            clip_record::SAMPLE_RATE_HZ,
+            &c.sample_rate_hz.to_le_bytes(),
         );
-        clips.extend_from_slice(&(c.codec as u16).to_le_bytes());
-        clips.extend_from_slice(&c.codec_version.to_le_bytes());
-        clips.extend_from_slice(&0u16.to_le_bytes());
-        put_u32(&mut clips, profile);
-        put_u64(&mut clips, blob_off);
-        put_u64(&mut clips, c.blob.len() as u64);
-        put_u32(&mut clips, first_curve);
-        put_u32(&mut clips, c.curves.len() as u32);
-        put_f32(&mut clips, c.resample_error_m);
-        put_f32(&mut clips, c.max_error_m);
-        clips.extend_from_slice(&c.source_hash);
+        set(
+            &mut r,
+            clip_record::NUM_SAMPLES,
+            &c.num_samples.to_le_bytes(),
+        );
+        set(&mut r, clip_record::LOOP_MODE, &[c.loop_mode as u8]);
+        let policy = x
+            .root_motion
+            .as_ref()
+            .map_or(ROOT_MOTION_NONE, |r| r.policy.as_u8());
+        set(&mut r, clip_record::ROOT_MOTION_POLICY, &[policy]);
+        set(&mut r, clip_record::CODEC, &(c.codec as u16).to_le_bytes());
+        set(
+            &mut r,
+            clip_record::CODEC_VERSION,
+            &c.codec_version.to_le_bytes(),
+        );
+        set(&mut r, clip_record::PROFILE, &profile.to_le_bytes());
+        set(&mut r, clip_record::BLOB_OFFSET, &blob_off.to_le_bytes());
+        set(
+            &mut r,
+            clip_record::BLOB_SIZE,
+            &(c.blob.len() as u64).to_le_bytes(),
+        );
+        set(&mut r, clip_record::CURVE_FIRST, &first_curve.to_le_bytes());
+        set(
+            &mut r,
+            clip_record::CURVE_COUNT,
+            &(c.curves.len() as u32).to_le_bytes(),
+        );
+        set(
+            &mut r,
+            clip_record::RESAMPLE_ERROR_M,
+            &c.resample_error_m.to_le_bytes(),
+        );
+        set(
+            &mut r,
+            clip_record::MAX_ERROR_M,
+            &c.max_error_m.to_le_bytes(),
+        );
+        set(&mut r, clip_record::SOURCE_HASH, &c.source_hash);
         // v2 fields.
         let additive = x
             .additive_reference
             .as_deref()
             .map_or(NO_STRING, |r| strings.add(r));
-        put_u32(&mut clips, additive);
+        set(
+            &mut r,
+            clip_record::ADDITIVE_REFERENCE,
+            &additive.to_le_bytes(),
+        );
         match &x.root_motion {
             Some(rm) => {
                 let joint = strings.add(&rm.joint);
-                put_u32(&mut clips, joint);
-                put_rigid(&mut clips, &rm.reference_offset);
-                put_u32(&mut clips, rm.keys.len() as u32);
-                put_f32(&mut clips, rm.sample_rate_hz);
-                put_f32(&mut clips, rm.drift_100_loops_m.unwrap_or(0.0));
-                put_u64(&mut clips, keys_off);
+                set(&mut r, clip_record::ROOT_JOINT, &joint.to_le_bytes());
+                let mut offset = Vec::with_capacity(clip_record::ROOT_OFFSET_BYTES);
+                put_rigid(&mut offset, &rm.reference_offset);
+                set(&mut r, clip_record::ROOT_OFFSET, &offset);
+                let keys = rm.keys.len() as u32;
+                set(
+                    &mut r,
+                    clip_record::TRAJECTORY_KEY_COUNT,
+                    &keys.to_le_bytes(),
+                );
+                let rate = rm.sample_rate_hz.to_le_bytes();
+                set(&mut r, clip_record::TRAJECTORY_RATE_HZ, &rate);
+                let drift = rm.drift_100_loops_m.unwrap_or(0.0).to_le_bytes();
+                set(&mut r, clip_record::DRIFT_100_LOOPS_M, &drift);
+                set(
+                    &mut r,
+                    clip_record::TRAJECTORY_OFFSET,
+                    &keys_off.to_le_bytes(),
+                );
             }
-            None => {
-                put_u32(&mut clips, NO_STRING);
-                clips.extend_from_slice(&[0u8; 28 + 4 + 4 + 4 + 8]);
-            }
+            None => set(&mut r, clip_record::ROOT_JOINT, &NO_STRING.to_le_bytes()),
         }
-        put_u32(&mut clips, first_event);
-        put_u32(&mut clips, x.events.len() as u32);
-        put_f32(&mut clips, x.loop_seam_error_m.unwrap_or(0.0));
-        clips.extend_from_slice(&[0u8; 12]);
-        debug_assert_eq!(clips.len() - rec_start, CLIP_RECORD_SIZE);
+        set(&mut r, clip_record::EVENT_FIRST, &first_event.to_le_bytes());
+        set(
+            &mut r,
+            clip_record::EVENT_COUNT,
+            &(x.events.len() as u32).to_le_bytes(),
+        );
+        let seam = x.loop_seam_error_m.unwrap_or(0.0).to_le_bytes();
+        set(&mut r, clip_record::LOOP_SEAM_ERROR_M, &seam);
+        clips.extend_from_slice(&r);
     }
     pad_to(&mut data, ALIGN);
 

@@ -106,6 +106,18 @@ impl<'a> Strings<'a> {
         }
     }
 
+    /// The string named by the u32 index at `at` of `sec` (checked).
+    pub(super) fn read(
+        &self,
+        sec: &Bytes<'a>,
+        at: u64,
+        what: &str,
+    ) -> Result<&'a str, PackageError> {
+        let i = sec.u32(at)?;
+        self.check(i, what)?;
+        Ok(self.get(i))
+    }
+
     pub(super) fn check(&self, index: u32, what: &str) -> Result<(), PackageError> {
         if index == NO_STRING || (index as usize) < self.len() {
             Ok(())
@@ -114,5 +126,46 @@ impl<'a> Strings<'a> {
                 "{what} names string {index}, out of range"
             )))
         }
+    }
+}
+
+/// One fixed-size record of a section (a CLIP record): reads at the
+/// record's field offsets (`format::clip_record`), bounds-checked.
+#[derive(Clone, Copy)]
+pub(super) struct Record<'s, 'a> {
+    pub(super) sec: &'s Bytes<'a>,
+    pub(super) at: u64,
+}
+
+impl<'a> Record<'_, 'a> {
+    pub(super) fn u8(&self, field: usize) -> Result<u8, PackageError> {
+        self.sec.u8(self.at + field as u64)
+    }
+    pub(super) fn u16(&self, field: usize) -> Result<u16, PackageError> {
+        self.sec.u16(self.at + field as u64)
+    }
+    pub(super) fn u32(&self, field: usize) -> Result<u32, PackageError> {
+        self.sec.u32(self.at + field as u64)
+    }
+    pub(super) fn u64(&self, field: usize) -> Result<u64, PackageError> {
+        self.sec.u64(self.at + field as u64)
+    }
+    pub(super) fn f32(&self, field: usize) -> Result<f32, PackageError> {
+        self.sec.f32(self.at + field as u64)
+    }
+    pub(super) fn hash32(&self, field: usize) -> Result<[u8; 32], PackageError> {
+        self.sec.hash32(self.at + field as u64)
+    }
+    pub(super) fn bytes(&self, field: usize, len: usize) -> Result<&'a [u8], PackageError> {
+        self.sec.range(self.at + field as u64, len as u64)
+    }
+    /// The string a string-index field names (checked against the table).
+    pub(super) fn str(
+        &self,
+        field: usize,
+        strings: &Strings<'a>,
+        what: &str,
+    ) -> Result<&'a str, PackageError> {
+        strings.read(self.sec, self.at + field as u64, what)
     }
 }

@@ -27,7 +27,8 @@ pub const SKELETON_HEADER_SIZE: usize = 24;
 /// Bytes per joint in SKEL: parent u32, subtree end u32, id u64,
 /// rest 10 x f32, name u32.
 pub const JOINT_RECORD_SIZE: usize = 4 + 4 + 8 + 40 + 4;
-pub const CLIP_RECORD_SIZE: usize = 176;
+/// Bytes per clip in CLIP (fields: [`clip_record`]).
+pub const CLIP_RECORD_SIZE: usize = clip_record::SIZE;
 /// Bytes per curve channel in CURV (see [`super::CurveChannel`]).
 pub const CURVE_RECORD_SIZE: usize = 48;
 /// Bytes per event in EVNT: time f32, flags u32, id u64, name u32,
@@ -100,3 +101,83 @@ pub const ROOT_MOTION_FULL: u8 = 2;
 pub const EVENT_FLAG_REVERSIBLE: u32 = 1 << 0;
 pub const EVENT_FLAG_SYNC_MARKER: u32 = 1 << 1;
 pub const EVENT_FLAGS_KNOWN: u32 = EVENT_FLAG_REVERSIBLE | EVENT_FLAG_SYNC_MARKER;
+
+/// Byte offsets of the fields of a CLIP record, in record order
+/// (`schemas/package-format.md`, "CLIP: clip table"). The reader and the
+/// cooker's writer both address the record through these, so the two
+/// cannot disagree on where a field is.
+pub mod clip_record {
+    /// u32 string index: the clip name.
+    pub const NAME: usize = 0;
+    /// u32: `CLIP_FLAG_*` bits.
+    pub const FLAGS: usize = 4;
+    /// f32: authored duration in seconds.
+    pub const DURATION_S: usize = 8;
+    /// f32: sample rate in Hz.
+    pub const SAMPLE_RATE_HZ: usize = 12;
+    /// u32: sample count.
+    pub const NUM_SAMPLES: usize = 16;
+    /// u8: loop mode.
+    pub const LOOP_MODE: usize = 20;
+    /// u8: `ROOT_MOTION_*` policy.
+    pub const ROOT_MOTION_POLICY: usize = 21;
+    /// u16: codec id.
+    pub const CODEC: usize = 22;
+    /// u16: codec version.
+    pub const CODEC_VERSION: usize = 24;
+    /// u16: reserved, zero.
+    pub const RESERVED_16: usize = 26;
+    /// u32 string index: the quality profile name.
+    pub const PROFILE: usize = 28;
+    /// u64: blob offset within DATA.
+    pub const BLOB_OFFSET: usize = 32;
+    /// u64: blob size.
+    pub const BLOB_SIZE: usize = 40;
+    /// u32: first curve index in CURV.
+    pub const CURVE_FIRST: usize = 48;
+    /// u32: curve count.
+    pub const CURVE_COUNT: usize = 52;
+    /// f32: resampling error measured at cook time (m).
+    pub const RESAMPLE_ERROR_M: usize = 56;
+    /// f32: verified codec error measured at cook time (m).
+    pub const MAX_ERROR_M: usize = 60;
+    /// u8[32]: source content hash.
+    pub const SOURCE_HASH: usize = 64;
+    /// u32 string index: the additive reference, or `NO_STRING`.
+    pub const ADDITIVE_REFERENCE: usize = 96;
+    /// u32 string index: the root-motion joint, or `NO_STRING`.
+    pub const ROOT_JOINT: usize = 100;
+    /// f32[7]: root-motion reference offset, rotation xyzw then translation xyz.
+    pub const ROOT_OFFSET: usize = 104;
+    /// Bytes of [`ROOT_OFFSET`].
+    pub const ROOT_OFFSET_BYTES: usize = 28;
+    /// u32: trajectory key count.
+    pub const TRAJECTORY_KEY_COUNT: usize = 132;
+    /// f32: trajectory key rate in Hz.
+    pub const TRAJECTORY_RATE_HZ: usize = 136;
+    /// f32: drift over 100 loops (m).
+    pub const DRIFT_100_LOOPS_M: usize = 140;
+    /// u64: trajectory keys offset within DATA.
+    pub const TRAJECTORY_OFFSET: usize = 144;
+    /// u32: first event index in EVNT.
+    pub const EVENT_FIRST: usize = 152;
+    /// u32: event count.
+    pub const EVENT_COUNT: usize = 156;
+    /// f32: loop seam error (m).
+    pub const LOOP_SEAM_ERROR_M: usize = 160;
+    /// u8[12]: reserved, zero.
+    pub const RESERVED_TAIL: usize = 164;
+    /// Bytes of [`RESERVED_TAIL`].
+    pub const RESERVED_TAIL_BYTES: usize = 12;
+    /// Bytes of the record.
+    pub const SIZE: usize = 176;
+
+    // Each field ends where the next begins.
+    const _: () = {
+        assert!(CODEC_VERSION + 2 == RESERVED_16 && RESERVED_16 + 2 == PROFILE);
+        assert!(SOURCE_HASH + 32 == ADDITIVE_REFERENCE);
+        assert!(ROOT_OFFSET + ROOT_OFFSET_BYTES == TRAJECTORY_KEY_COUNT);
+        assert!(TRAJECTORY_OFFSET + 8 == EVENT_FIRST);
+        assert!(RESERVED_TAIL + RESERVED_TAIL_BYTES == SIZE);
+    };
+}

@@ -25,6 +25,7 @@
 
 mod bytes;
 mod clip;
+mod clip_record;
 mod curve;
 /// The byte layout: public only to cook-time crates (feature `cook`).
 #[cfg(feature = "cook")]
@@ -40,16 +41,15 @@ pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
 pub use curve::{CurveChannel, CurveComposition};
 
 use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::{ClipCodec, CodecError, CodecId};
-use crate::events::{Event, EventTrack};
+use crate::codec::CodecError;
 use crate::hash::fnv1a64;
 use crate::math::Transform;
 use crate::skeleton::{Skeleton, SkeletonError};
-use crate::timing::LoopMode;
 use bytes::Bytes;
+use clip_record::{parse_clips, ClipContext};
 use curve::parse_curve;
 use format::*;
-use records::{parse_events, parse_root_motion, parse_skeleton};
+use records::{parse_events, parse_skeleton};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PackageError {
@@ -148,40 +148,7 @@ impl<'a> Package<'a> {
             b: bytes,
             what: "section table",
         };
-        let count = file.u32(24)?;
-        if count > MAX_SECTIONS {
-            return Err(invalid(format!("{count} sections (limit {MAX_SECTIONS})")));
-        }
-        let table_end = HEADER_SIZE as u64 + count as u64 * SECTION_ENTRY_SIZE as u64;
-        file.range(HEADER_SIZE as u64, count as u64 * SECTION_ENTRY_SIZE as u64)?;
-        let mut sections: Vec<Section> = Vec::with_capacity(count as usize);
-        for i in 0..count as u64 {
-            let at = HEADER_SIZE as u64 + i * SECTION_ENTRY_SIZE as u64;
-            let s = Section {
-                kind: file.u32(at)?,
-                offset: file.u64(at + 8)?,
-                size: file.u64(at + 16)?,
-            };
-            if !s.offset.is_multiple_of(ALIGN as u64) {
-                return Err(invalid(format!("section {i} is not {ALIGN}-byte aligned")));
-            }
-            if s.offset < table_end {
-                return Err(invalid(format!("section {i} overlaps the header")));
-            }
-            file.range(s.offset, s.size)?;
-            if sections.iter().any(|o| o.kind == s.kind) {
-                return Err(invalid(format!("section {i} kind repeated")));
-            }
-            sections.push(s);
-        }
-        let mut spans: Vec<(u64, u64)> = sections
-            .iter()
-            .map(|s| (s.offset, s.offset + s.size))
-            .collect();
-        spans.sort();
-        if spans.windows(2).any(|w| w[1].0 < w[0].1) {
-            return Err(invalid("sections overlap"));
-        }
+        let sections = parse_sections(&file)?;
         let section = |kind: u32, what: &'static str| -> Result<Bytes<'a>, PackageError> {
             let s = sections
                 .iter()
@@ -194,208 +161,20 @@ impl<'a> Package<'a> {
         };
 
         let strings = Strings::parse(section(SECTION_STRINGS, "STRS")?)?;
-
-        let meta_sec = section(SECTION_META, "META")?;
-        let str_at = |sec: &Bytes<'a>, at: u64, what: &str| -> Result<&'a str, PackageError> {
-            let i = sec.u32(at)?;
-            strings.check(i, what)?;
-            Ok(strings.get(i))
-        };
-        let meta = Meta {
-            cooker_version: str_at(&meta_sec, 0, "meta cooker version")?,
-            asset_name: str_at(&meta_sec, 4, "meta asset name")?,
-            source_path: str_at(&meta_sec, 8, "meta source path")?,
-            source_hash: meta_sec.hash32(16)?,
-        };
-
+        let meta = parse_meta(&section(SECTION_META, "META")?, &strings)?;
         let skeleton = parse_skeleton(section(SECTION_SKELETON, "SKEL")?, &strings)?;
         let joint_count = skeleton.joint_count();
-
         let data = section(SECTION_DATA, "DATA")?;
-        let curves_sec = section(SECTION_CURVES, "CURV")?;
-        let curve_count = curves_sec.u32(0)? as u64;
-        if curve_count > curves_sec.b.len() as u64 / CURVE_RECORD_SIZE as u64 {
-            return Err(invalid("curve count exceeds section size"));
-        }
-        let mut curves = Vec::with_capacity(curve_count as usize);
-        for i in 0..curve_count {
-            let at = 16 + i * CURVE_RECORD_SIZE as u64;
-            curves.push(parse_curve(&curves_sec, at, &data, &strings)?);
-        }
-
+        let curves = parse_curves(&section(SECTION_CURVES, "CURV")?, &data, &strings)?;
         let events = parse_events(section(SECTION_EVENTS, "EVNT")?, &strings)?;
-
-        let clips_sec = section(SECTION_CLIPS, "CLIP")?;
-        let clip_count = clips_sec.u32(0)? as u64;
-        if clip_count > clips_sec.b.len() as u64 / CLIP_RECORD_SIZE as u64 {
-            return Err(invalid("clip count exceeds section size"));
-        }
-        let mut clips = Vec::with_capacity(clip_count as usize);
-        for i in 0..clip_count {
-            let at = 16 + i * CLIP_RECORD_SIZE as u64;
-            let c = &clips_sec;
-            let name = str_at(c, at, "clip name")?;
-            let flags = c.u32(at + 4)?;
-            let duration_s = c.f32(at + 8)?;
-            let sample_rate_hz = c.f32(at + 12)?;
-            let num_samples = c.u32(at + 16)?;
-            let loop_mode = LoopMode::from_u8(c.u8(at + 20)?)
-                .ok_or_else(|| invalid(format!("clip '{name}' has an unknown loop mode")))?;
-            let policy_raw = c.u8(at + 21)?;
-            let codec_raw = c.u16(at + 22)?;
-            let codec_version = c.u16(at + 24)?;
-            let profile = str_at(c, at + 28, "clip profile")?;
-            let blob_off = c.u64(at + 32)?;
-            let blob_size = c.u64(at + 40)?;
-            let curve_first = c.u32(at + 48)? as usize;
-            let curve_n = c.u32(at + 52)? as usize;
-            let resample_error_m = c.f32(at + 56)?;
-            let max_error_m = c.f32(at + 60)?;
-            let source_hash = c.hash32(at + 64)?;
-            if flags & !CLIP_FLAGS_KNOWN != 0 {
-                return Err(invalid(format!(
-                    "clip '{name}' has unknown flags {flags:#x}"
-                )));
-            }
-            if c.u16(at + 26)? != 0 || c.range(at + 164, 12)?.iter().any(|&b| b != 0) {
-                return Err(invalid(format!(
-                    "clip '{name}' has non-zero reserved bytes"
-                )));
-            }
-            if !(duration_s.is_finite() && duration_s >= 0.0) {
-                return Err(invalid(format!("clip '{name}' has duration {duration_s}")));
-            }
-            if !(sample_rate_hz.is_finite() && sample_rate_hz > 0.0) {
-                return Err(invalid(format!(
-                    "clip '{name}' has sample rate {sample_rate_hz}"
-                )));
-            }
-            if num_samples == 0 {
-                return Err(invalid(format!("clip '{name}' has no samples")));
-            }
-            if loop_mode == LoopMode::LoopWrap {
-                // No duplicated end sample: the grid's span plus the seam
-                // interval is exactly the duration.
-                let span = num_samples as f64 / sample_rate_hz as f64;
-                if (span - duration_s as f64).abs() > 1e-3 / sample_rate_hz as f64 {
-                    return Err(invalid(format!(
-                        "clip '{name}': wrap loop with {num_samples} samples at {sample_rate_hz} Hz needs duration {span} s, not {duration_s} s"
-                    )));
-                }
-            } else {
-                // The grid must cover the duration (with float slack).
-                let covered = (num_samples - 1) as f32 / sample_rate_hz;
-                if covered + 1e-3 / sample_rate_hz < duration_s {
-                    return Err(invalid(format!(
-                        "clip '{name}': {num_samples} samples at {sample_rate_hz} Hz do not cover {duration_s} s"
-                    )));
-                }
-            }
-            if blob_off % ALIGN as u64 != 0 {
-                return Err(invalid(format!(
-                    "clip '{name}' blob is not {ALIGN}-byte aligned"
-                )));
-            }
-            let codec_id = CodecId::from_u16(codec_raw).ok_or_else(|| PackageError::Codec {
-                clip: name.to_string(),
-                source: CodecError::UnknownCodec(codec_raw),
-            })?;
-            let blob = data.range(blob_off, blob_size)?;
-            let codec = ClipCodec::parse(codec_id, codec_version, blob, joint_count, num_samples)
-                .map_err(|source| PackageError::Codec {
-                clip: name.to_string(),
-                source,
-            })?;
-            let curve_end = curve_first
-                .checked_add(curve_n)
-                .filter(|&e| e <= curves.len())
-                .ok_or_else(|| invalid(format!("clip '{name}' curve range out of bounds")))?;
-            for ch in &curves[curve_first..curve_end] {
-                if ch.num_samples() != num_samples as usize {
-                    return Err(invalid(format!(
-                        "clip '{name}' curve '{}' has {} samples, clip has {num_samples}",
-                        ch.name,
-                        ch.num_samples()
-                    )));
-                }
-            }
-
-            // Additive reference.
-            let additive_index = c.u32(at + 96)?;
-            let additive_reference = if flags & CLIP_FLAG_ADDITIVE != 0 {
-                if additive_index == NO_STRING {
-                    return Err(invalid(format!(
-                        "additive clip '{name}' names no reference"
-                    )));
-                }
-                Some(str_at(c, at + 96, "clip additive reference")?)
-            } else {
-                if additive_index != NO_STRING {
-                    return Err(invalid(format!(
-                        "clip '{name}' names an additive reference but is not additive"
-                    )));
-                }
-                None
-            };
-
-            // Loop seam figure.
-            let seam = c.f32(at + 160)?;
-            let loop_seam_error_m = if flags & CLIP_FLAG_LOOP_SEAM != 0 {
-                if !(seam.is_finite() && seam >= 0.0) {
-                    return Err(invalid(format!("clip '{name}' has loop seam error {seam}")));
-                }
-                Some(seam)
-            } else {
-                if seam.to_bits() != 0 {
-                    return Err(invalid(format!(
-                        "clip '{name}' stores a seam error without its flag"
-                    )));
-                }
-                None
-            };
-
-            // Root motion.
-            let (root_motion, trajectory_keys, trajectory_rate_hz) = parse_root_motion(
-                c, at, flags, policy_raw, name, duration_s, &data, &strings, &skeleton,
-            )?;
-
-            // Events.
-            let event_first = c.u32(at + 152)? as usize;
-            let event_n = c.u32(at + 156)? as usize;
-            let clip_events = event_first
-                .checked_add(event_n)
-                .and_then(|e| events.get(event_first..e))
-                .ok_or_else(|| invalid(format!("clip '{name}' event range out of bounds")))?;
-            let ev: Vec<Event> = clip_events.iter().map(|m| m.event).collect();
-            EventTrack::new(&ev, duration_s, loop_mode.is_looping())
-                .map_err(|e| invalid(format!("clip '{name}' events: {e}")))?;
-            let marker_info = clip_events.iter().map(|m| (m.name, m.kind)).collect();
-
-            clips.push(Clip {
-                name,
-                duration_s,
-                sample_rate_hz,
-                num_samples,
-                loop_mode,
-                codec_id,
-                codec_version,
-                profile,
-                source_hash,
-                resample_error_m,
-                max_error_m,
-                blob_size: blob_size as usize,
-                codec,
-                loop_seam_error_m,
-                root_motion,
-                curves: curve_first..curve_end,
-                joint_count,
-                additive_reference,
-                trajectory_keys,
-                trajectory_rate_hz,
-                events: ev,
-                marker_info,
-            });
-        }
+        let context = ClipContext {
+            data: &data,
+            strings: &strings,
+            skeleton: &skeleton,
+            curves: &curves,
+            events: &events,
+        };
+        let clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
 
         Ok(Package {
             format_version: version,
@@ -438,6 +217,74 @@ impl<'a> Package<'a> {
             self.skeleton.rest_pose()
         }
     }
+}
+
+/// The section table: bounds, alignment, no overlap with the header or
+/// with each other, no repeated kind.
+fn parse_sections(file: &Bytes<'_>) -> Result<Vec<Section>, PackageError> {
+    let count = file.u32(24)?;
+    if count > MAX_SECTIONS {
+        return Err(invalid(format!("{count} sections (limit {MAX_SECTIONS})")));
+    }
+    let table_end = HEADER_SIZE as u64 + count as u64 * SECTION_ENTRY_SIZE as u64;
+    file.range(HEADER_SIZE as u64, count as u64 * SECTION_ENTRY_SIZE as u64)?;
+    let mut sections: Vec<Section> = Vec::with_capacity(count as usize);
+    for i in 0..count as u64 {
+        let at = HEADER_SIZE as u64 + i * SECTION_ENTRY_SIZE as u64;
+        let s = Section {
+            kind: file.u32(at)?,
+            offset: file.u64(at + 8)?,
+            size: file.u64(at + 16)?,
+        };
+        if !s.offset.is_multiple_of(ALIGN as u64) {
+            return Err(invalid(format!("section {i} is not {ALIGN}-byte aligned")));
+        }
+        if s.offset < table_end {
+            return Err(invalid(format!("section {i} overlaps the header")));
+        }
+        file.range(s.offset, s.size)?;
+        if sections.iter().any(|o| o.kind == s.kind) {
+            return Err(invalid(format!("section {i} kind repeated")));
+        }
+        sections.push(s);
+    }
+    let mut spans: Vec<(u64, u64)> = sections
+        .iter()
+        .map(|s| (s.offset, s.offset + s.size))
+        .collect();
+    spans.sort();
+    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err(invalid("sections overlap"));
+    }
+    Ok(sections)
+}
+
+/// META: provenance strings and the source hash.
+fn parse_meta<'a>(sec: &Bytes<'a>, strings: &Strings<'a>) -> Result<Meta<'a>, PackageError> {
+    Ok(Meta {
+        cooker_version: strings.read(sec, 0, "meta cooker version")?,
+        asset_name: strings.read(sec, 4, "meta asset name")?,
+        source_path: strings.read(sec, 8, "meta source path")?,
+        source_hash: sec.hash32(16)?,
+    })
+}
+
+/// Every record of the CURV section.
+fn parse_curves<'a>(
+    sec: &Bytes<'a>,
+    data: &Bytes<'a>,
+    strings: &Strings<'a>,
+) -> Result<Vec<CurveChannel<'a>>, PackageError> {
+    let count = sec.u32(0)? as u64;
+    if count > sec.b.len() as u64 / CURVE_RECORD_SIZE as u64 {
+        return Err(invalid("curve count exceeds section size"));
+    }
+    let mut curves = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let at = 16 + i * CURVE_RECORD_SIZE as u64;
+        curves.push(parse_curve(sec, at, data, strings)?);
+    }
+    Ok(curves)
 }
 
 /// Magic, format version, header size and declared file size: the checks

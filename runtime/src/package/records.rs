@@ -2,7 +2,7 @@
 //! section.
 
 use super::bytes::{Bytes, Strings};
-use super::clip::{MarkerKind, RootMotion, RootMotionPolicy};
+use super::clip::MarkerKind;
 use super::format::*;
 use super::{invalid, PackageError};
 use crate::events::Event;
@@ -10,7 +10,6 @@ use crate::events::Event;
 use crate::events::EventTrack;
 use crate::hash::fnv1a64;
 use crate::math::{Quat, Transform, Vec3};
-use crate::root_motion::{trajectory_key_count, RigidTransform, Trajectory};
 use crate::skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity};
 
 /// One EVNT record, validated on its own (the per-clip track checks run
@@ -67,119 +66,6 @@ pub(super) fn parse_events<'a>(
         });
     }
     Ok(out)
-}
-
-/// The root-motion fields of clip record `at`: (description, decoded keys,
-/// key rate). A clip without root motion must leave every field zero (and
-/// the joint name "none").
-#[allow(clippy::too_many_arguments)]
-pub(super) fn parse_root_motion<'a>(
-    c: &Bytes<'a>,
-    at: u64,
-    flags: u32,
-    policy_raw: u8,
-    name: &str,
-    duration_s: f32,
-    data: &Bytes<'a>,
-    strings: &Strings<'a>,
-    skeleton: &Skeleton,
-) -> Result<(Option<RootMotion<'a>>, Vec<RigidTransform>, f32), PackageError> {
-    let joint_index = c.u32(at + 100)?;
-    let f = |k: u64| c.f32(at + 104 + k * 4);
-    let offset = RigidTransform::new(
-        Quat::from_xyzw(f(0)?, f(1)?, f(2)?, f(3)?),
-        Vec3::new(f(4)?, f(5)?, f(6)?),
-    );
-    let key_count = c.u32(at + 132)?;
-    let rate = c.f32(at + 136)?;
-    let drift = c.f32(at + 140)?;
-    let keys_off = c.u64(at + 144)?;
-    if flags & CLIP_FLAG_ROOT_MOTION == 0 {
-        let zero = policy_raw == ROOT_MOTION_NONE
-            && joint_index == NO_STRING
-            && key_count == 0
-            && keys_off == 0
-            && flags & CLIP_FLAG_DRIFT == 0
-            && [rate, drift].iter().all(|v| v.to_bits() == 0)
-            && c.range(at + 104, 28)?.iter().all(|&b| b == 0);
-        if !zero {
-            return Err(invalid(format!(
-                "clip '{name}' has root-motion fields but no root-motion flag"
-            )));
-        }
-        return Ok((None, Vec::new(), 0.0));
-    }
-    let policy = RootMotionPolicy::from_u8(policy_raw).ok_or_else(|| {
-        invalid(format!(
-            "clip '{name}' has unknown root-motion policy {policy_raw}"
-        ))
-    })?;
-    if joint_index == NO_STRING {
-        return Err(invalid(format!("clip '{name}' root motion names no joint")));
-    }
-    strings.check(joint_index, "root-motion joint")?;
-    let joint = strings.get(joint_index);
-    if skeleton.find_by_name(joint).is_none() {
-        return Err(invalid(format!(
-            "clip '{name}' root-motion joint '{joint}' is not in the skeleton"
-        )));
-    }
-    if !offset.is_finite() || (offset.rotation.length_squared() - 1.0).abs() > 2e-3 {
-        return Err(invalid(format!(
-            "clip '{name}' root-motion reference offset is not a finite rigid transform"
-        )));
-    }
-    let drift_100_loops_m = if flags & CLIP_FLAG_DRIFT != 0 {
-        if !(drift.is_finite() && drift >= 0.0) {
-            return Err(invalid(format!("clip '{name}' has drift {drift}")));
-        }
-        Some(drift)
-    } else {
-        if drift.to_bits() != 0 {
-            return Err(invalid(format!(
-                "clip '{name}' stores a drift figure without its flag"
-            )));
-        }
-        None
-    };
-    let expected = trajectory_key_count(duration_s, rate).ok_or_else(|| {
-        invalid(format!(
-            "clip '{name}' trajectory rate {rate} Hz is not usable"
-        ))
-    })?;
-    if key_count as usize != expected {
-        return Err(invalid(format!(
-            "clip '{name}' trajectory has {key_count} keys, expected {expected}"
-        )));
-    }
-    if keys_off % 4 != 0 {
-        return Err(invalid(format!("clip '{name}' trajectory keys misaligned")));
-    }
-    let bytes = data.range(keys_off, key_count as u64 * TRAJECTORY_KEY_SIZE as u64)?;
-    let mut keys = Vec::with_capacity(key_count as usize);
-    for k in bytes.chunks_exact(TRAJECTORY_KEY_SIZE) {
-        let v = |i: usize| {
-            let mut a = [0u8; 4];
-            a.copy_from_slice(&k[i * 4..i * 4 + 4]);
-            f32::from_le_bytes(a)
-        };
-        keys.push(RigidTransform::new(
-            Quat::from_xyzw(v(0), v(1), v(2), v(3)),
-            Vec3::new(v(4), v(5), v(6)),
-        ));
-    }
-    Trajectory::new(&keys, rate, duration_s)
-        .map_err(|e| invalid(format!("clip '{name}' trajectory: {e}")))?;
-    Ok((
-        Some(RootMotion {
-            joint,
-            policy,
-            reference_offset: offset,
-            drift_100_loops_m,
-        }),
-        keys,
-        rate,
-    ))
 }
 
 pub(super) fn parse_skeleton(
