@@ -56,7 +56,7 @@ fn main() {
         let joints = package.skeleton().joint_count();
         let mut out = vec![Transform::IDENTITY; joints];
         for clip in package.clips() {
-            if only_clip.is_some_and(|name| name != clip.name) {
+            if only_clip.is_some_and(|name| name != clip.name()) {
                 continue;
             }
             let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -64,11 +64,11 @@ fn main() {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s
+                (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s()
             };
             let mut static_pose = vec![Transform::IDENTITY; joints];
             if !clip.static_pose(rest_pose, &mut static_pose) {
-                fail(format!("{path}: {}: no static pose", clip.name));
+                fail(format!("{path}: {}: no static pose", clip.name()));
             }
             if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
@@ -89,24 +89,29 @@ fn main() {
             let mut sub = vec![Transform::IDENTITY; 5];
             for i in 0..4000usize {
                 let t = if i < 64 {
-                    i as f32 / 63.0 * clip.duration_s
+                    i as f32 / 63.0 * clip.duration_s()
                 } else {
                     next_time()
                 };
                 let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
-                clip.sample(t, rest_pose, &mut out);
-                clip.sample_static(t, &static_pose, &mut fast);
+                if !(clip.sample(t, rest_pose, &mut out)
+                    && clip.sample_static(t, &static_pose, &mut fast))
+                {
+                    fail(format!("{path}: {}: no pose at t = {t}", clip.name()));
+                }
                 let bits = |p: &[Transform]| {
                     p.iter()
                         .flat_map(|x| x.to_array().map(f32::to_bits))
                         .collect::<Vec<_>>()
                 };
                 if bits(&out) != bits(&fast) {
-                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name);
+                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name());
                     std::process::exit(1);
                 }
-                clip.sample_joints(t, rest_pose, &picked, &mut sub);
-                let mut line = format!("{} {i}", clip.name);
+                if !clip.sample_joints(t, rest_pose, &picked, &mut sub) {
+                    fail(format!("{path}: {}: no subset at t = {t}", clip.name()));
+                }
+                let mut line = format!("{} {i}", clip.name());
                 for x in out.iter().chain(&sub) {
                     for v in x.to_array() {
                         // +0.0 folds -0.0 into 0.0: both decode the same pose.

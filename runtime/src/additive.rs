@@ -92,6 +92,7 @@ fn weight_ok(w: f32) -> bool {
 /// `out[i] = apply_additive(base[i], delta[i], w)`. Returns `false` and
 /// writes nothing if the three slices differ in length or `w` is not in
 /// `[0, 1]` (NaN included). Never allocates.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
 pub fn apply_additive_pose(
     base: &[Transform],
     delta: &[Transform],
@@ -109,6 +110,7 @@ pub fn apply_additive_pose(
 
 /// In-place variant of [`apply_additive_pose`]: `pose[i]` is the base and
 /// receives the result. Same refusal rules.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
 pub fn apply_additive_pose_in_place(pose: &mut [Transform], delta: &[Transform], w: f32) -> bool {
     if pose.len() != delta.len() || !weight_ok(w) {
         return false;
@@ -122,6 +124,7 @@ pub fn apply_additive_pose_in_place(pose: &mut [Transform], delta: &[Transform],
 /// `out[i] = make_additive(authored[i], reference[i])`. Cook-time (feature
 /// `cook`).
 /// Returns `false` and writes nothing if the slice lengths differ.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
 #[cfg(feature = "cook")]
 pub fn make_additive_pose(
     authored: &[Transform],

@@ -61,7 +61,8 @@ impl MarkerKind {
     }
 }
 
-/// A clip's root-motion description (the keys are behind
+/// A clip's root-motion description, a copy of validated values (fields
+/// are public: editing a copy changes nothing in the package; the keys are behind
 /// [`Clip::trajectory`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RootMotion<'a> {
@@ -84,28 +85,26 @@ pub struct Marker<'a> {
     pub kind: MarkerKind,
 }
 
-/// A validated clip.
+/// A validated clip. Its fields are private so that what load validated
+/// cannot be edited afterwards (the decoders and the event and trajectory
+/// views rely on it); read them through the accessors.
 #[derive(Clone, Debug)]
 pub struct Clip<'a> {
-    pub name: &'a str,
-    pub duration_s: f32,
-    pub sample_rate_hz: f32,
-    pub num_samples: u32,
-    pub loop_mode: LoopMode,
-    pub codec_id: CodecId,
-    pub codec_version: u16,
-    pub profile: &'a str,
-    pub source_hash: [u8; 32],
-    /// Cook-time quality figures (informational).
-    pub resample_error_m: f32,
-    pub max_error_m: f32,
-    pub blob_size: usize,
-    pub codec: ClipCodec<'a>,
-    /// Cook-time figure for looping clips: how far the last authored pose
-    /// was from the first (component space, virtual vertices, meters).
-    pub loop_seam_error_m: Option<f32>,
-    /// Root motion, if the cooker extracted it.
-    pub root_motion: Option<RootMotion<'a>>,
+    pub(super) name: &'a str,
+    pub(super) duration_s: f32,
+    pub(super) sample_rate_hz: f32,
+    pub(super) num_samples: u32,
+    pub(super) loop_mode: LoopMode,
+    pub(super) codec_id: CodecId,
+    pub(super) codec_version: u16,
+    pub(super) profile: &'a str,
+    pub(super) source_hash: [u8; 32],
+    pub(super) resample_error_m: f32,
+    pub(super) max_error_m: f32,
+    pub(super) blob_size: usize,
+    pub(super) codec: ClipCodec<'a>,
+    pub(super) loop_seam_error_m: Option<f32>,
+    pub(super) root_motion: Option<RootMotion<'a>>,
     pub(super) curves: std::ops::Range<usize>,
     pub(super) joint_count: usize,
     pub(super) additive_reference: Option<&'a str>,
@@ -119,6 +118,66 @@ pub struct Clip<'a> {
 }
 
 impl<'a> Clip<'a> {
+    /// The clip's name (unique in its package).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+    /// Authored duration in seconds.
+    pub fn duration_s(&self) -> f32 {
+        self.duration_s
+    }
+    /// Sample rate of the pose grid in Hz.
+    pub fn sample_rate_hz(&self) -> f32 {
+        self.sample_rate_hz
+    }
+    /// Samples on the pose grid (at least 1).
+    pub fn num_samples(&self) -> u32 {
+        self.num_samples
+    }
+    pub fn loop_mode(&self) -> LoopMode {
+        self.loop_mode
+    }
+    pub fn codec_id(&self) -> CodecId {
+        self.codec_id
+    }
+    pub fn codec_version(&self) -> u16 {
+        self.codec_version
+    }
+    /// The validated codec view (decoding goes through [`Clip::sample`]
+    /// and friends, which also map time to samples).
+    pub fn codec(&self) -> &ClipCodec<'a> {
+        &self.codec
+    }
+    /// Bytes of the codec blob.
+    pub fn blob_size(&self) -> usize {
+        self.blob_size
+    }
+    /// Name of the quality profile the clip was cooked with.
+    pub fn profile(&self) -> &'a str {
+        self.profile
+    }
+    /// blake3 of the source file bytes (and companions).
+    pub fn source_hash(&self) -> &[u8; 32] {
+        &self.source_hash
+    }
+    /// Cook-time figure (informational): resampling error in meters.
+    pub fn resample_error_m(&self) -> f32 {
+        self.resample_error_m
+    }
+    /// Cook-time figure (informational): verified codec error in meters.
+    pub fn max_error_m(&self) -> f32 {
+        self.max_error_m
+    }
+    /// Cook-time figure for looping clips: how far the last authored pose
+    /// was from the first (component space, virtual vertices, meters).
+    pub fn loop_seam_error_m(&self) -> Option<f32> {
+        self.loop_seam_error_m
+    }
+    /// Root motion, if the cooker extracted it (keys: [`Clip::trajectory`]).
+    pub fn root_motion(&self) -> Option<RootMotion<'a>> {
+        self.root_motion
+    }
+
     /// Bracketing samples for clip-local time `t`, with the clip's duration
     /// and loop semantics.
     #[inline]
@@ -135,6 +194,7 @@ impl<'a> Clip<'a> {
     /// Sample only `joints` (skeleton indices) at time `t`: `out[k]` is
     /// joint `joints[k]`'s local transform. No allocation; false if a
     /// length or index is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn sample_joints(
         &self,
         t: f32,
@@ -152,6 +212,7 @@ impl<'a> Clip<'a> {
     /// Sample the local pose at time `t` into `out` (length = joint count).
     /// `defaults` is the skeleton rest pose. No allocation. Returns false if
     /// a buffer has the wrong length.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn sample(&self, t: f32, defaults: &[Transform], out: &mut [Transform]) -> bool {
         if defaults.len() != self.joint_count {
@@ -164,6 +225,7 @@ impl<'a> Clip<'a> {
     /// every track that is not animated. Compute it once per clip and
     /// `defaults` (when the clip is bound to a skeleton) into caller-owned
     /// memory. False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
     }
@@ -172,6 +234,7 @@ impl<'a> Clip<'a> {
     /// and decodes only the animated tracks: the same pose, faster when
     /// many tracks are default or constant (most rigs). No allocation.
     /// False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn sample_static(&self, t: f32, static_pose: &[Transform], out: &mut [Transform]) -> bool {
         self.codec
@@ -216,8 +279,8 @@ impl<'a> Clip<'a> {
     pub fn event_track(&self) -> EventTrack<'_> {
         const NO_EVENTS: &[Event] = &[];
         EventTrack::new(&self.events, self.duration_s, self.loop_mode.is_looping())
-            // Only reachable if a caller edited the public fields of a
-            // loaded clip: an empty track is the safe answer.
+            // Unreachable (load validated these private fields through the
+            // same constructor); an empty track is the safe answer.
             .or_else(|_| EventTrack::new(NO_EVENTS, 0.0, false))
             .expect("an empty event track on a zero duration is always valid")
     }

@@ -186,7 +186,7 @@ fn curve_range(
         if ch.num_samples() != num_samples as usize {
             return Err(invalid(format!(
                 "clip '{name}' curve '{}' has {} samples, clip has {num_samples}",
-                ch.name,
+                ch.name(),
                 ch.num_samples()
             )));
         }

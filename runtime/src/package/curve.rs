@@ -68,19 +68,19 @@ impl CurveComposition {
 /// width 32 stores raw f32. Validated at load; decoding never allocates.
 #[derive(Clone, Copy, Debug)]
 pub struct CurveChannel<'a> {
-    pub id: u64,
-    pub name: &'a str,
+    id: u64,
+    name: &'a str,
     /// Schema: the value when the channel is absent from a clip.
-    pub default: f32,
+    default: f32,
     /// Schema: step interpolation (hold sample `i0`) instead of linear.
-    pub step: bool,
+    step: bool,
     /// Schema: how the channel combines with other sources.
-    pub composition: CurveComposition,
+    composition: CurveComposition,
     /// Schema: the channel's value range `[lo, hi]` (`lo <= hi`; either
     /// may be infinite for an unbounded side).
-    pub range: (f32, f32),
+    range: (f32, f32),
     /// Schema: decoded values are clamped to `range`.
-    pub clamp: bool,
+    clamp: bool,
     bits: u8,
     count: u32,
     min: f32,
@@ -91,6 +91,34 @@ pub struct CurveChannel<'a> {
 }
 
 impl<'a> CurveChannel<'a> {
+    /// Stable channel id: FNV-1a 64 of the name.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+    /// Schema: the value when the channel is absent from a clip.
+    pub fn default_value(&self) -> f32 {
+        self.default
+    }
+    /// Schema: step interpolation (hold sample `i0`) instead of linear.
+    pub fn is_step(&self) -> bool {
+        self.step
+    }
+    /// Schema: how the channel combines with other sources.
+    pub fn composition(&self) -> CurveComposition {
+        self.composition
+    }
+    /// Schema: the value range `[lo, hi]` (`lo <= hi`; either side may be
+    /// infinite).
+    pub fn range(&self) -> (f32, f32) {
+        self.range
+    }
+    /// Schema: decoded values are clamped to [`CurveChannel::range`].
+    pub fn clamps(&self) -> bool {
+        self.clamp
+    }
     pub fn num_samples(&self) -> usize {
         self.count as usize
     }

@@ -84,7 +84,8 @@ fn invalid(msg: impl Into<String>) -> PackageError {
     PackageError::Invalid(msg.into())
 }
 
-/// Package-wide provenance.
+/// Package-wide provenance: a copy of validated strings and the hash
+/// (public fields: editing a copy changes nothing in the package).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Meta<'a> {
     pub cooker_version: &'a str,
@@ -97,8 +98,8 @@ pub struct Meta<'a> {
 /// A loaded, validated package.
 #[derive(Clone, Debug)]
 pub struct Package<'a> {
-    pub format_version: u32,
-    pub meta: Meta<'a>,
+    format_version: u32,
+    meta: Meta<'a>,
     skeleton: Skeleton,
     strings: Strings<'a>,
     clips: Vec<Clip<'a>>,
@@ -187,6 +188,14 @@ impl<'a> Package<'a> {
         })
     }
 
+    /// Package format version (what this runtime reads).
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+    /// Provenance: cooker version, asset name, source path and hash.
+    pub fn meta(&self) -> &Meta<'a> {
+        &self.meta
+    }
     pub fn skeleton(&self) -> &Skeleton {
         &self.skeleton
     }

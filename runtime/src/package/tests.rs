@@ -98,9 +98,9 @@ fn quantized_curve_decodes_an_lsb_first_stream() {
     let strs = one_string();
     let rec = curve_record(0, 3, 3, 0, (0.0, 10.0), 5, 1.0, 7.0, 0);
     let ch = parse_one(&rec, &data, &strs).unwrap();
-    assert_eq!(ch.name, "w");
+    assert_eq!(ch.name(), "w");
     assert_eq!(ch.num_samples(), 5);
-    assert_eq!(ch.composition, CurveComposition::Max);
+    assert_eq!(ch.composition(), CurveComposition::Max);
     assert_eq!((ch.bits(), ch.min(), ch.extent()), (3, 1.0, 7.0));
     for (i, q) in codes.iter().enumerate() {
         assert_eq!(ch.value(i as u32), 1.0 + *q as f32);
@@ -115,7 +115,7 @@ fn quantized_curve_decodes_an_lsb_first_stream() {
     // Clamped to [0, 5] and step: holds sample 0, clamps sample 1.
     let rec = curve_record(1, 0, 3, CURVE_FLAG_CLAMP, (0.0, 5.0), 5, 1.0, 7.0, 0);
     let ch = parse_one(&rec, &data, &strs).unwrap();
-    assert!(ch.step && ch.clamp);
+    assert!(ch.is_step() && ch.clamps());
     assert_eq!(ch.evaluate(mid), 1.0);
     assert_eq!(ch.value(1), 5.0);
 }
@@ -144,7 +144,7 @@ fn constant_and_raw_curves() {
     let rec = curve_record(0, 1, 32, 0, (-5.0, 5.0), 2, 0.0, 0.0, 0);
     let ch = parse_one(&rec, &data, &strs).unwrap();
     assert_eq!((ch.value(0), ch.value(1)), (1.5, -2.0));
-    assert_eq!(ch.composition, CurveComposition::Override);
+    assert_eq!(ch.composition(), CurveComposition::Override);
 }
 
 #[test]

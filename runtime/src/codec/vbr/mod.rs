@@ -92,6 +92,7 @@ impl<'a> VbrClip<'a> {
     /// [`nlerp_shortest`], translation and scale by lerp). `defaults` is the
     /// skeleton rest pose. Returns false and leaves `out` untouched if a
     /// buffer has the wrong length or the position is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn decode_pose(
         &self,
         pos: SamplePosition,
@@ -108,6 +109,7 @@ impl<'a> VbrClip<'a> {
     /// with [`VbrClip::decode_pose_static`], which then touches only the
     /// animated tracks. Slots of animated tracks hold sample 0 (they are
     /// overwritten by every decode). False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         self.decode_sample(0, defaults, out)
     }
@@ -118,6 +120,7 @@ impl<'a> VbrClip<'a> {
     /// than a walk over its tracks. The output bits are those of
     /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
     /// wrong or the position is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn decode_pose_static(
         &self,
         pos: SamplePosition,
@@ -132,6 +135,7 @@ impl<'a> VbrClip<'a> {
     /// as [`VbrClip::decode_pose`] gives it. Ascending lists cost one walk
     /// over the type bytes; others restart the walk when they step back.
     /// False (writing nothing) if a length or a joint is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn decode_joints(
         &self,
         pos: SamplePosition,
@@ -143,6 +147,7 @@ impl<'a> VbrClip<'a> {
     }
 
     /// Decode the stored sample `sample` exactly (no blend).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn decode_sample(
         &self,
         sample: u32,
