@@ -25,6 +25,8 @@
 //!
 //! See [`Store`] for the on-disk layout and the concurrency argument.
 
+#![forbid(unsafe_code)]
+
 mod entry;
 mod error;
 mod key;

@@ -5,6 +5,8 @@
 //! runtime); every output file is written atomically; verification decodes
 //! through `ludus-anim-runtime`, the crate games link.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod cook;
 pub mod fsutil;

@@ -4,6 +4,8 @@
 //! report and the error lines); 2 bad command line, profile or package
 //! argument; 3 an output could not be written.
 
+#![forbid(unsafe_code)]
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::cook::{bundled_inputs, cook, CookError, CookOptions, Observer};

@@ -43,6 +43,8 @@
 
 // All `unsafe` lives in `codec::vbr::simd`, the one module allowed it.
 #![deny(unsafe_code)]
+// ... and each of its unsafe blocks states why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod hash;
 pub mod math;
