@@ -46,7 +46,7 @@ fn cook_without_arguments_cooks_the_bundled_fixtures() {
     assert!(p
         .clip_curves(idle)
         .iter()
-        .any(|c| c.name.contains("Breathe")));
+        .any(|c| c.name().contains("Breathe")));
 }
 
 #[test]

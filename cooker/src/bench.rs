@@ -121,7 +121,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s
+        (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s()
     };
     // Warm: batches of back-to-back decodes.
     let mut warm = Vec::new();
@@ -129,7 +129,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         let times: Vec<f32> = (0..200).map(|_| next_time()).collect();
         let start = Instant::now();
         for &t in &times {
-            c.sample_static(t, &static_pose, &mut out);
+            std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
             std::hint::black_box(&out);
         }
         warm.push(start.elapsed().as_nanos() as f64 / times.len() as f64);
@@ -145,7 +145,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         std::hint::black_box(&evict);
         let t = next_time();
         let start = Instant::now();
-        c.sample_static(t, &static_pose, &mut out);
+        std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
         std::hint::black_box(&out);
         cold.push(start.elapsed().as_nanos() as f64);
     }
@@ -178,7 +178,7 @@ pub fn decode_copies_ns(bytes: &[u8], clip: usize) -> f64 {
     let Some(c) = first.clips().get(clip) else {
         return 0.0;
     };
-    let duration = c.duration_s;
+    let duration = c.duration_s();
     let joints = first.skeleton().joint_count();
     let pose = (joints * 40).max(1);
     // ACL's copy count, but never more copies than fit a memory budget:
@@ -228,7 +228,7 @@ pub fn decode_copies_ns(bytes: &[u8], clip: usize) -> f64 {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let start = Instant::now();
         for (c, pose) in &views {
-            c.sample_static(t, pose, &mut out);
+            std::hint::black_box(c.sample_static(t, pose, &mut out));
             std::hint::black_box(&out);
         }
         if pass >= 2 {

@@ -12,11 +12,11 @@ fn hex(b: &[u8]) -> String {
 pub fn describe(p: &Package<'_>) -> String {
     let mut s = String::new();
     let sk = p.skeleton();
-    let _ = writeln!(s, "format version: {}", p.format_version);
-    let _ = writeln!(s, "cooker:         {}", p.meta.cooker_version);
-    let _ = writeln!(s, "asset:          {}", p.meta.asset_name);
-    let _ = writeln!(s, "source:         {}", p.meta.source_path);
-    let _ = writeln!(s, "source hash:    {}", hex(&p.meta.source_hash));
+    let _ = writeln!(s, "format version: {}", p.format_version());
+    let _ = writeln!(s, "cooker:         {}", p.meta().cooker_version);
+    let _ = writeln!(s, "asset:          {}", p.meta().asset_name);
+    let _ = writeln!(s, "source:         {}", p.meta().source_path);
+    let _ = writeln!(s, "source hash:    {}", hex(&p.meta().source_hash));
     let _ = writeln!(
         s,
         "skeleton:       {} joints, identity {}",
@@ -58,25 +58,25 @@ pub fn describe(p: &Package<'_>) -> String {
         let _ = writeln!(
             s,
             "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
-            c.name,
-            c.duration_s,
-            c.num_samples,
-            c.sample_rate_hz,
-            c.loop_mode.as_str(),
-            c.codec_id.name(),
-            c.codec_version,
-            c.blob_size,
-            c.profile,
-            c.resample_error_m * 1000.0,
-            c.max_error_m * 1000.0
+            c.name(),
+            c.duration_s(),
+            c.num_samples(),
+            c.sample_rate_hz(),
+            c.loop_mode().as_str(),
+            c.codec_id().name(),
+            c.codec_version(),
+            c.blob_size(),
+            c.profile(),
+            c.resample_error_m() * 1000.0,
+            c.max_error_m() * 1000.0
         );
-        if let Some(seam) = c.loop_seam_error_m {
+        if let Some(seam) = c.loop_seam_error_m() {
             let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
         }
         if c.is_additive() {
             let _ = writeln!(s, "    additive against {}", c.additive_reference());
         }
-        if let Some(rm) = &c.root_motion {
+        if let Some(rm) = &c.root_motion() {
             let o = rm.reference_offset;
             let keys = c.trajectory().map_or(0, |t| t.keys().len());
             let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
@@ -124,10 +124,10 @@ pub fn describe(p: &Package<'_>) -> String {
             let _ = writeln!(
                 s,
                 "    curve {} (id {:016x}, default {}, {})",
-                ch.name,
-                ch.id,
-                ch.default,
-                if ch.step { "step" } else { "linear" }
+                ch.name(),
+                ch.id(),
+                ch.default_value(),
+                if ch.is_step() { "step" } else { "linear" }
             );
         }
     }
@@ -158,22 +158,22 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         .iter()
         .map(|c| {
             json!({
-                "name": c.name,
-                "duration_s": c.duration_s,
-                "samples": c.num_samples,
-                "sample_rate_hz": c.sample_rate_hz,
-                "loop_mode": c.loop_mode.as_str(),
-                "codec": c.codec_id.name(),
-                "codec_version": c.codec_version,
-                "compressed_bytes": c.blob_size,
-                "profile": c.profile,
-                "resample_error_m": c.resample_error_m,
-                "max_error_m": c.max_error_m,
-                "source_hash": hex(&c.source_hash),
-                "loop_seam_error_m": c.loop_seam_error_m,
+                "name": c.name(),
+                "duration_s": c.duration_s(),
+                "samples": c.num_samples(),
+                "sample_rate_hz": c.sample_rate_hz(),
+                "loop_mode": c.loop_mode().as_str(),
+                "codec": c.codec_id().name(),
+                "codec_version": c.codec_version(),
+                "compressed_bytes": c.blob_size(),
+                "profile": c.profile(),
+                "resample_error_m": c.resample_error_m(),
+                "max_error_m": c.max_error_m(),
+                "source_hash": hex(c.source_hash()),
+                "loop_seam_error_m": c.loop_seam_error_m(),
                 "additive": c.is_additive(),
                 "additive_reference": c.is_additive().then(|| c.additive_reference()),
-                "root_motion": c.root_motion.as_ref().map(|rm| {
+                "root_motion": c.root_motion().as_ref().map(|rm| {
                     let o = rm.reference_offset;
                     json!({
                         "joint": rm.joint,
@@ -195,20 +195,20 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                     "reversible": m.event.reversible,
                 })).collect::<Vec<_>>(),
                 "curves": p.clip_curves(c).iter().map(|ch| json!({
-                    "name": ch.name,
-                    "id": format!("{:016x}", ch.id),
-                    "default": ch.default,
-                    "interpolation": if ch.step { "step" } else { "linear" },
+                    "name": ch.name(),
+                    "id": format!("{:016x}", ch.id()),
+                    "default": ch.default_value(),
+                    "interpolation": if ch.is_step() { "step" } else { "linear" },
                 })).collect::<Vec<_>>(),
             })
         })
         .collect();
     json!({
-        "format_version": p.format_version,
-        "cooker_version": p.meta.cooker_version,
-        "asset": p.meta.asset_name,
-        "source": p.meta.source_path,
-        "source_hash": hex(&p.meta.source_hash),
+        "format_version": p.format_version(),
+        "cooker_version": p.meta().cooker_version,
+        "asset": p.meta().asset_name,
+        "source": p.meta().source_path,
+        "source_hash": hex(&p.meta().source_hash),
         "skeleton": {
             "joints": joints,
             "identity": sk.identity().to_hex(),

@@ -5,6 +5,8 @@
 //! report and the error lines); 2 bad command line, manifest, profile or
 //! input; 3 an output could not be written.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 use clap::{Parser, Subcommand};

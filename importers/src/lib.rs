@@ -6,6 +6,8 @@
 //! appears in any public signature: after import, formats are
 //! interchangeable. Importers never write files.
 
+#![forbid(unsafe_code)]
+
 pub mod bvh;
 pub mod fbx;
 pub mod gltf;

@@ -10,6 +10,8 @@
 //! written from fixed-order structs), so the committed file can be checked
 //! against a fresh regeneration in CI.
 
+#![forbid(unsafe_code)]
+
 pub mod clips;
 mod document;
 mod glb;
