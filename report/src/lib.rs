@@ -1,7 +1,10 @@
 //! `ludus-anim-report`: the cook's JSON outputs as Rust types —
 //! `OUT/report.json` ([`Report`], schema `schemas/report.schema.json`) and
 //! `OUT/manifest.json` ([`PackageManifest`], schema
-//! `schemas/package-manifest.schema.json`).
+//! `schemas/package-manifest.schema.json`), the per-time sidecar
+//! `OUT/report-sidecar.json` ([`sidecar::Sidecar`], schema
+//! `schemas/report-sidecar.schema.json`); and what compares two cooks:
+//! [`compare::compare`] under the manifest's [`rules::RegressionRules`].
 //!
 //! **Owns:** the field names and shapes of both files (a contract with
 //! dashboards, CI gates and build systems), the totals arithmetic, and a
@@ -15,8 +18,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod manifest;
+pub mod packed;
+pub mod rules;
 pub mod schema;
+pub mod sidecar;
 
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
@@ -72,7 +79,8 @@ pub struct Report {
     /// Per stage: cache hits, misses (runs) and time spent.
     pub stages: BTreeMap<String, StageStats>,
     /// Cache problems met and handled (corrupt entries healed, failed
-    /// writes): the cook went on, recomputing.
+    /// writes): the cook went on, recomputing. Optional in the schema.
+    #[serde(default)]
     pub cache_notices: Vec<String>,
 }
 
