@@ -69,8 +69,31 @@ fn each_rule_fires_past_its_limit_only() {
             RegressionKind::DecodeTime
         ]
     );
-    let over = report("a.glb", vec![clip("walk", 1000, 0.12, 300.0)]);
+    // Over budget: the worst joint over its own (listed) threshold ...
+    let mut over = clip("walk", 1000, 0.12, 300.0);
+    over["selected_joints"] =
+        json!([{"joint": "a", "max_error_m": 0.00012, "threshold_m": 0.0001}]);
+    let over = report("a.glb", vec![over]);
     assert!(kinds(&base, &over, &rules).contains(&RegressionKind::MaxErrorOverBudget));
+    // ... or within a loosened threshold but over the baseline's.
+    let mut loose = clip("walk", 900, 0.15, 300.0);
+    loose["threshold_m"] = json!(0.0002);
+    let loose = report("a.glb", vec![loose]);
+    let c = compare(&[&base], &[&loose], &rules);
+    let msg = &c
+        .regressions
+        .iter()
+        .find(|r| r.kind == RegressionKind::MaxErrorOverBudget)
+        .unwrap()
+        .message;
+    assert!(
+        msg.ends_with("max error 0.1500 mm over its budget 0.1000 mm"),
+        "{msg}"
+    );
+    // Unlisted worst joint, same thresholds: verification held it within
+    // its own threshold, whatever the tightest joint's is.
+    let hero = report("a.glb", vec![clip("walk", 1000, 0.12, 300.0)]);
+    assert!(!kinds(&base, &hero, &rules).contains(&RegressionKind::MaxErrorOverBudget));
     // Unmeasured decode time never counts.
     let unmeasured = report("a.glb", vec![clip("walk", 1000, 0.05, 0.0)]);
     assert_eq!(kinds(&unmeasured, &base, &rules), vec![]);
