@@ -230,3 +230,35 @@ pub fn without_timings(mut r: Report) -> Report {
     }
     r
 }
+
+/// Everything in `html` that could make a browser fetch: `src`/`href`
+/// values other than `#fragment` and `data:`, any `http:`/`https:`,
+/// protocol-relative `//` references, CSS `url(` and `@import`.
+pub fn external_refs(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in [
+        "src=\"",
+        "href=\"",
+        "src='",
+        "href='",
+        "srcset=\"",
+        "action=\"",
+    ] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            let v = &rest[i + attr.len()..];
+            let end = v.find(['"', '\'']).unwrap_or(v.len());
+            let value = &v[..end];
+            if !(value.starts_with('#') || value.starts_with("data:")) {
+                out.push(format!("{attr}{}", &value[..value.len().min(80)]));
+            }
+            rest = &v[end..];
+        }
+    }
+    for needle in ["http:", "https:", "url(", "@import", "ftp:", "ws:", "wss:"] {
+        if html.contains(needle) {
+            out.push(format!("contains {needle}"));
+        }
+    }
+    out
+}

@@ -126,7 +126,7 @@ pub fn render(s: &ClipSidecar, label: &str) -> String {
         "tick",
         &format!("{:.2} s", s.duration_s),
     );
-    legend(&mut svg, left, bottom + 18.0);
+    legend(&mut svg, 10.0, bottom + 18.0);
     svg.finish()
 }
 
