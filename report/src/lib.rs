@@ -1,7 +1,10 @@
 //! `ludus-anim-report`: the cook's JSON outputs as Rust types —
 //! `OUT/report.json` ([`Report`], schema `schemas/report.schema.json`) and
 //! `OUT/manifest.json` ([`PackageManifest`], schema
-//! `schemas/package-manifest.schema.json`).
+//! `schemas/package-manifest.schema.json`), the per-time sidecar
+//! `OUT/report-sidecar.json` ([`sidecar::Sidecar`], schema
+//! `schemas/report-sidecar.schema.json`); and what compares two cooks:
+//! [`compare::compare`] under the manifest's [`rules::RegressionRules`].
 //!
 //! **Owns:** the field names and shapes of both files (a contract with
 //! dashboards, CI gates and build systems), the totals arithmetic, and a
@@ -15,8 +18,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod manifest;
+pub mod packed;
+pub mod rules;
 pub mod schema;
+pub mod sidecar;
 
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
@@ -87,7 +94,8 @@ pub struct Report {
     /// Per stage: cache hits, misses (runs) and time spent.
     pub stages: BTreeMap<String, StageStats>,
     /// Cache problems met and handled (corrupt entries healed, failed
-    /// writes): the cook went on, recomputing.
+    /// writes): the cook went on, recomputing. Optional in the schema.
+    #[serde(default)]
     pub cache_notices: Vec<String>,
 }
 
@@ -178,6 +186,52 @@ pub struct ClipReport {
     /// The clip's quality warnings as text; each is also in the asset's
     /// `diagnostics`, located by file, clip, joint and time.
     pub warnings: Vec<String>,
+}
+
+impl ClipReport {
+    /// The threshold of the worst joint where the report lists it among
+    /// `selected_joints`; `None` otherwise (`threshold_m` is the tightest
+    /// joint's, not necessarily the worst joint's).
+    pub fn worst_joint_threshold_m(&self) -> Option<f32> {
+        self.selected_joints
+            .iter()
+            .find(|j| j.joint == self.worst_joint)
+            .map(|j| j.threshold_m)
+    }
+
+    /// How much of its error budget the clip uses (max error over
+    /// threshold), from the report alone: exact where the worst joint's
+    /// threshold is known, else against the tightest threshold, capped at 1
+    /// for a clip without warnings (verification held every joint within
+    /// its own threshold). The sidecar gives the exact figure per joint.
+    pub fn budget_used(&self) -> f32 {
+        let ratio = |e: f32, t: f32| {
+            if t > 0.0 {
+                e / t
+            } else if e > 0.0 {
+                f32::INFINITY
+            } else {
+                0.0
+            }
+        };
+        let selected = self
+            .selected_joints
+            .iter()
+            .map(|j| ratio(j.max_error_m, j.threshold_m))
+            .fold(0.0, f32::max);
+        let clip = match self.worst_joint_threshold_m() {
+            Some(t) => ratio(self.max_error_m, t),
+            None => {
+                let r = ratio(self.max_error_m, self.threshold_m);
+                if self.warnings.is_empty() {
+                    r.min(1.0)
+                } else {
+                    r
+                }
+            }
+        };
+        clip.max(selected)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

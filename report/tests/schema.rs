@@ -192,3 +192,66 @@ fn totals_add_up() {
         "warning diagnostics (clip warnings are among them)"
     );
 }
+
+fn sidecar(full: bool) -> sidecar::Sidecar {
+    use ludus_anim_report::packed::Packed;
+    use ludus_anim_report::sidecar::*;
+    let mut c = ClipSidecar::new("walk.glb", "walk", "standard", 1.0);
+    let names = vec!["Root".to_string(), "Foot".to_string()];
+    c.set_joints(&names, &[None, Some(0)], &[1e-4, 5e-5]);
+    c.set_errors(&[0.0, 0.5, 1.0], &[0.0; 6]).unwrap();
+    if full {
+        c.bit_rates = Some(BitRates {
+            segment_starts: vec![0, 16],
+            samples: 31,
+            bits: Packed(vec![BITS_DEFAULT; 12]),
+        });
+        c.root_motion = Some(TrajectorySidecar {
+            joint: "Root".into(),
+            policy: "planar".into(),
+            rate_hz: 30.0,
+            x_m: Packed(vec![0.0, 1.0]),
+            z_m: Packed(vec![0.0, 0.0]),
+            yaw_rad: Packed(vec![0.0, 0.1]),
+            drift_100_loops_m: Some(1e-6),
+        });
+        c.events = vec![EventMark {
+            name: "step".into(),
+            time_s: 0.5,
+            kind: "sync-marker".into(),
+        }];
+        c.retarget = Some(RetargetSidecar {
+            profile: "biped".into(),
+            rate_hz: 30.0,
+            feet: vec![FootTrack {
+                joint: "Foot".into(),
+                height_m: Packed(vec![0.0]),
+                speed_mps: Packed(vec![0.0]),
+                contacts: vec![TimeSpan {
+                    start_s: 0.0,
+                    end_s: 0.5,
+                }],
+                skates: vec![Skate {
+                    start_s: 0.1,
+                    end_s: 0.2,
+                    slide_m: 0.01,
+                }],
+            }],
+        });
+    }
+    c.check().unwrap();
+    let mut s = Sidecar::new("ludus-anim 0.1.0");
+    s.clips.push(c);
+    s
+}
+
+#[test]
+fn sidecar_types_conform_to_the_sidecar_schema() {
+    for full in [true, false] {
+        let v = serde_json::to_value(sidecar(full)).unwrap();
+        let errors = schema::validate(&schema("report-sidecar.schema.json"), &v);
+        assert!(errors.is_empty(), "full={full}: {}", errors.join("\n"));
+        let back = sidecar::Sidecar::from_json(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(back, sidecar(full));
+    }
+}
