@@ -1,0 +1,197 @@
+//! Contact detection over a whole clip, and plant targets for the target.
+//!
+//! A source joint is in contact at a frame when it is within
+//! `height_threshold * H_s` of its lowest point in the clip and its
+//! horizontal speed is below `speed_threshold * H_s` per second (`H_s` the
+//! source character height). One-frame blips and one-frame gaps are
+//! removed. During a contact the target joint is planted at one position:
+//! the mean of its transferred (FK) horizontal positions over the contact,
+//! at the target's own ankle height above its floor plus the scaled source
+//! height above its lowest point. Plants ease in and out over `blend_s`.
+//! For a clip detected as a loop, a contact across the seam is one plant
+//! (shifted by the clip's displacement at the end), so the seam closes.
+
+use ludus_anim_runtime::math::Vec3;
+
+/// Contact flags for canonical positions `pos` (Y up) at `times`.
+pub(crate) fn detect(pos: &[Vec3], times: &[f32], height: f32, h_thr: f32, v_thr: f32) -> Vec<bool> {
+    let floor = pos.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    let speed = horizontal_speeds(pos, times);
+    let mut c: Vec<bool> = pos
+        .iter()
+        .zip(&speed)
+        .map(|(p, &v)| p.y - floor < h_thr * height && v < v_thr * height)
+        .collect();
+    let n = c.len();
+    for i in 1..n.saturating_sub(1) {
+        if c[i - 1] && c[i + 1] {
+            c[i] = true;
+        }
+    }
+    for i in 0..n {
+        let prev = i > 0 && c[i - 1];
+        let next = i + 1 < n && c[i + 1];
+        if c[i] && !prev && !next && n > 1 {
+            c[i] = false;
+        }
+    }
+    c
+}
+
+/// Horizontal (XZ) speed at each frame: central differences, one-sided at
+/// the ends.
+pub(crate) fn horizontal_speeds(pos: &[Vec3], times: &[f32]) -> Vec<f32> {
+    let n = pos.len();
+    (0..n)
+        .map(|i| {
+            let (a, b) = (i.saturating_sub(1), (i + 1).min(n.saturating_sub(1)));
+            let dt = times.get(b).zip(times.get(a)).map_or(0.0, |(tb, ta)| tb - ta);
+            if b == a || dt <= 0.0 {
+                return 0.0;
+            }
+            let d = pos[b] - pos[a];
+            (d.x * d.x + d.z * d.z).sqrt() / dt
+        })
+        .collect()
+}
+
+/// A contact interval: frame indices (in "unwrapped" order for a seam
+/// contact: end frames first, then start frames) and its plant.
+pub(crate) struct Plant {
+    pub t0: f32,
+    pub t1: f32,
+    pub at: Vec3,
+}
+
+/// Runs of `true`, as (first, last) frame indices.
+pub(crate) fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, &f) in flags.iter().enumerate() {
+        match (f, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i - 1));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, flags.len() - 1));
+    }
+    out
+}
+
+/// Inputs for [`plants`]: canonical target FK positions of the joint,
+/// source heights above the source joint's lowest point, and the loop
+/// displacement (canonical) when the clip loops.
+pub(crate) struct PlantInput<'a> {
+    pub flags: &'a [bool],
+    pub times: &'a [f32],
+    pub fk: &'a [Vec3],
+    pub src_height: &'a [f32],
+    pub ground_y: f32,
+    pub vertical_scale: f32,
+    pub loop_shift: Option<Vec3>,
+}
+
+pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
+    let mut rs = runs(inp.flags);
+    let n = inp.flags.len();
+    let dur = inp.times.last().copied().unwrap_or(0.0);
+    let mut seam: Option<((usize, usize), (usize, usize))> = None;
+    if let Some(shift) = inp.loop_shift {
+        if rs.len() >= 2 && rs[0].0 == 0 && rs[rs.len() - 1].1 == n - 1 {
+            let last = rs.pop();
+            let first = rs.remove(0);
+            seam = last.map(|l| (l, first));
+            let _ = shift;
+        }
+    }
+    let mut out: Vec<Plant> = rs
+        .iter()
+        .map(|&(a, b)| {
+            let frames: Vec<(usize, Vec3)> = (a..=b).map(|i| (i, inp.fk[i])).collect();
+            Plant {
+                t0: inp.times[a],
+                t1: inp.times[b],
+                at: plant_at(inp, &frames),
+            }
+        })
+        .collect();
+    if let (Some(((la, lb), (fa, fb))), Some(shift)) = (seam, inp.loop_shift) {
+        // End part as is, start part moved one cycle on.
+        let mut frames: Vec<(usize, Vec3)> = (la..=lb).map(|i| (i, inp.fk[i])).collect();
+        frames.extend((fa..=fb).map(|i| (i, inp.fk[i] + shift)));
+        let at = plant_at(inp, &frames);
+        out.push(Plant {
+            t0: inp.times[la],
+            t1: dur + inp.times[fb],
+            at,
+        });
+        out.push(Plant {
+            t0: inp.times[la] - dur,
+            t1: inp.times[fb],
+            at: at - shift,
+        });
+    }
+    out
+}
+
+fn plant_at(inp: &PlantInput, frames: &[(usize, Vec3)]) -> Vec3 {
+    let k = frames.len().max(1) as f32;
+    let sum = frames.iter().fold(Vec3::ZERO, |s, (_, p)| s + *p);
+    let h = frames.iter().map(|(i, _)| inp.src_height[*i]).sum::<f32>() / k;
+    Vec3::new(sum.x / k, inp.ground_y + inp.vertical_scale * h, sum.z / k)
+}
+
+/// Plant weight and position at time `t`: 1 inside a contact, easing to 0
+/// over `blend` seconds outside it (smoothstep); the nearest plant wins.
+pub(crate) fn plant_weight(plants: &[Plant], t: f32, blend: f32) -> Option<(f32, Vec3)> {
+    let mut best: Option<(f32, Vec3)> = None;
+    for p in plants {
+        let dist = if t < p.t0 {
+            p.t0 - t
+        } else if t > p.t1 {
+            t - p.t1
+        } else {
+            0.0
+        };
+        let w = if dist <= 0.0 {
+            1.0
+        } else if blend > 0.0 && dist < blend {
+            let x = 1.0 - dist / blend;
+            x * x * (3.0 - 2.0 * x)
+        } else {
+            0.0
+        };
+        if w > 0.0 && best.map_or(true, |(bw, _)| w > bw) {
+            best = Some((w, p.at));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_a_still_low_foot_and_drops_blips() {
+        let times: Vec<f32> = (0..20).map(|i| i as f32 / 10.0).collect();
+        let pos: Vec<Vec3> = (0..20)
+            .map(|i| {
+                if (5..12).contains(&i) {
+                    Vec3::new(0.0, 0.0, 1.0)
+                } else {
+                    Vec3::new(0.0, 0.3, i as f32 * 0.5)
+                }
+            })
+            .collect();
+        let c = detect(&pos, &times, 1.0, 0.05, 0.2);
+        let expect: Vec<bool> = (0..20).map(|i| (6..11).contains(&i)).collect();
+        assert_eq!(c, expect);
+        assert_eq!(runs(&c), vec![(6, 10)]);
+    }
+}

@@ -1,0 +1,253 @@
+//! Per-clip retarget quality metrics (definitions in `schemas/retarget.md`)
+//! and their budgets. A breach becomes an error diagnostic naming the
+//! clip, the joint and the time, like the codec's error threshold.
+
+use crate::contacts::{detect, horizontal_speeds};
+use crate::profile::{Budgets, ContactSpec, Role};
+use crate::rig::PoseFk;
+use crate::transfer::Ctx;
+use ludus_anim_model::Diagnostic;
+use ludus_anim_runtime::math::{rotation_angle, Vec3};
+use serde::Serialize;
+
+/// A worst value and where it happened.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Worst {
+    pub value: f32,
+    pub joint: String,
+    pub time_s: f32,
+}
+
+impl Worst {
+    fn offer(&mut self, value: f32, joint: &str, time_s: f32) {
+        if value > self.value {
+            *self = Worst { value, joint: joint.to_string(), time_s };
+        }
+    }
+}
+
+/// Contact metrics of one contact joint (target name).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ContactMetrics {
+    pub joint: String,
+    pub source_contact_frames: usize,
+    /// Fraction of source-contact frames in which the joint moves faster
+    /// than the skate speed, on the source and on the target.
+    pub source_skate_fraction: f32,
+    pub target_skate_fraction: f32,
+    /// Horizontal distance travelled during source-contact frames, in
+    /// meters and in character heights.
+    pub source_skate_distance_m: f32,
+    pub target_skate_distance_m: f32,
+    pub source_skate_distance_h: f32,
+    pub target_skate_distance_h: f32,
+    /// Fraction of source-contact frames that are contacts on the target.
+    pub preservation: f32,
+    /// First source-contact time where the target skates.
+    pub first_skate_s: Option<f32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TwistMetrics {
+    pub joint: String,
+    pub range_deg: f32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClipMetrics {
+    pub clip: String,
+    pub frames: usize,
+    pub looping: bool,
+    pub contacts: Vec<ContactMetrics>,
+    /// Hands and feet relative to the pelvis, in character heights.
+    pub end_effector_error: Worst,
+    /// Meters, joints whose translation mode keeps bone lengths.
+    pub bone_length_deviation_m: Worst,
+    /// Degrees between two consecutive baked frames.
+    pub max_angular_jump_deg: Worst,
+    pub source_max_angular_jump_deg: f32,
+    pub twists: Vec<TwistMetrics>,
+}
+
+/// Skate speed: half the contact speed threshold (heights per second).
+const SKATE_OF_CONTACT_SPEED: f32 = 0.5;
+
+pub(crate) struct ClipData<'a> {
+    pub name: &'a str,
+    pub times: &'a [f32],
+    pub src: &'a [PoseFk],
+    pub tgt: &'a [PoseFk],
+    pub flags: &'a [Vec<bool>],
+    pub twist: &'a [Vec<f32>],
+    pub looping: bool,
+}
+
+pub(crate) fn measure(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> ClipMetrics {
+    ClipMetrics {
+        clip: d.name.to_string(),
+        frames: d.times.len(),
+        looping: d.looping,
+        contacts: contact_metrics(ctx, spec, d),
+        end_effector_error: end_effectors(ctx, d),
+        bone_length_deviation_m: bone_lengths(ctx, d),
+        max_angular_jump_deg: jumps(ctx.t.skel.names(), d.tgt, d.times),
+        source_max_angular_jump_deg: jumps(ctx.s.skel.names(), d.src, d.times).value,
+        twists: twist_metrics(ctx, d),
+    }
+}
+
+fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMetrics> {
+    let (s, t) = (ctx.s, ctx.t);
+    let skate = spec.speed_threshold * SKATE_OF_CONTACT_SPEED;
+    ctx.setup
+        .contacts
+        .iter()
+        .zip(d.flags)
+        .map(|(c, fl)| {
+            let ps: Vec<Vec3> = d.src.iter().map(|f| s.canon(f.position(c.source))).collect();
+            let pt: Vec<Vec3> = d.tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
+            let tflags = detect(&pt, d.times, t.height, spec.height_threshold, spec.speed_threshold);
+            let (vs, vt) = (horizontal_speeds(&ps, d.times), horizontal_speeds(&pt, d.times));
+            let step = |p: &[Vec3], i: usize| {
+                let q = p[i] - p[i - 1];
+                (q.x * q.x + q.z * q.z).sqrt()
+            };
+            let mut m = ContactMetrics { joint: t.skel.name(c.target).to_string(), ..Default::default() };
+            let (mut ss, mut ts, mut kept) = (0usize, 0usize, 0usize);
+            for i in 0..fl.len() {
+                if !fl[i] {
+                    continue;
+                }
+                m.source_contact_frames += 1;
+                ss += usize::from(vs[i] > skate * s.height);
+                if vt[i] > skate * t.height {
+                    ts += 1;
+                    m.first_skate_s.get_or_insert(d.times[i]);
+                }
+                kept += usize::from(tflags[i]);
+                if i > 0 && fl[i - 1] {
+                    m.source_skate_distance_m += step(&ps, i);
+                    m.target_skate_distance_m += step(&pt, i);
+                }
+            }
+            let n = m.source_contact_frames.max(1) as f32;
+            m.source_skate_fraction = ss as f32 / n;
+            m.target_skate_fraction = ts as f32 / n;
+            m.preservation = if m.source_contact_frames == 0 { 1.0 } else { kept as f32 / n };
+            m.source_skate_distance_h = m.source_skate_distance_m / s.height;
+            m.target_skate_distance_h = m.target_skate_distance_m / t.height;
+            m
+        })
+        .collect()
+}
+
+fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
+    let (s, t, setup) = (ctx.s, ctx.t, ctx.setup);
+    let (ps, pt) = setup.pelvis;
+    let mut pairs = Vec::new();
+    for (k, drive) in setup.drives.iter().enumerate() {
+        let Some(dr) = drive else { continue };
+        let Some(c) = setup.tgt_chains.get(dr.tgt_chain) else { continue };
+        let limb = c.role.is_arm() || c.role.is_leg() || matches!(c.role, Role::FootL | Role::FootR);
+        if limb && c.joints.last() == Some(&k) {
+            if let Some(&sj) = setup.src_chains.get(dr.src_chain).and_then(|sc| sc.joints.last()) {
+                pairs.push((sj, k));
+            }
+        }
+    }
+    let mut w = Worst::default();
+    for (f, time) in d.times.iter().enumerate() {
+        for &(sj, k) in &pairs {
+            let rs = s.canon(d.src[f].position(sj) - d.src[f].position(ps)) / s.height;
+            let rt = t.canon(d.tgt[f].position(k) - d.tgt[f].position(pt)) / t.height;
+            w.offer((rs - rt).length(), t.skel.name(k), *time);
+        }
+    }
+    w
+}
+
+fn bone_lengths(ctx: &Ctx, d: &ClipData) -> Worst {
+    let (t, setup) = (ctx.t, ctx.setup);
+    let rest = t.skel.rest_pose();
+    let root_like = |k: usize| {
+        k == setup.pelvis.1
+            || setup.motion_root.is_some_and(|m| m.1 == k)
+            || setup.followers.iter().any(|f| f.joint == k)
+            || t.skel.parent(k).is_none()
+    };
+    let keeps = |k: usize| match setup.drives[k] {
+        Some(dr) => dr.trans == crate::profile::TranslationMode::None,
+        None => true,
+    };
+    let mut w = Worst::default();
+    for (f, time) in d.times.iter().enumerate() {
+        for k in (0..t.skel.joint_count()).filter(|&k| keeps(k) && !root_like(k)) {
+            let dev = (d.tgt[f].local[k].translation - rest[k].translation).length();
+            w.offer(dev, t.skel.name(k), *time);
+        }
+    }
+    w
+}
+
+fn jumps(names: &[String], frames: &[PoseFk], times: &[f32]) -> Worst {
+    let mut w = Worst::default();
+    for f in 1..frames.len() {
+        for (j, name) in names.iter().enumerate() {
+            let a = rotation_angle(frames[f - 1].local[j].rotation, frames[f].local[j].rotation);
+            w.offer(a.to_degrees(), name, times[f]);
+        }
+    }
+    w
+}
+
+fn twist_metrics(ctx: &Ctx, d: &ClipData) -> Vec<TwistMetrics> {
+    let mut out = Vec::new();
+    for (i, plan) in ctx.setup.twists.iter().enumerate() {
+        let angles: Vec<f32> = d.twist.iter().filter_map(|f| f.get(i).copied()).collect();
+        let lo = angles.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = angles.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for &(k, _, w) in &plan.targets {
+            let range = if angles.is_empty() { 0.0 } else { (hi - lo) * w.abs() };
+            out.push(TwistMetrics { joint: ctx.t.skel.name(k).to_string(), range_deg: range.to_degrees() });
+        }
+    }
+    out
+}
+
+impl ClipMetrics {
+    /// Budget breaches as error diagnostics (code, clip, joint, time).
+    pub fn breaches(&self, b: &Budgets) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut push = |code: &str, msg: String, joint: &str, t: Option<f32>| {
+            let mut d = Diagnostic::error(code, msg).clip(&self.clip).joint(joint);
+            if let Some(t) = t {
+                d = d.time(t);
+            }
+            out.push(d);
+        };
+        for c in &self.contacts {
+            if c.source_contact_frames > 0 && c.target_skate_fraction > b.max_skate_fraction {
+                push("retarget_foot_skate", format!("target skates in {:.1}% of source-contact frames (budget {:.1}%)", c.target_skate_fraction * 100.0, b.max_skate_fraction * 100.0), &c.joint, c.first_skate_s);
+            }
+            if c.source_contact_frames > 0 && c.preservation < b.min_contact_preservation {
+                push("retarget_contacts", format!("{:.1}% of source contacts preserved (budget {:.1}%)", c.preservation * 100.0, b.min_contact_preservation * 100.0), &c.joint, None);
+            }
+        }
+        let checks = [
+            ("retarget_end_effector", "end-effector error", &self.end_effector_error, b.max_end_effector_error, "character heights"),
+            ("retarget_bone_length", "bone-length deviation", &self.bone_length_deviation_m, b.max_bone_length_deviation_m, "m"),
+            ("retarget_angular_jump", "angular jump", &self.max_angular_jump_deg, b.max_angular_jump_deg, "deg per frame"),
+        ];
+        for (code, what, w, budget, unit) in checks {
+            if w.value > budget {
+                push(code, format!("{what} {:.4} {unit} exceeds the budget {budget} {unit}", w.value), &w.joint, Some(w.time_s));
+            }
+        }
+        for tw in &self.twists {
+            if tw.range_deg > b.max_twist_range_deg {
+                push("retarget_twist_range", format!("twist range {:.1} deg exceeds the budget {} deg", tw.range_deg, b.max_twist_range_deg), &tw.joint, None);
+            }
+        }
+        out
+    }
+}
