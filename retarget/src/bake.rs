@@ -42,12 +42,20 @@ const STILL_R: f32 = 1e-7;
 /// A clip on the target from baked frames: a LINEAR track per channel
 /// that differs from the target rest anywhere; markers, scalar curves,
 /// duration and frame rate carried over unchanged.
-pub fn bake_clip(source: &SourceClip, times: &[f32], frames: &[PoseFk], rest: &[Transform]) -> SourceClip {
+pub fn bake_clip(
+    source: &SourceClip,
+    times: &[f32],
+    frames: &[PoseFk],
+    rest: &[Transform],
+) -> SourceClip {
     let mut tracks = Vec::new();
     for (j, r) in rest.iter().enumerate() {
         let mut tr = JointTracks::new(j);
         let ts: Vec<_> = frames.iter().map(|f| f.local[j].translation).collect();
-        if ts.iter().any(|t| (*t - r.translation).abs().max_element() > STILL_T) {
+        if ts
+            .iter()
+            .any(|t| (*t - r.translation).abs().max_element() > STILL_T)
+        {
             tr.translation = Some(Curve::from_values(Interpolation::Linear, times, &ts));
         }
         let mut prev: Option<Quat> = None;
@@ -66,7 +74,10 @@ pub fn bake_clip(source: &SourceClip, times: &[f32], frames: &[PoseFk], rest: &[
             tr.rotation = Some(Curve::from_values(Interpolation::Linear, times, &qs));
         }
         let ss: Vec<_> = frames.iter().map(|f| f.local[j].scale).collect();
-        if ss.iter().any(|s| (*s - r.scale).abs().max_element() > STILL_T) {
+        if ss
+            .iter()
+            .any(|s| (*s - r.scale).abs().max_element() > STILL_T)
+        {
             tr.scale = Some(Curve::from_values(Interpolation::Linear, times, &ss));
         }
         if tr.translation.is_some() || tr.rotation.is_some() || tr.scale.is_some() {

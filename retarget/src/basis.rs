@@ -28,7 +28,9 @@ pub fn basis(up: &str, forward: &str) -> Result<Quat, String> {
     let u = axis(up)?;
     let f = axis(forward)?;
     if u.dot(f).abs() > 0.5 {
-        return Err(format!("up '{up}' and forward '{forward}' must be perpendicular"));
+        return Err(format!(
+            "up '{up}' and forward '{forward}' must be perpendicular"
+        ));
     }
     // Columns: where the canonical X, Y, Z axes point in side coordinates.
     let to_side = Mat3A::from_cols(u.cross(f).into(), u.into(), f.into());

@@ -14,7 +14,13 @@
 use ludus_anim_runtime::math::Vec3;
 
 /// Contact flags for canonical positions `pos` (Y up) at `times`.
-pub(crate) fn detect(pos: &[Vec3], times: &[f32], height: f32, h_thr: f32, v_thr: f32) -> Vec<bool> {
+pub(crate) fn detect(
+    pos: &[Vec3],
+    times: &[f32],
+    height: f32,
+    h_thr: f32,
+    v_thr: f32,
+) -> Vec<bool> {
     let floor = pos.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
     let speed = horizontal_speeds(pos, times);
     let mut c: Vec<bool> = pos
@@ -45,7 +51,10 @@ pub(crate) fn horizontal_speeds(pos: &[Vec3], times: &[f32]) -> Vec<f32> {
     (0..n)
         .map(|i| {
             let (a, b) = (i.saturating_sub(1), (i + 1).min(n.saturating_sub(1)));
-            let dt = times.get(b).zip(times.get(a)).map_or(0.0, |(tb, ta)| tb - ta);
+            let dt = times
+                .get(b)
+                .zip(times.get(a))
+                .map_or(0.0, |(tb, ta)| tb - ta);
             if b == a || dt <= 0.0 {
                 return 0.0;
             }

@@ -42,7 +42,11 @@ pub(crate) fn solve(
     target: Vec3,
     pole: Option<Vec3>,
 ) {
-    let (h, k, e) = (pose.position(ik.upper), pose.position(ik.mid), pose.position(ik.end));
+    let (h, k, e) = (
+        pose.position(ik.upper),
+        pose.position(ik.mid),
+        pose.position(ik.end),
+    );
     let (a, b) = ((k - h).length(), (e - k).length());
     let reach = (target - h).length();
     let lo = (a - b).abs() * 1.001 + 1e-7;
@@ -130,16 +134,38 @@ mod tests {
     fn reaches_target_keeps_lengths_and_bends_toward_pole() {
         let (s, mut p) = leg();
         let target = Vec3::new(0.1, 0.3, 0.2);
-        solve(&s, &mut p, &TwoBone { upper: 0, mid: 1, end: 2 }, target, Some(Vec3::Z));
-        assert!((p.position(2) - target).length() < 1e-4, "{:?}", p.position(2));
+        solve(
+            &s,
+            &mut p,
+            &TwoBone {
+                upper: 0,
+                mid: 1,
+                end: 2,
+            },
+            target,
+            Some(Vec3::Z),
+        );
+        assert!(
+            (p.position(2) - target).length() < 1e-4,
+            "{:?}",
+            p.position(2)
+        );
         assert!(((p.position(1) - p.position(0)).length() - 0.45).abs() < 1e-5);
         assert!(p.position(1).z > 0.2, "knee forward: {:?}", p.position(1));
-        assert!(p.rot[2].angle_between(Quat::IDENTITY) < 1e-4, "foot keeps rotation");
+        assert!(
+            p.rot[2].angle_between(Quat::IDENTITY) < 1e-4,
+            "foot keeps rotation"
+        );
     }
 
     #[test]
     fn drop_brings_target_into_reach_and_smoothing_never_undershoots() {
-        let d = required_drop(Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.3, 0.0, 0.0), 0.9, Vec3::Y);
+        let d = required_drop(
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.3, 0.0, 0.0),
+            0.9,
+            Vec3::Y,
+        );
         let hip = Vec3::new(0.0, 1.0 - d, 0.0);
         assert!(((Vec3::new(0.3, 0.0, 0.0) - hip).length() - 0.9).abs() < 1e-5);
         let x = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5];

@@ -97,7 +97,11 @@ pub fn retarget(
     for w in posecheck::check(profile, &s, &t, &setup.src_chains, &setup.tgt_chains)? {
         diagnostics.push(w);
     }
-    let ctx = Ctx { setup: &setup, s: &s, t: &t };
+    let ctx = Ctx {
+        setup: &setup,
+        s: &s,
+        t: &t,
+    };
     let mut out = Retargeted {
         clips: Vec::with_capacity(source_clips.len()),
         metrics: Vec::with_capacity(source_clips.len()),
@@ -130,7 +134,11 @@ fn check_inputs(
         if pose.len() != skel.joint_count() {
             return Err(RetargetError::BadPose {
                 side,
-                message: format!("{} joints in the pose, {} in the skeleton", pose.len(), skel.joint_count()),
+                message: format!(
+                    "{} joints in the pose, {} in the skeleton",
+                    pose.len(),
+                    skel.joint_count()
+                ),
             });
         }
         if let Some(id) = &spec.identity {
@@ -145,7 +153,10 @@ fn check_inputs(
     }
     for c in clips {
         if let Some(tr) = c.tracks.iter().find(|t| t.joint >= source.joint_count()) {
-            return Err(RetargetError::BadTrack { clip: c.name.clone(), joint: tr.joint });
+            return Err(RetargetError::BadTrack {
+                clip: c.name.clone(),
+                joint: tr.joint,
+            });
         }
     }
     Ok(())
@@ -189,7 +200,15 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
     let looping = is_loop(ctx, &src);
     let flags = planting::source_contacts(ctx, &profile.contacts, &times, &src);
     if profile.contacts.plant {
-        planting::plant(ctx, &profile.contacts, &times, &src, &mut tgt, &flags, looping);
+        planting::plant(
+            ctx,
+            &profile.contacts,
+            &times,
+            &src,
+            &mut tgt,
+            &flags,
+            looping,
+        );
     }
     let data = metrics::ClipData {
         name: &clip.name,

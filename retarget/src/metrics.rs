@@ -21,7 +21,11 @@ pub struct Worst {
 impl Worst {
     fn offer(&mut self, value: f32, joint: &str, time_s: f32) {
         if value > self.value {
-            *self = Worst { value, joint: joint.to_string(), time_s };
+            *self = Worst {
+                value,
+                joint: joint.to_string(),
+                time_s,
+            };
         }
     }
 }
@@ -35,6 +39,9 @@ pub struct ContactMetrics {
     /// than the skate speed, on the source and on the target.
     pub source_skate_fraction: f32,
     pub target_skate_fraction: f32,
+    /// Fraction of source-contact frames in which the target skates and
+    /// the source does not: the skating the retarget added (budgeted).
+    pub added_skate_fraction: f32,
     /// Horizontal distance travelled during source-contact frames, in
     /// meters and in character heights.
     pub source_skate_distance_m: f32,
@@ -104,25 +111,49 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
         .iter()
         .zip(d.flags)
         .map(|(c, fl)| {
-            let ps: Vec<Vec3> = d.src.iter().map(|f| s.canon(f.position(c.source))).collect();
-            let pt: Vec<Vec3> = d.tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
-            let tflags = detect(&pt, d.times, t.height, spec.height_threshold, spec.speed_threshold);
-            let (vs, vt) = (horizontal_speeds(&ps, d.times), horizontal_speeds(&pt, d.times));
+            let ps: Vec<Vec3> = d
+                .src
+                .iter()
+                .map(|f| s.canon(f.position(c.source)))
+                .collect();
+            let pt: Vec<Vec3> = d
+                .tgt
+                .iter()
+                .map(|f| t.canon(f.position(c.target)))
+                .collect();
+            let tflags = detect(
+                &pt,
+                d.times,
+                t.height,
+                spec.height_threshold,
+                spec.speed_threshold,
+            );
+            let (vs, vt) = (
+                horizontal_speeds(&ps, d.times),
+                horizontal_speeds(&pt, d.times),
+            );
             let step = |p: &[Vec3], i: usize| {
                 let q = p[i] - p[i - 1];
                 (q.x * q.x + q.z * q.z).sqrt()
             };
-            let mut m = ContactMetrics { joint: t.skel.name(c.target).to_string(), ..Default::default() };
-            let (mut ss, mut ts, mut kept) = (0usize, 0usize, 0usize);
+            let mut m = ContactMetrics {
+                joint: t.skel.name(c.target).to_string(),
+                ..Default::default()
+            };
+            let (mut ss, mut ts, mut kept, mut added) = (0usize, 0usize, 0usize, 0usize);
             for i in 0..fl.len() {
                 if !fl[i] {
                     continue;
                 }
                 m.source_contact_frames += 1;
-                ss += usize::from(vs[i] > skate * s.height);
+                let src_skates = vs[i] > skate * s.height;
+                ss += usize::from(src_skates);
                 if vt[i] > skate * t.height {
                     ts += 1;
-                    m.first_skate_s.get_or_insert(d.times[i]);
+                    if !src_skates {
+                        added += 1;
+                        m.first_skate_s.get_or_insert(d.times[i]);
+                    }
                 }
                 kept += usize::from(tflags[i]);
                 if i > 0 && fl[i - 1] {
@@ -133,7 +164,12 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
             let n = m.source_contact_frames.max(1) as f32;
             m.source_skate_fraction = ss as f32 / n;
             m.target_skate_fraction = ts as f32 / n;
-            m.preservation = if m.source_contact_frames == 0 { 1.0 } else { kept as f32 / n };
+            m.added_skate_fraction = added as f32 / n;
+            m.preservation = if m.source_contact_frames == 0 {
+                1.0
+            } else {
+                kept as f32 / n
+            };
             m.source_skate_distance_h = m.source_skate_distance_m / s.height;
             m.target_skate_distance_h = m.target_skate_distance_m / t.height;
             m
@@ -147,10 +183,17 @@ fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
     let mut pairs = Vec::new();
     for (k, drive) in setup.drives.iter().enumerate() {
         let Some(dr) = drive else { continue };
-        let Some(c) = setup.tgt_chains.get(dr.tgt_chain) else { continue };
-        let limb = c.role.is_arm() || c.role.is_leg() || matches!(c.role, Role::FootL | Role::FootR);
+        let Some(c) = setup.tgt_chains.get(dr.tgt_chain) else {
+            continue;
+        };
+        let limb =
+            c.role.is_arm() || c.role.is_leg() || matches!(c.role, Role::FootL | Role::FootR);
         if limb && c.joints.last() == Some(&k) {
-            if let Some(&sj) = setup.src_chains.get(dr.src_chain).and_then(|sc| sc.joints.last()) {
+            if let Some(&sj) = setup
+                .src_chains
+                .get(dr.src_chain)
+                .and_then(|sc| sc.joints.last())
+            {
                 pairs.push((sj, k));
             }
         }
@@ -207,8 +250,15 @@ fn twist_metrics(ctx: &Ctx, d: &ClipData) -> Vec<TwistMetrics> {
         let lo = angles.iter().copied().fold(f32::INFINITY, f32::min);
         let hi = angles.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for &(k, _, w) in &plan.targets {
-            let range = if angles.is_empty() { 0.0 } else { (hi - lo) * w.abs() };
-            out.push(TwistMetrics { joint: ctx.t.skel.name(k).to_string(), range_deg: range.to_degrees() });
+            let range = if angles.is_empty() {
+                0.0
+            } else {
+                (hi - lo) * w.abs()
+            };
+            out.push(TwistMetrics {
+                joint: ctx.t.skel.name(k).to_string(),
+                range_deg: range.to_degrees(),
+            });
         }
     }
     out
@@ -226,26 +276,75 @@ impl ClipMetrics {
             out.push(d);
         };
         for c in &self.contacts {
-            if c.source_contact_frames > 0 && c.target_skate_fraction > b.max_skate_fraction {
-                push("retarget_foot_skate", format!("target skates in {:.1}% of source-contact frames (budget {:.1}%)", c.target_skate_fraction * 100.0, b.max_skate_fraction * 100.0), &c.joint, c.first_skate_s);
+            if c.source_contact_frames > 0 && c.added_skate_fraction > b.max_skate_fraction {
+                push("retarget_foot_skate", format!("target skates (and the source does not) in {:.1}% of source-contact frames (budget {:.1}%)", c.added_skate_fraction * 100.0, b.max_skate_fraction * 100.0), &c.joint, c.first_skate_s);
             }
             if c.source_contact_frames > 0 && c.preservation < b.min_contact_preservation {
-                push("retarget_contacts", format!("{:.1}% of source contacts preserved (budget {:.1}%)", c.preservation * 100.0, b.min_contact_preservation * 100.0), &c.joint, None);
+                push(
+                    "retarget_contacts",
+                    format!(
+                        "{:.1}% of source contacts preserved (budget {:.1}%)",
+                        c.preservation * 100.0,
+                        b.min_contact_preservation * 100.0
+                    ),
+                    &c.joint,
+                    None,
+                );
             }
         }
         let checks = [
-            ("retarget_end_effector", "end-effector error", &self.end_effector_error, b.max_end_effector_error, "character heights"),
-            ("retarget_bone_length", "bone-length deviation", &self.bone_length_deviation_m, b.max_bone_length_deviation_m, "m"),
-            ("retarget_angular_jump", "angular jump", &self.max_angular_jump_deg, b.max_angular_jump_deg, "deg per frame"),
+            (
+                "retarget_end_effector",
+                "end-effector error",
+                &self.end_effector_error,
+                b.max_end_effector_error,
+                "character heights",
+            ),
+            (
+                "retarget_bone_length",
+                "bone-length deviation",
+                &self.bone_length_deviation_m,
+                b.max_bone_length_deviation_m,
+                "m",
+            ),
+            (
+                "retarget_angular_jump",
+                "angular jump",
+                &self.max_angular_jump_deg,
+                b.max_angular_jump_deg,
+                "deg per frame",
+            ),
         ];
         for (code, what, w, budget, unit) in checks {
-            if w.value > budget {
-                push(code, format!("{what} {:.4} {unit} exceeds the budget {budget} {unit}", w.value), &w.joint, Some(w.time_s));
+            // A flip the source itself has is not the retarget's.
+            let own = if code == "retarget_angular_jump" {
+                self.source_max_angular_jump_deg + 1.0
+            } else {
+                0.0
+            };
+            if w.value > budget.max(own) {
+                push(
+                    code,
+                    format!(
+                        "{what} {:.4} {unit} exceeds the budget {budget} {unit}",
+                        w.value
+                    ),
+                    &w.joint,
+                    Some(w.time_s),
+                );
             }
         }
         for tw in &self.twists {
             if tw.range_deg > b.max_twist_range_deg {
-                push("retarget_twist_range", format!("twist range {:.1} deg exceeds the budget {} deg", tw.range_deg, b.max_twist_range_deg), &tw.joint, None);
+                push(
+                    "retarget_twist_range",
+                    format!(
+                        "twist range {:.1} deg exceeds the budget {} deg",
+                        tw.range_deg, b.max_twist_range_deg
+                    ),
+                    &tw.joint,
+                    None,
+                );
             }
         }
         out

@@ -54,12 +54,13 @@ pub(crate) fn joint(side: &Side, chain: &str, name: &str) -> Result<usize, Retar
 pub(crate) fn resolve_chain(side: &Side, spec: &ChainSpec) -> Result<Chain, RetargetError> {
     let start = joint(side, &spec.name, &spec.start)?;
     let end = joint(side, &spec.name, &spec.end)?;
-    let joints = path_down(side.skel, start, end).ok_or_else(|| RetargetError::DegenerateChain {
-        side: side.name,
-        chain: spec.name.clone(),
-        start: spec.start.clone(),
-        end: spec.end.clone(),
-    })?;
+    let joints =
+        path_down(side.skel, start, end).ok_or_else(|| RetargetError::DegenerateChain {
+            side: side.name,
+            chain: spec.name.clone(),
+            start: spec.start.clone(),
+            end: spec.end.clone(),
+        })?;
     let follow = match &spec.follow {
         Some(f) => Some(joint(side, &spec.name, f)?),
         None => None,
@@ -85,7 +86,13 @@ fn chain_params(side: &Side, joints: &[usize]) -> Vec<f32> {
     let n = joints.len();
     if total <= 1e-6 * side.height {
         return (0..n)
-            .map(|i| if n > 1 { i as f32 / (n - 1) as f32 } else { 0.0 })
+            .map(|i| {
+                if n > 1 {
+                    i as f32 / (n - 1) as f32
+                } else {
+                    0.0
+                }
+            })
             .collect();
     }
     cum.iter().map(|c| c / total).collect()
@@ -147,14 +154,17 @@ pub(crate) fn resolve_drives(
     let mut owner: Vec<Option<usize>> = vec![None; target.skel.joint_count()];
     for map in &profile.maps {
         let find = |chains: &[Chain], name: &str, side: &str| {
-            chains.iter().position(|c| c.name == name).ok_or_else(|| RetargetError::BadMap {
-                source_chain: map.source.clone(),
-                target_chain: map.target.clone(),
-                message: format!(
-                    "no {side} chain '{name}'{}",
-                    hint(name, chains.iter().map(|c| c.name.as_str()))
-                ),
-            })
+            chains
+                .iter()
+                .position(|c| c.name == name)
+                .ok_or_else(|| RetargetError::BadMap {
+                    source_chain: map.source.clone(),
+                    target_chain: map.target.clone(),
+                    message: format!(
+                        "no {side} chain '{name}'{}",
+                        hint(name, chains.iter().map(|c| c.name.as_str()))
+                    ),
+                })
         };
         let si = find(&src_chains, &map.source, "source")?;
         let ti = find(&tgt_chains, &map.target, "target")?;

@@ -11,13 +11,27 @@ use crate::transfer::Ctx;
 use ludus_anim_runtime::math::Vec3;
 
 /// Source contact flags, one list per contact joint.
-pub(crate) fn source_contacts(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk]) -> Vec<Vec<bool>> {
+pub(crate) fn source_contacts(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    times: &[f32],
+    src: &[PoseFk],
+) -> Vec<Vec<bool>> {
     ctx.setup
         .contacts
         .iter()
         .map(|c| {
-            let p: Vec<Vec3> = src.iter().map(|f| ctx.s.canon(f.position(c.source))).collect();
-            detect(&p, times, ctx.s.height, spec.height_threshold, spec.speed_threshold)
+            let p: Vec<Vec3> = src
+                .iter()
+                .map(|f| ctx.s.canon(f.position(c.source)))
+                .collect();
+            detect(
+                &p,
+                times,
+                ctx.s.height,
+                spec.height_threshold,
+                spec.speed_threshold,
+            )
         })
         .collect()
 }
@@ -25,7 +39,15 @@ pub(crate) fn source_contacts(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src:
 /// Per contact and frame: IK weight and component-space target.
 type Targets = Vec<Vec<Option<(f32, Vec3)>>>;
 
-fn ik_targets(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk], tgt: &[PoseFk], flags: &[Vec<bool>], looping: bool) -> Targets {
+fn ik_targets(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    times: &[f32],
+    src: &[PoseFk],
+    tgt: &[PoseFk],
+    flags: &[Vec<bool>],
+    looping: bool,
+) -> Targets {
     let (s, t) = (ctx.s, ctx.t);
     let pel = ctx.setup.pelvis.1;
     let loop_shift = looping.then(|| {
@@ -37,7 +59,10 @@ fn ik_targets(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk], tgt:
         .iter()
         .zip(flags)
         .map(|(c, fl)| {
-            let ps: Vec<f32> = src.iter().map(|f| s.canon(f.position(c.source)).y).collect();
+            let ps: Vec<f32> = src
+                .iter()
+                .map(|f| s.canon(f.position(c.source)).y)
+                .collect();
             let low = ps.iter().copied().fold(f32::INFINITY, f32::min);
             let hs: Vec<f32> = ps.iter().map(|y| y - low).collect();
             let fk: Vec<Vec3> = tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
@@ -63,7 +88,15 @@ fn ik_targets(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk], tgt:
 }
 
 /// Plant the target: pelvis correction, then IK, frame by frame.
-pub(crate) fn plant(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk], tgt: &mut [PoseFk], flags: &[Vec<bool>], looping: bool) {
+pub(crate) fn plant(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    times: &[f32],
+    src: &[PoseFk],
+    tgt: &mut [PoseFk],
+    flags: &[Vec<bool>],
+    looping: bool,
+) {
     if ctx.setup.contacts.is_empty() || tgt.is_empty() {
         return;
     }
@@ -75,7 +108,11 @@ pub(crate) fn plant(ctx: &Ctx, spec: &ContactSpec, times: &[f32], src: &[PoseFk]
         for (c, tg) in ctx.setup.contacts.iter().zip(&targets) {
             if let Some((_, at)) = tg[f] {
                 let pole = source_pole(ctx, c, &src[f]);
-                let ik = TwoBone { upper: c.upper, mid: c.mid, end: c.target };
+                let ik = TwoBone {
+                    upper: c.upper,
+                    mid: c.mid,
+                    end: c.target,
+                };
                 solve(ctx.t.skel, pose, &ik, at, pole);
                 ctx.place_followers(pose);
             }
@@ -88,13 +125,24 @@ fn source_pole(ctx: &Ctx, c: &ContactPlan, src: &PoseFk) -> Option<Vec3> {
     let sk = ctx.s.skel;
     let mid = sk.parent(c.source)?;
     let upper = sk.parent(mid)?;
-    let (h, k, e) = (src.position(upper), src.position(mid), src.position(c.source));
+    let (h, k, e) = (
+        src.position(upper),
+        src.position(mid),
+        src.position(c.source),
+    );
     let u = (e - h).try_normalize()?;
     let off = (k - h) - u * (k - h).dot(u);
     Some(ctx.setup.a * off)
 }
 
-fn correct_pelvis(ctx: &Ctx, spec: &ContactSpec, times: &[f32], tgt: &mut [PoseFk], targets: &Targets, looping: bool) {
+fn correct_pelvis(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    times: &[f32],
+    tgt: &mut [PoseFk],
+    targets: &Targets,
+    looping: bool,
+) {
     let t = ctx.t;
     let up = t.basis.conjugate() * Vec3::Y;
     let reach: Vec<f32> = ctx
@@ -102,7 +150,11 @@ fn correct_pelvis(ctx: &Ctx, spec: &ContactSpec, times: &[f32], tgt: &mut [PoseF
         .contacts
         .iter()
         .map(|c| {
-            let (h, k, e) = (t.pose.position(c.upper), t.pose.position(c.mid), t.pose.position(c.target));
+            let (h, k, e) = (
+                t.pose.position(c.upper),
+                t.pose.position(c.mid),
+                t.pose.position(c.target),
+            );
             ((k - h).length() + (e - k).length()) * 0.999
         })
         .collect();
@@ -122,7 +174,11 @@ fn correct_pelvis(ctx: &Ctx, spec: &ContactSpec, times: &[f32], tgt: &mut [PoseF
         return;
     }
     let dt = times.last().copied().unwrap_or(0.0) / (n.max(2) - 1) as f32;
-    let radius = if dt > 0.0 { (spec.blend_s / dt).round() as usize } else { 0 };
+    let radius = if dt > 0.0 {
+        (spec.blend_s / dt).round() as usize
+    } else {
+        0
+    };
     if looping && n > 2 {
         let mut periodic = smooth_drop(&drop[..n - 1], radius, true);
         periodic.push(periodic[0]);

@@ -25,14 +25,20 @@ pub fn pose_kind(deg: f32) -> &'static str {
 
 /// Arm-to-spine angle (degrees) of an arm chain in a side's retarget pose.
 pub(crate) fn arm_angle(side: &Side, chains: &[Chain], arm: &Chain) -> Option<f32> {
-    let (&a0, a1) = (arm.joints.first()?, arm.joints.get(1).or(arm.joints.last())?);
-    let arm_dir = side.canon(side.pose.position(*a1) - side.pose.position(a0)).try_normalize()?;
+    let (&a0, a1) = (
+        arm.joints.first()?,
+        arm.joints.get(1).or(arm.joints.last())?,
+    );
+    let arm_dir = side
+        .canon(side.pose.position(*a1) - side.pose.position(a0))
+        .try_normalize()?;
     let down = chains
         .iter()
         .find(|c| c.role == Role::Spine)
         .and_then(|c| {
             let (s, e) = (*c.joints.first()?, *c.joints.last()?);
-            side.canon(side.pose.position(s) - side.pose.position(e)).try_normalize()
+            side.canon(side.pose.position(s) - side.pose.position(e))
+                .try_normalize()
         })
         .unwrap_or(-Vec3::Y);
     Some(arm_dir.dot(down).clamp(-1.0, 1.0).acos().to_degrees())
@@ -51,11 +57,14 @@ pub(crate) fn check(
     for m in &profile.maps {
         let sc = src_chains.iter().find(|c| c.name == m.source);
         let tc = tgt_chains.iter().find(|c| c.name == m.target);
-        let (Some(sc), Some(tc)) = (sc, tc) else { continue };
+        let (Some(sc), Some(tc)) = (sc, tc) else {
+            continue;
+        };
         if !(sc.role.is_arm() && tc.role.is_arm()) {
             continue;
         }
-        let (Some(sa), Some(ta)) = (arm_angle(s, src_chains, sc), arm_angle(t, tgt_chains, tc)) else {
+        let (Some(sa), Some(ta)) = (arm_angle(s, src_chains, sc), arm_angle(t, tgt_chains, tc))
+        else {
             continue;
         };
         if (sa - ta).abs() <= profile.pose_check.tolerance_deg {

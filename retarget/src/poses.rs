@@ -51,16 +51,21 @@ fn resolve_side(
     let mut local = skeleton.rest_pose().to_vec();
     if spec.kind == PoseKind::ClipFrame {
         let name = spec.clip.as_deref().unwrap_or_default();
-        let clip = clips.iter().find(|c| c.name == name).ok_or_else(|| {
-            RetargetError::BadPose {
+        let clip = clips
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| RetargetError::BadPose {
                 side,
                 message: format!(
                     "clip '{name}' not found{}",
                     hint(name, clips.iter().map(|c| c.name.as_str()))
                 ),
-            }
-        })?;
-        if let Some(tr) = clip.tracks.iter().find(|t| t.joint >= skeleton.joint_count()) {
+            })?;
+        if let Some(tr) = clip
+            .tracks
+            .iter()
+            .find(|t| t.joint >= skeleton.joint_count())
+        {
             return Err(RetargetError::BadTrack {
                 clip: clip.name.clone(),
                 joint: tr.joint,
@@ -69,14 +74,16 @@ fn resolve_side(
         sample_clip(skeleton, clip, spec.time_s.unwrap_or(0.0), &mut local);
     }
     for o in &spec.overrides {
-        let j = skeleton.find_by_name(&o.joint).ok_or_else(|| RetargetError::BadPose {
-            side,
-            message: format!(
-                "override joint '{}' not found{}",
-                o.joint,
-                hint(&o.joint, skeleton.names().iter().map(String::as_str))
-            ),
-        })?;
+        let j = skeleton
+            .find_by_name(&o.joint)
+            .ok_or_else(|| RetargetError::BadPose {
+                side,
+                message: format!(
+                    "override joint '{}' not found{}",
+                    o.joint,
+                    hint(&o.joint, skeleton.names().iter().map(String::as_str))
+                ),
+            })?;
         if let Some([x, y, z, w]) = o.rotation {
             let q = Quat::from_xyzw(x, y, z, w);
             if !q.is_finite() || q.length_squared() < 1e-8 {

@@ -61,6 +61,9 @@ pub struct SideSpec {
     /// Up coordinate of the ground plane (meters, component space).
     #[serde(default)]
     pub floor: f32,
+    /// Informational: the rest kind `suggest` detected (T-pose, A-pose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_kind: Option<String>,
     #[serde(default)]
     pub pose: PoseSpec,
     #[serde(default, rename = "chain")]
@@ -357,7 +360,8 @@ fn tolerance_deg() -> f32 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Budgets {
-    /// Fraction of source-contact frames in which the target foot skates.
+    /// Fraction of source-contact frames in which the target foot skates
+    /// and the source foot does not.
     #[serde(default = "max_skate_fraction")]
     pub max_skate_fraction: f32,
     /// Minimum fraction of source-contact frames that stay contacts.
@@ -369,7 +373,8 @@ pub struct Budgets {
     /// Meters, for joints whose mode keeps bone lengths.
     #[serde(default = "max_bone_length_deviation_m")]
     pub max_bone_length_deviation_m: f32,
-    /// Largest rotation change of one joint between two baked frames.
+    /// Largest rotation change of one joint between two baked frames (a
+    /// flip detector; never below the source's own largest jump + 1 deg).
     #[serde(default = "max_angular_jump_deg")]
     pub max_angular_jump_deg: f32,
     /// Largest range of applied twist over a clip.
@@ -435,11 +440,10 @@ impl Profile {
             path: path.to_string(),
             message: with_suggestion(&e.to_string()),
         })?;
-        p.check_values()
-            .map_err(|message| ProfileError::Invalid {
-                path: path.to_string(),
-                message,
-            })?;
+        p.check_values().map_err(|message| ProfileError::Invalid {
+            path: path.to_string(),
+            message,
+        })?;
         Ok(p)
     }
 
@@ -460,8 +464,12 @@ impl Profile {
         }
         for (side, s) in [("source", &self.source), ("target", &self.target)] {
             crate::basis::basis(&s.up, &s.forward).map_err(|e| format!("{side}: {e}"))?;
-            if s.pose.kind == PoseKind::ClipFrame && (s.pose.clip.is_none() || s.pose.time_s.is_none()) {
-                return Err(format!("{side}.pose: kind = \"clip_frame\" needs `clip` and `time_s`"));
+            if s.pose.kind == PoseKind::ClipFrame
+                && (s.pose.clip.is_none() || s.pose.time_s.is_none())
+            {
+                return Err(format!(
+                    "{side}.pose: kind = \"clip_frame\" needs `clip` and `time_s`"
+                ));
             }
             for o in &s.pose.overrides {
                 if o.rotation.is_some() == o.rotate_deg.is_some() {

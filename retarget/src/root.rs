@@ -50,7 +50,10 @@ pub(crate) fn root_frame(setup: &Setup, s: &Side, t: &Side, src: &PoseFk) -> Roo
             let r_t = r_t_ref + hscale(dr, sc.horizontal, sc.vertical);
             (m_t + rm_t * r_t, Some(t.basis.conjugate() * m_t))
         }
-        None => (c_t_ref + hscale(c_s - c_s_ref, sc.horizontal, sc.vertical), None),
+        None => (
+            c_t_ref + hscale(c_s - c_s_ref, sc.horizontal, sc.vertical),
+            None,
+        ),
     };
     c_t.y = t.floor + sc.vertical * (c_s.y - s.floor);
     RootFrame {

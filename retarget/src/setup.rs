@@ -59,8 +59,14 @@ pub(crate) struct Setup {
 pub(crate) fn setup(profile: &Profile, s: &Side, t: &Side) -> Result<Setup, RetargetError> {
     let (src_chains, tgt_chains, mut drives) = resolve_drives(profile, s, t)?;
     let pelvis = match &profile.root.pelvis {
-        Some(p) => (joint(s, "root.pelvis", &p.source)?, joint(t, "root.pelvis", &p.target)?),
-        None => (default_pelvis(s, &src_chains)?, default_pelvis(t, &tgt_chains)?),
+        Some(p) => (
+            joint(s, "root.pelvis", &p.source)?,
+            joint(t, "root.pelvis", &p.target)?,
+        ),
+        None => (
+            default_pelvis(s, &src_chains)?,
+            default_pelvis(t, &tgt_chains)?,
+        ),
     };
     let motion_root = match &profile.root.motion_root {
         Some(p) => {
@@ -68,11 +74,15 @@ pub(crate) fn setup(profile: &Profile, s: &Side, t: &Side) -> Result<Setup, Reta
                 joint(s, "root.motion_root", &p.source)?,
                 joint(t, "root.motion_root", &p.target)?,
             );
-            if !is_ancestor_or_self(s.skel, m.0, pelvis.0) || !is_ancestor_or_self(t.skel, m.1, pelvis.1)
-                || m.0 == pelvis.0 || m.1 == pelvis.1
+            if !is_ancestor_or_self(s.skel, m.0, pelvis.0)
+                || !is_ancestor_or_self(t.skel, m.1, pelvis.1)
+                || m.0 == pelvis.0
+                || m.1 == pelvis.1
             {
                 return Err(RetargetError::BadRoot {
-                    message: "root.motion_root must be a strict ancestor of root.pelvis on both sides".into(),
+                    message:
+                        "root.motion_root must be a strict ancestor of root.pelvis on both sides"
+                            .into(),
                 });
             }
             Some(m)
@@ -85,7 +95,11 @@ pub(crate) fn setup(profile: &Profile, s: &Side, t: &Side) -> Result<Setup, Reta
     for (src, tgt) in std::iter::once(pelvis).chain(motion_root) {
         if drives[tgt].is_none() {
             drives[tgt] = Some(Drive {
-                rot: Some(crate::plan::Delta { a: src, b: src, w: 0.0 }),
+                rot: Some(crate::plan::Delta {
+                    a: src,
+                    b: src,
+                    w: 0.0,
+                }),
                 trans: crate::profile::TranslationMode::None,
                 near: src,
                 src_chain: usize::MAX,
@@ -206,7 +220,10 @@ fn contacts(
         };
         let upper = match &c.upper {
             Some(u) => joint(t, &name, u)?,
-            None => t.skel.parent(mid).ok_or_else(|| bad("has no grandparent to bend".into()))?,
+            None => t
+                .skel
+                .parent(mid)
+                .ok_or_else(|| bad("has no grandparent to bend".into()))?,
         };
         if !is_ancestor_or_self(t.skel, upper, mid) || upper == mid {
             return Err(bad(format!(

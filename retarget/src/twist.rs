@@ -18,7 +18,12 @@ use crate::side::Side;
 use ludus_anim_runtime::math::{Quat, Transform};
 use std::f32::consts::{PI, TAU};
 
-pub(crate) fn plan(profile: &Profile, s: &Side, t: &Side, a: Quat) -> Result<Vec<TwistPlan>, RetargetError> {
+pub(crate) fn plan(
+    profile: &Profile,
+    s: &Side,
+    t: &Side,
+    a: Quat,
+) -> Result<Vec<TwistPlan>, RetargetError> {
     let mut out = Vec::new();
     for spec in &profile.twists {
         let bad = |message: String| RetargetError::BadTwist {
@@ -58,7 +63,11 @@ pub(crate) fn plan(profile: &Profile, s: &Side, t: &Side, a: Quat) -> Result<Vec
 
 /// Twist angle of `local` relative to `pose` about `axis` (parent frame),
 /// wrapped into (-pi, pi].
-pub(crate) fn twist_angle(local: &Transform, pose: &Transform, axis: ludus_anim_runtime::math::Vec3) -> f32 {
+pub(crate) fn twist_angle(
+    local: &Transform,
+    pose: &Transform,
+    axis: ludus_anim_runtime::math::Vec3,
+) -> f32 {
     let d = local.rotation * pose.rotation.conjugate();
     let s = d.x * axis.x + d.y * axis.y + d.z * axis.z;
     wrap(2.0 * s.atan2(d.w))
