@@ -70,6 +70,11 @@ pub(crate) struct Plant {
     pub t0: f32,
     pub t1: f32,
     pub at: Vec3,
+    /// `at` minus the FK position at the first and the last contact frame:
+    /// outside the contact the IK target is the FK position plus this
+    /// offset, eased out, so an already planted foot is left untouched.
+    pub off0: Vec3,
+    pub off1: Vec3,
 }
 
 /// Runs of `true`, as (first, last) frame indices.
@@ -122,10 +127,13 @@ pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
         .iter()
         .map(|&(a, b)| {
             let frames: Vec<(usize, Vec3)> = (a..=b).map(|i| (i, inp.fk[i])).collect();
+            let at = plant_at(inp, &frames);
             Plant {
                 t0: inp.times[a],
                 t1: inp.times[b],
-                at: plant_at(inp, &frames),
+                at,
+                off0: at - inp.fk[a],
+                off1: at - inp.fk[b],
             }
         })
         .collect();
@@ -134,15 +142,20 @@ pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
         let mut frames: Vec<(usize, Vec3)> = (la..=lb).map(|i| (i, inp.fk[i])).collect();
         frames.extend((fa..=fb).map(|i| (i, inp.fk[i] + shift)));
         let at = plant_at(inp, &frames);
+        let (off0, off1) = (at - inp.fk[la], at - (inp.fk[fb] + shift));
         out.push(Plant {
             t0: inp.times[la],
             t1: dur + inp.times[fb],
             at,
+            off0,
+            off1,
         });
         out.push(Plant {
             t0: inp.times[la] - dur,
             t1: inp.times[fb],
             at: at - shift,
+            off0,
+            off1,
         });
     }
     out
@@ -155,31 +168,31 @@ fn plant_at(inp: &PlantInput, frames: &[(usize, Vec3)]) -> Vec3 {
     Vec3::new(sum.x / k, inp.ground_y + inp.vertical_scale * h, sum.z / k)
 }
 
-/// Plant weight and position at time `t`: 1 inside a contact, easing to 0
-/// over `blend` seconds outside it (smoothstep); the nearest plant wins.
-pub(crate) fn plant_weight(plants: &[Plant], t: f32, blend: f32) -> Option<(f32, Vec3)> {
+/// The IK target at time `t` for a joint whose transferred position is
+/// `fk`: the plant inside a contact; outside, `fk` plus the plant's
+/// boundary offset eased out over `blend` seconds (smoothstep); the
+/// nearest plant wins. `None`: no plant near.
+pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Option<Vec3> {
     let mut best: Option<(f32, Vec3)> = None;
     for p in plants {
-        let dist = if t < p.t0 {
-            p.t0 - t
+        let (dist, off) = if t < p.t0 {
+            (p.t0 - t, p.off0)
         } else if t > p.t1 {
-            t - p.t1
+            (t - p.t1, p.off1)
         } else {
-            0.0
+            return Some(p.at);
         };
-        let w = if dist <= 0.0 {
-            1.0
-        } else if blend > 0.0 && dist < blend {
+        let w = if blend > 0.0 && dist < blend {
             let x = 1.0 - dist / blend;
             x * x * (3.0 - 2.0 * x)
         } else {
             0.0
         };
         if w > 0.0 && best.map_or(true, |(bw, _)| w > bw) {
-            best = Some((w, p.at));
+            best = Some((w, fk + off * w));
         }
     }
-    best
+    best.map(|(_, at)| at)
 }
 
 #[cfg(test)]

@@ -198,7 +198,15 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
         tgt.push(out);
     }
     let looping = is_loop(ctx, &src);
-    let flags = planting::source_contacts(ctx, &profile.contacts, &times, &src);
+    let mut flags = planting::source_contacts(ctx, &profile.contacts, &times, &src);
+    if looping {
+        // The last frame of a loop is its first: same contact state.
+        for f in &mut flags {
+            if let (Some(&first), Some(last)) = (f.first(), f.len().checked_sub(1)) {
+                f[last] = first;
+            }
+        }
+    }
     if profile.contacts.plant {
         planting::plant(
             ctx,

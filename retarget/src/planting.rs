@@ -2,7 +2,7 @@
 //! the target joints during them with two-bone IK, lower the pelvis where
 //! a plant is out of reach.
 
-use crate::contacts::{detect, plant_weight, plants, PlantInput};
+use crate::contacts::{detect, plant_target, plants, PlantInput};
 use crate::ik::{required_drop, smooth_drop, solve, TwoBone};
 use crate::profile::ContactSpec;
 use crate::rig::PoseFk;
@@ -37,7 +37,7 @@ pub(crate) fn source_contacts(
 }
 
 /// Per contact and frame: IK weight and component-space target.
-type Targets = Vec<Vec<Option<(f32, Vec3)>>>;
+type Targets = Vec<Vec<Option<Vec3>>>;
 
 fn ik_targets(
     ctx: &Ctx,
@@ -79,8 +79,7 @@ fn ik_targets(
                 .iter()
                 .zip(&fk)
                 .map(|(&time, &p)| {
-                    plant_weight(&pl, time, spec.blend_s)
-                        .map(|(w, at)| (w, t.basis.conjugate() * p.lerp(at, w)))
+                    plant_target(&pl, time, spec.blend_s, p).map(|at| t.basis.conjugate() * at)
                 })
                 .collect()
         })
@@ -106,7 +105,7 @@ pub(crate) fn plant(
     }
     for (f, pose) in tgt.iter_mut().enumerate() {
         for (c, tg) in ctx.setup.contacts.iter().zip(&targets) {
-            if let Some((_, at)) = tg[f] {
+            if let Some(at) = tg[f] {
                 let pole = source_pole(ctx, c, &src[f]);
                 let ik = TwoBone {
                     upper: c.upper,
@@ -163,7 +162,7 @@ fn correct_pelvis(
         .map(|f| {
             let mut d = 0.0f32;
             for ((c, tg), &r) in ctx.setup.contacts.iter().zip(targets).zip(&reach) {
-                if let Some((_, at)) = tg[f] {
+                if let Some(at) = tg[f] {
                     d = d.max(required_drop(tgt[f].position(c.upper), at, r, up));
                 }
             }

@@ -107,7 +107,27 @@ pub(crate) fn setup(profile: &Profile, s: &Side, t: &Side) -> Result<Setup, Reta
             });
         }
     }
-    let scales = scales(profile, s, t, pelvis)?;
+    let feet =
+        |side: &Side, chains: &[Chain], contact: fn(&crate::profile::ContactJoint) -> &str| {
+            let mut js: Vec<usize> = chains
+                .iter()
+                .filter(|c| c.role.is_leg() || matches!(c.role, Role::FootL | Role::FootR))
+                .flat_map(|c| c.joints.iter().copied())
+                .collect();
+            js.extend(
+                profile
+                    .contacts
+                    .joints
+                    .iter()
+                    .filter_map(|c| side.skel.find_by_name(contact(c))),
+            );
+            js
+        };
+    let lows = (
+        feet(s, &src_chains, |c| &c.source),
+        feet(t, &tgt_chains, |c| &c.target),
+    );
+    let scales = scales(profile, s, t, pelvis, lows)?;
     let followers = followers(t, &tgt_chains);
     let twists = crate::twist::plan(profile, s, t, a)?;
     let contacts = contacts(profile, s, t, &followers)?;
@@ -148,9 +168,19 @@ fn scales(
     s: &Side,
     t: &Side,
     pelvis: (usize, usize),
+    feet: (Vec<usize>, Vec<usize>),
 ) -> Result<RootScales, RetargetError> {
-    let hs = s.height_above_lowest(pelvis.0);
-    let ht = t.height_above_lowest(pelvis.1);
+    // Hip height: the pelvis above the lowest leg or foot joint (a root
+    // joint on the ground must not count), all joints without legs.
+    let hip = |side: &Side, p: usize, feet: &[usize]| {
+        let up = |j: usize| side.canon(side.pose.position(j)).y;
+        match feet.iter().map(|&j| up(j)).reduce(f32::min) {
+            Some(low) => up(p) - low,
+            None => side.height_above_lowest(p),
+        }
+    };
+    let hs = hip(s, pelvis.0, &feet.0);
+    let ht = hip(t, pelvis.1, &feet.1);
     let ratio = if hs > 1e-6 * s.height && ht > 1e-6 * t.height {
         ht / hs
     } else if profile.root.vertical_scale.is_some() {
