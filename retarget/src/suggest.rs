@@ -11,7 +11,7 @@ use ludus_anim_runtime::math::{Quat, Vec3};
 use ludus_anim_runtime::Skeleton;
 
 /// What the suggester found on one skeleton.
-struct Found {
+struct Found<'a> {
     spec: SideSpec,
     pelvis: usize,
     motion_root: Option<usize>,
@@ -19,6 +19,7 @@ struct Found {
     parts: Vec<((Part, NSide), usize)>,
     /// Upper-arm abduction from the spine, degrees, per side (left, right).
     arm_deg: [Option<f32>; 2],
+    skel_ref: &'a Skeleton,
 }
 
 fn find(skel: &Skeleton, part: Part, side: NSide) -> Option<usize> {
@@ -147,7 +148,7 @@ fn limbs(skel: &Skeleton, sides: &mut Vec<ChainSpec>, parts: &mut Vec<((Part, NS
     }
 }
 
-fn find_side(skel: &Skeleton, file: &str) -> Found {
+fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
     let fk = PoseFk::new(skel, skel.rest_pose().to_vec());
     let mut chains = Vec::new();
     let mut parts = Vec::new();
@@ -210,6 +211,7 @@ fn find_side(skel: &Skeleton, file: &str) -> Found {
         motion_root,
         parts,
         arm_deg: [None, None],
+        skel_ref: skel,
     };
     found.arm_deg = arm_angles(skel, &found);
     found
@@ -364,39 +366,59 @@ fn add_name_matches(source: &Skeleton, s: &mut Found, target: &Skeleton, t: &mut
     }
 }
 
-/// When the rest kinds differ (T vs A), turn the source upper arms so the
-/// source retarget pose matches the target's arm-to-spine angle.
+/// Align the source retarget pose to the target's limbs: each upper-arm,
+/// forearm, thigh and shin whose direction differs by more than 2 degrees
+/// (an A-pose source, CMU's splayed BVH zero pose) is turned, parent first,
+/// in component space onto the target's direction.
 fn pose_overrides(source: &Skeleton, s: &mut Found, t: &Found) {
-    let fk = PoseFk::new(source, source.rest_pose().to_vec());
-    let Ok(b) = crate::basis::basis(&s.spec.up, &s.spec.forward) else {
+    let (Ok(bs), Ok(bt)) = (
+        crate::basis::basis(&s.spec.up, &s.spec.forward),
+        crate::basis::basis(&t.spec.up, &t.spec.forward),
+    ) else {
         return;
     };
-    for (i, side) in [NSide::Left, NSide::Right].into_iter().enumerate() {
-        let (Some(sa), Some(ta)) = (s.arm_deg[i], t.arm_deg[i]) else {
-            continue;
-        };
-        if (sa - ta).abs() <= PoseCheck::default().tolerance_deg {
-            continue;
+    let tfk = PoseFk::new(t.skel_ref, t.skel_ref.rest_pose().to_vec());
+    let mut local = source.rest_pose().to_vec();
+    let bones = [
+        (Part::UpperArm, Part::ForeArm),
+        (Part::ForeArm, Part::Hand),
+        (Part::Thigh, Part::Calf),
+        (Part::Calf, Part::Foot),
+    ];
+    for side in [NSide::Left, NSide::Right] {
+        for (from, to) in bones {
+            let get = |f: &Found, p: Part| {
+                f.parts
+                    .iter()
+                    .find(|(k, _)| *k == (p, side))
+                    .map(|(_, j)| *j)
+            };
+            let (Some(a), Some(b), Some(ta), Some(tb)) =
+                (get(s, from), get(s, to), get(t, from), get(t, to))
+            else {
+                continue;
+            };
+            let fk = PoseFk::new(source, local.clone());
+            let (Some(d_s), Some(d_t)) = (
+                (bs * (fk.position(b) - fk.position(a))).try_normalize(),
+                (bt * (tfk.position(tb) - tfk.position(ta))).try_normalize(),
+            ) else {
+                continue;
+            };
+            if d_s.dot(d_t).clamp(-1.0, 1.0).acos().to_degrees() <= 2.0 {
+                continue;
+            }
+            let comp = bs.conjugate() * Quat::from_rotation_arc(d_s, d_t) * bs;
+            let mut f2 = fk;
+            f2.set_global_rotation(source, a, comp * f2.rot[a]);
+            local[a].rotation = f2.local[a].rotation;
+            let (z, y, x) = comp.to_euler(EulerRot::ZYX);
+            s.spec.pose.overrides.push(PoseOverride {
+                joint: source.name(a).into(),
+                rotation: None,
+                rotate_deg: Some([x, y, z].map(|v| (v.to_degrees() * 1000.0).round() / 1000.0)),
+            });
         }
-        let get = |p: Part| {
-            s.parts
-                .iter()
-                .find(|(k, _)| *k == (p, side))
-                .map(|(_, j)| *j)
-        };
-        let (Some(u), Some(f)) = (get(Part::UpperArm), get(Part::ForeArm)) else {
-            continue;
-        };
-        let arm = b * (fk.position(f) - fk.position(u));
-        let axis = (-Vec3::Y).cross(arm).try_normalize().unwrap_or(Vec3::Z);
-        let canon = Quat::from_axis_angle(axis, (ta - sa).to_radians());
-        let comp = b.conjugate() * canon * b;
-        let (z, y, x) = comp.to_euler(EulerRot::ZYX);
-        s.spec.pose.overrides.push(PoseOverride {
-            joint: source.name(u).into(),
-            rotation: None,
-            rotate_deg: Some([x, y, z].map(|v| (v.to_degrees() * 1000.0).round() / 1000.0)),
-        });
     }
 }
 

@@ -34,7 +34,7 @@ fn cmu_walk_onto_itself() {
     let Some(p) = shared_fixture("bvh/cmu_12_01_walk.bvh") else {
         return;
     };
-    identity_on(&load(&p, Some(0.0254 / 0.45)), "cmu_12_01_walk.bvh");
+    identity_on(&load(&p, Some(0.056_444_44)), "cmu_12_01_walk.bvh");
 }
 
 #[test]
