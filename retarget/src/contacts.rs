@@ -188,7 +188,7 @@ pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Op
         } else {
             0.0
         };
-        if w > 0.0 && best.map_or(true, |(bw, _)| w > bw) {
+        if w > 0.0 && best.map(|(bw, _)| w > bw).unwrap_or(true) {
             best = Some((w, fk + off * w));
         }
     }

@@ -160,7 +160,7 @@ fn part_of(base: &str) -> Part {
     let mut best: Option<(usize, Part)> = None;
     for (words, part) in table {
         for w in words {
-            if starts(&[w]) && best.map_or(true, |(l, _)| w.len() > l) {
+            if starts(&[w]) && best.map(|(l, _)| w.len() > l).unwrap_or(true) {
                 best = Some((w.len(), part));
             }
         }

@@ -132,12 +132,15 @@ fn delta_for(mode: RotationMode, src: &Chain, k: usize, n: usize, u: f32) -> Opt
     }
 }
 
+/// Source chains, target chains, and per target joint its drive.
+pub(crate) type Resolved = (Vec<Chain>, Vec<Chain>, Vec<Option<Drive>>);
+
 /// Resolve chains and the chain map into per-target-joint drives.
 pub(crate) fn resolve_drives(
     profile: &Profile,
     source: &Side,
     target: &Side,
-) -> Result<(Vec<Chain>, Vec<Chain>, Vec<Option<Drive>>), RetargetError> {
+) -> Result<Resolved, RetargetError> {
     let src_chains = profile
         .source
         .chains
