@@ -37,6 +37,35 @@ pub struct Profile {
     pub bake: BakeSpec,
 }
 
+/// f32 values written as the shortest decimal that reads back to the same
+/// f32 (`0.1`, not the f64 widening `0.10000000149011612`).
+mod short {
+    use serde::Serializer;
+
+    fn shortest(v: f32) -> f64 {
+        // f32's Display is its shortest round-trip form.
+        v.to_string().parse().unwrap_or(f64::from(v))
+    }
+    pub fn one<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(shortest(*v))
+    }
+    pub fn opt<S: Serializer>(v: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(x) => s.serialize_some(&shortest(*x)),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn opt_arr<S: Serializer, const N: usize>(
+        v: &Option<[f32; N]>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(a) => s.collect_seq(a.iter().map(|x| shortest(*x))),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 fn version() -> u32 {
     PROFILE_VERSION
 }
@@ -60,6 +89,7 @@ pub struct SideSpec {
     pub forward: String,
     /// Up coordinate of the ground plane (meters, component space).
     #[serde(default)]
+    #[serde(serialize_with = "short::one")]
     pub floor: f32,
     /// Informational: the rest kind `suggest` detected (T-pose, A-pose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,7 +116,11 @@ pub struct PoseSpec {
     /// For `clip_frame`: the clip and the time sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clip: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt"
+    )]
     pub time_s: Option<f32>,
     /// Applied on top of the rest or clip frame, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -108,9 +142,17 @@ pub enum PoseKind {
 #[serde(deny_unknown_fields)]
 pub struct PoseOverride {
     pub joint: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt_arr"
+    )]
     pub rotation: Option<[f32; 4]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt_arr"
+    )]
     pub rotate_deg: Option<[f32; 3]>,
 }
 
@@ -230,11 +272,23 @@ pub struct RootSpec {
     pub pelvis: Option<JointPair>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub motion_root: Option<JointPair>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt"
+    )]
     pub horizontal_scale: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt"
+    )]
     pub vertical_scale: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "short::opt"
+    )]
     pub motion_root_scale: Option<f32>,
 }
 
@@ -258,6 +312,7 @@ pub struct TwistSpec {
 #[serde(deny_unknown_fields)]
 pub struct TwistTarget {
     pub joint: String,
+    #[serde(serialize_with = "short::one")]
     pub weight: f32,
 }
 
@@ -269,12 +324,15 @@ pub struct ContactSpec {
     /// Contact when the joint is within this fraction of the source height
     /// above its lowest point in the clip...
     #[serde(default = "height_threshold")]
+    #[serde(serialize_with = "short::one")]
     pub height_threshold: f32,
     /// ...and moves slower than this many character heights per second.
     #[serde(default = "speed_threshold")]
+    #[serde(serialize_with = "short::one")]
     pub speed_threshold: f32,
     /// Ease in and out of a plant over this time (seconds).
     #[serde(default = "blend_s")]
+    #[serde(serialize_with = "short::one")]
     pub blend_s: f32,
     /// Plant target feet during source contacts (two-bone IK).
     #[serde(default = "yes")]
@@ -339,6 +397,7 @@ pub struct PoseCheck {
     #[serde(default)]
     pub on_mismatch: MismatchPolicy,
     #[serde(default = "tolerance_deg")]
+    #[serde(serialize_with = "short::one")]
     pub tolerance_deg: f32,
 }
 
@@ -363,22 +422,28 @@ pub struct Budgets {
     /// Fraction of source-contact frames in which the target foot skates
     /// and the source foot does not.
     #[serde(default = "max_skate_fraction")]
+    #[serde(serialize_with = "short::one")]
     pub max_skate_fraction: f32,
     /// Minimum fraction of source-contact frames that stay contacts.
     #[serde(default = "min_contact_preservation")]
+    #[serde(serialize_with = "short::one")]
     pub min_contact_preservation: f32,
     /// Hands and feet relative to the pelvis, in character heights.
     #[serde(default = "max_end_effector_error")]
+    #[serde(serialize_with = "short::one")]
     pub max_end_effector_error: f32,
     /// Meters, for joints whose mode keeps bone lengths.
     #[serde(default = "max_bone_length_deviation_m")]
+    #[serde(serialize_with = "short::one")]
     pub max_bone_length_deviation_m: f32,
     /// Largest rotation change of one joint between two baked frames (a
     /// flip detector; never below the source's own largest jump + 1 deg).
     #[serde(default = "max_angular_jump_deg")]
+    #[serde(serialize_with = "short::one")]
     pub max_angular_jump_deg: f32,
     /// Largest range of applied twist over a clip.
     #[serde(default = "max_twist_range_deg")]
+    #[serde(serialize_with = "short::one")]
     pub max_twist_range_deg: f32,
 }
 
@@ -420,6 +485,7 @@ fn max_twist_range_deg() -> f32 {
 #[serde(deny_unknown_fields)]
 pub struct BakeSpec {
     #[serde(default = "rate_hz")]
+    #[serde(serialize_with = "short::one")]
     pub rate_hz: f32,
 }
 

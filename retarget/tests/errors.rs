@@ -97,9 +97,29 @@ fn bad_map_twist_and_contact_are_named() {
 #[test]
 fn profile_round_trips_through_toml() {
     let (_, p) = pair();
+    let mut p = p;
+    p.root.vertical_scale = Some(1.1);
+    p.target
+        .pose
+        .overrides
+        .push(ludus_anim_retarget::profile::PoseOverride {
+            joint: "Root".into(),
+            rotation: None,
+            rotate_deg: Some([0.3, -7.56, 1e-3]),
+        });
     let text = p.to_toml().unwrap();
     let back = Profile::parse(&text, "suggested.toml").unwrap();
     assert_eq!(back, p);
+    // f32 values print in their shortest round-trip form, not widened.
+    for line in [
+        "blend_s = 0.1\n",
+        "min_contact_preservation = 0.9\n",
+        "max_bone_length_deviation_m = 0.0001\n",
+        "vertical_scale = 1.1\n",
+        "rotate_deg = [0.3, -7.56, 0.001]\n",
+    ] {
+        assert!(text.contains(line), "{line:?} missing in:\n{text}");
+    }
 }
 
 #[test]
