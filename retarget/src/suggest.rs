@@ -129,15 +129,26 @@ fn limbs(skel: &Skeleton, sides: &mut Vec<ChainSpec>, parts: &mut Vec<((Part, NS
                 ));
             }
         }
-        if let (Some(t), Some(f)) = (get(Part::Thigh), get(Part::Foot)) {
-            if is_ancestor_or_self(skel, t, f) {
-                sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, f));
-            } else if let Some(c) = get(Part::Calf).filter(|&c| is_ancestor_or_self(skel, t, c)) {
-                // An IK rig: the foot lives outside the leg and follows it.
+        // Legs end at the shin and the foot is its own chain on every rig,
+        // so a plain leg (thigh, shin, foot) and an IK rig's (thigh, shin;
+        // the foot a control outside the leg that follows the shin) map
+        // bone for bone: the shin takes the shin's rotation, the foot the
+        // foot's.
+        let calf = get(Part::Calf).filter(|&c| {
+            get(Part::Thigh).is_some_and(|t| t != c && is_ancestor_or_self(skel, t, c))
+        });
+        if let (Some(t), Some(c), Some(f)) = (get(Part::Thigh), calf, get(Part::Foot)) {
+            if f != c {
                 sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, c));
                 let mut fc = chain(&format!("foot_{sfx}"), foot, skel, f, f);
-                fc.follow = Some(skel.name(c).into());
+                if !is_ancestor_or_self(skel, c, f) {
+                    fc.follow = Some(skel.name(c).into());
+                }
                 sides.push(fc);
+            }
+        } else if let (Some(t), Some(f)) = (get(Part::Thigh), get(Part::Foot)) {
+            if is_ancestor_or_self(skel, t, f) {
+                sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, f));
             }
         }
         if let (Some(f), Some(t)) = (get(Part::Foot), get(Part::Toe)) {
@@ -256,12 +267,12 @@ pub fn suggest(
     add_name_matches(source, &mut s, target, &mut t);
     // Both sides keep feet outside the legs (IK controls): transfer the
     // foot's own motion instead of attaching it to the shin.
-    let both_ik = |c: &ChainSpec| c.role == Role::FootL || c.role == Role::FootR;
+    let is_foot = |c: &ChainSpec| c.role == Role::FootL || c.role == Role::FootR;
     let src_ik: Vec<String> = s
         .spec
         .chains
         .iter()
-        .filter(|c| both_ik(c))
+        .filter(|c| is_foot(c) && ik_foot(source, c))
         .map(|c| c.name.clone())
         .collect();
     for c in t
@@ -282,8 +293,12 @@ pub fn suggest(
             target: c.name.clone(),
             rotation: RotationMode::Interpolated,
             // Limbs keep bone lengths (IK and skinning depend on them);
-            // everything else carries any translation animation it has.
-            translation: if c.role.is_arm() || c.role.is_leg() {
+            // everything else carries any translation animation it has,
+            // as does a foot that is an IK control on both sides.
+            translation: if c.role.is_arm()
+                || c.role.is_leg()
+                || (is_foot(c) && !src_ik.contains(&c.name))
+            {
                 TranslationMode::None
             } else {
                 TranslationMode::GloballyScaled
@@ -328,6 +343,24 @@ pub fn suggest(
     }
 }
 
+/// A foot chain whose joint is not below the leg's shin: an IK control.
+fn ik_foot(skel: &Skeleton, c: &ChainSpec) -> bool {
+    let Some(f) = skel.find_by_name(&c.start) else {
+        return false;
+    };
+    foot_side(c.role)
+        .and_then(|side| find(skel, Part::Calf, side))
+        .is_some_and(|k| !is_ancestor_or_self(skel, k, f))
+}
+
+fn foot_side(role: Role) -> Option<NSide> {
+    match role {
+        Role::FootL => Some(NSide::Left),
+        Role::FootR => Some(NSide::Right),
+        _ => None,
+    }
+}
+
 fn stem(path: &str) -> &str {
     let f = path.rsplit(['/', '\\']).next().unwrap_or(path);
     f.split('.')
@@ -337,28 +370,59 @@ fn stem(path: &str) -> &str {
 }
 
 /// Joints left over on both sides with the same normalized name become
-/// one-joint chains, so an identical rig maps every joint.
+/// one-joint chains, so an identical rig maps every joint. A match must
+/// hang off the same chain on both sides (its nearest chain-covered
+/// ancestor): the hierarchy wins over a name, so a rig whose left hand
+/// carries a joint named `Thumb.R` (the Quaternius Knight) maps it to the
+/// source's left thumb, never across the body.
 fn add_name_matches(source: &Skeleton, s: &mut Found, target: &Skeleton, t: &mut Found) {
-    let covered = |skel: &Skeleton, f: &Found| -> Vec<bool> {
-        let mut c = vec![false; skel.joint_count()];
+    // Per joint: the chain covering it (its name), or "" for the pelvis
+    // and motion root, or None.
+    let owners = |skel: &Skeleton, f: &Found| -> Vec<Option<String>> {
+        let mut c = vec![None; skel.joint_count()];
         for ch in &f.spec.chains {
             if let (Some(a), Some(b)) = (skel.find_by_name(&ch.start), skel.find_by_name(&ch.end)) {
                 for j in path_down(skel, a, b).unwrap_or_default() {
-                    c[j] = true;
+                    c[j] = Some(ch.name.clone());
                 }
             }
         }
-        c[f.pelvis] = true;
+        c[f.pelvis] = Some(String::new());
         if let Some(m) = f.motion_root {
-            c[m] = true;
+            c[m] = Some(String::new());
         }
         c
     };
-    let (cs, ct) = (covered(source, s), covered(target, t));
-    for k in (0..target.joint_count()).filter(|&k| !ct[k]) {
+    let anchor = |skel: &Skeleton, own: &[Option<String>], j: usize| -> Option<String> {
+        let mut a = skel.parent(j);
+        while let Some(p) = a {
+            if let Some(name) = &own[p] {
+                return Some(name.clone());
+            }
+            a = skel.parent(p);
+        }
+        None
+    };
+    let (os, ot) = (owners(source, s), owners(target, t));
+    let mut used = vec![false; source.joint_count()];
+    for k in (0..target.joint_count()).filter(|&k| ot[k].is_none()) {
         let tn = parse(target.name(k));
-        let hit = (0..source.joint_count()).find(|&j| !cs[j] && parse(source.name(j)) == tn);
+        let at = anchor(target, &ot, k);
+        let free = |j: usize| os[j].is_none() && !used[j] && anchor(source, &os, j) == at;
+        let mirrored = match tn.side {
+            NSide::Left => NSide::Right,
+            NSide::Right => NSide::Left,
+            NSide::Center => NSide::Center,
+        };
+        let same = |j: usize, side: NSide| {
+            let n = parse(source.name(j));
+            n.base == tn.base && n.part == tn.part && n.side == side
+        };
+        let hit = (0..source.joint_count())
+            .find(|&j| free(j) && same(j, tn.side))
+            .or_else(|| (0..source.joint_count()).find(|&j| free(j) && same(j, mirrored)));
         if let Some(j) = hit {
+            used[j] = true;
             let name = format!("match_{}", target.name(k));
             s.spec.chains.push(chain(&name, Role::Custom, source, j, j));
             t.spec.chains.push(chain(&name, Role::Custom, target, k, k));

@@ -61,7 +61,7 @@ fn degenerate_chain_is_named() {
     let e = fail(&p).to_string();
     println!("{e}");
     assert!(
-        e.contains("leg_r") && e.contains("RightFoot") && e.contains("not an ancestor"),
+        e.contains("leg_r") && e.contains("RightLeg") && e.contains("not an ancestor"),
         "{e}"
     );
     let (_, mut p) = pair();

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ludus_anim_retarget::{Profile, Retargeted};
+use ludus_anim_retarget::{suggest, Profile, Retargeted};
 
 /// cgspeed's CMU conversion: 1 unit = 1/0.45 inch.
 const CMU_M: f32 = 0.056_444_44; // 0.0254 / 0.45, as written in the profiles
@@ -110,4 +110,55 @@ fn cmu_walk_onto_makehuman() {
             c.joint
         );
     }
+}
+
+/// The shipped profiles are what `suggest` proposes (files aside), and the
+/// suggestion maps the Knight bone for bone: legs end at the shin with the
+/// foot its own chain (the Knight's feet are IK controls under the root),
+/// and the Knight's mislabeled thumbs (`Thumb.R` hangs off the left
+/// forearm) take the thumb of the same arm.
+#[test]
+fn example_profiles_are_the_suggestions() {
+    let (Some(cmu), Some(knight), Some(mh)) = (
+        shared_fixture("bvh/cmu_12_01_walk.bvh"),
+        shared_fixture("gltf/quaternius_KnightCharacter.glb"),
+        shared_fixture("bvh/makehuman_zombieWalk1.bvh"),
+    ) else {
+        return;
+    };
+    let src = load(&cmu, Some(CMU_M));
+    for (tgt, file) in [
+        (load(&knight, None), "cmu_to_knight.toml"),
+        (load(&mh, Some(MAKEHUMAN_M)), "cmu_to_makehuman.toml"),
+    ] {
+        let shipped = profile(file);
+        let mut s = suggest(
+            &src.skeleton,
+            &shipped.source.skeleton,
+            &tgt.skeleton,
+            &shipped.target.skeleton,
+        );
+        s.name = shipped.name.clone();
+        assert_eq!(s, shipped, "{file}: regenerate with examples/suggest.rs");
+    }
+    let p = profile("cmu_to_knight.toml");
+    let chain = |side: &ludus_anim_retarget::profile::SideSpec, name: &str| {
+        let c = side.chains.iter().find(|c| c.name == name).unwrap();
+        (c.start.clone(), c.end.clone(), c.follow.clone())
+    };
+    let own = |a: &str, b: &str| (a.to_string(), b.to_string(), None);
+    assert_eq!(chain(&p.source, "leg_l"), own("LeftUpLeg", "LeftLeg"));
+    assert_eq!(chain(&p.source, "foot_l"), own("LeftFoot", "LeftFoot"));
+    assert_eq!(chain(&p.target, "leg_l"), own("UpperLeg.L", "LowerLeg.L"));
+    assert_eq!(
+        chain(&p.target, "foot_l"),
+        ("Foot.L".into(), "Foot.L".into(), Some("LowerLeg.L".into()))
+    );
+    assert!(p
+        .maps
+        .iter()
+        .any(|m| m.source == "foot_r" && m.target == "foot_r"));
+    assert_eq!(chain(&p.target, "match_Thumb.R").0, "Thumb.R");
+    assert_eq!(chain(&p.source, "match_Thumb.R").0, "LThumb");
+    assert_eq!(chain(&p.source, "match_Thumb.L").0, "RThumb");
 }
