@@ -5,6 +5,7 @@
 use crate::contacts::{detect, horizontal_speeds};
 use crate::profile::{Budgets, ContactSpec, Role};
 use crate::rig::PoseFk;
+use crate::side::Side;
 use crate::transfer::Ctx;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_runtime::math::{rotation_angle, Vec3};
@@ -66,7 +67,8 @@ pub struct ClipMetrics {
     pub frames: usize,
     pub looping: bool,
     pub contacts: Vec<ContactMetrics>,
-    /// Hands and feet relative to the pelvis, in character heights.
+    /// Hands and feet: distance from where the source's limb bone
+    /// directions put them on the target's limb, in target limb lengths.
     pub end_effector_error: Worst,
     /// Meters, joints whose translation mode keeps bone lengths.
     pub bone_length_deviation_m: Worst,
@@ -177,33 +179,110 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
         .collect()
 }
 
-fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
-    let (s, t, setup) = (ctx.s, ctx.t, ctx.setup);
-    let (ps, pt) = setup.pelvis;
-    let mut pairs = Vec::new();
-    for (k, drive) in setup.drives.iter().enumerate() {
-        let Some(dr) = drive else { continue };
-        let Some(c) = setup.tgt_chains.get(dr.tgt_chain) else {
+/// One limb on both sides: (source points, target points), each the limb's
+/// joints from its root (shoulder or hip) to its end effector (hand, foot).
+type Limb = (Vec<usize>, Vec<usize>);
+
+/// Arms: the arm chain. Legs: the leg chain, then the end of the foot
+/// chain of the same side when one is mapped (the foot may be an IK
+/// control outside the leg), so a leg split at the shin still ends at the
+/// foot.
+fn limbs(ctx: &Ctx) -> Vec<Limb> {
+    let setup = ctx.setup;
+    // Source chain driving target chain `ti`.
+    let source_of = |ti: usize| {
+        setup.tgt_chains[ti].joints.iter().find_map(|&k| {
+            setup.drives[k]
+                .filter(|d| d.tgt_chain == ti)
+                .and_then(|d| setup.src_chains.get(d.src_chain))
+        })
+    };
+    let mut out = Vec::new();
+    for (ti, c) in setup.tgt_chains.iter().enumerate() {
+        if !(c.role.is_arm() || c.role.is_leg()) {
             continue;
-        };
-        let limb =
-            c.role.is_arm() || c.role.is_leg() || matches!(c.role, Role::FootL | Role::FootR);
-        if limb && c.joints.last() == Some(&k) {
-            if let Some(&sj) = setup
-                .src_chains
-                .get(dr.src_chain)
-                .and_then(|sc| sc.joints.last())
-            {
-                pairs.push((sj, k));
+        }
+        let Some(sc) = source_of(ti) else { continue };
+        let (mut s_pts, mut t_pts) = (sc.joints.clone(), c.joints.clone());
+        if c.role.is_leg() {
+            let foot = if c.role == Role::LegL {
+                Role::FootL
+            } else {
+                Role::FootR
+            };
+            let mapped_foot = setup
+                .tgt_chains
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.role == foot)
+                .find_map(|(fi, f)| source_of(fi).map(|sf| (sf, f)));
+            if let Some((sf, f)) = mapped_foot {
+                s_pts.extend(sf.joints.last().filter(|j| !s_pts.contains(j)));
+                t_pts.extend(f.joints.last().filter(|j| !t_pts.contains(j)));
             }
         }
+        if s_pts.len() >= 2 && t_pts.len() >= 2 {
+            out.push((s_pts, t_pts));
+        }
     }
+    out
+}
+
+/// Cumulative pose length of each limb point over the limb's length.
+fn limb_params(side: &Side, pts: &[usize]) -> Vec<f32> {
+    let mut cum = vec![0.0f32];
+    for w in pts.windows(2) {
+        let l = (side.pose.position(w[1]) - side.pose.position(w[0])).length();
+        cum.push(cum[cum.len() - 1] + l);
+    }
+    let total = cum[cum.len() - 1].max(1e-6 * side.height);
+    cum.iter().map(|c| c / total).collect()
+}
+
+/// Per target limb segment: the source segment at the same normalized
+/// length (its midpoint), the target segment's pose length, and the
+/// source segment's.
+fn segment_pairs(s: &Side, sp: &[usize], t: &Side, tp: &[usize]) -> Vec<(usize, f32, f32)> {
+    let (us, ut) = (limb_params(s, sp), limb_params(t, tp));
+    let len =
+        |side: &Side, a: usize, b: usize| (side.pose.position(b) - side.pose.position(a)).length();
+    (0..tp.len() - 1)
+        .map(|i| {
+            let mid = 0.5 * (ut[i] + ut[i + 1]);
+            let j = us[1..us.len() - 1].partition_point(|&u| u <= mid);
+            (j, len(t, tp[i], tp[i + 1]), len(s, sp[j], sp[j + 1]))
+        })
+        .collect()
+}
+
+fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
+    let (s, t) = (ctx.s, ctx.t);
     let mut w = Worst::default();
-    for (f, time) in d.times.iter().enumerate() {
-        for &(sj, k) in &pairs {
-            let rs = s.canon(d.src[f].position(sj) - d.src[f].position(ps)) / s.height;
-            let rt = t.canon(d.tgt[f].position(k) - d.tgt[f].position(pt)) / t.height;
-            w.offer((rs - rt).length(), t.skel.name(k), *time);
+    for (sp, tp) in limbs(ctx) {
+        let pairs = segment_pairs(s, &sp, t, &tp);
+        let length: f32 = pairs.iter().map(|p| p.1).sum::<f32>().max(1e-6 * t.height);
+        let floor = 1e-6 * s.height;
+        let name = tp.last().map_or("", |&k| t.skel.name(k));
+        let (root, end) = (tp[0], tp[tp.len() - 1]);
+        for (f, time) in d.times.iter().enumerate() {
+            let (fs, ft) = (&d.src[f], &d.tgt[f]);
+            // Where the source's segments put the end on the target's own
+            // bones, from the target's limb root: each source segment's
+            // direction, at the target's pose length times the source's
+            // stretch (1 for a bone; an IK foot control may not be rigid).
+            let predicted: Vec3 = pairs
+                .iter()
+                .map(|&(j, len_t, len_s)| {
+                    let seg = s.canon(fs.position(sp[j + 1]) - fs.position(sp[j]));
+                    if len_s > floor {
+                        seg * (len_t / len_s)
+                    } else {
+                        seg.normalize_or_zero() * len_t
+                    }
+                })
+                .sum();
+            let actual = t.canon(ft.position(end) - ft.position(root));
+            w.offer((actual - predicted).length() / length, name, *time);
         }
     }
     w
@@ -298,7 +377,7 @@ impl ClipMetrics {
                 "end-effector error",
                 &self.end_effector_error,
                 b.max_end_effector_error,
-                "character heights",
+                "limb lengths",
             ),
             (
                 "retarget_bone_length",

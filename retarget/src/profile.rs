@@ -428,7 +428,8 @@ pub struct Budgets {
     #[serde(default = "min_contact_preservation")]
     #[serde(serialize_with = "short::one")]
     pub min_contact_preservation: f32,
-    /// Hands and feet relative to the pelvis, in character heights.
+    /// Hands and feet: distance from where the source's limb segments put
+    /// them on the target's limb, in target limb lengths.
     #[serde(default = "max_end_effector_error")]
     #[serde(serialize_with = "short::one")]
     pub max_end_effector_error: f32,

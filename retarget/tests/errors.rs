@@ -128,14 +128,14 @@ fn unknown_keys_and_values_get_suggestions() {
     let text = p.to_toml().unwrap();
     let cases = [
         (
-            "rotation = \"interpolated\"",
-            "rotaton = \"interpolated\"",
+            "rotation = \"one_to_one\"",
+            "rotaton = \"one_to_one\"",
             "did you mean `rotation`?",
         ),
         (
-            "rotation = \"interpolated\"",
-            "rotation = \"interpolate\"",
-            "did you mean `interpolated`?",
+            "rotation = \"one_to_one\"",
+            "rotation = \"one_to_on\"",
+            "did you mean `one_to_one`?",
         ),
         ("[contacts]", "[contact]", "did you mean `contacts`?"),
         (
