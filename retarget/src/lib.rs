@@ -227,7 +227,7 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
         twist: &twist,
         looping,
     };
-    let m = metrics::measure(ctx, &profile.contacts, &data);
+    let m = metrics::measure(ctx, &profile.contacts, &profile.budgets, &data);
     (bake::bake_clip(clip, &times, &tgt, t.skel.rest_pose()), m)
 }
 

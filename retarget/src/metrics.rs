@@ -55,6 +55,20 @@ pub struct ContactMetrics {
     pub first_skate_s: Option<f32>,
 }
 
+/// One target joint's rotation change between two consecutive frames.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JumpMetric {
+    pub joint: String,
+    /// Time of the later frame.
+    pub time_s: f32,
+    pub target_deg: f32,
+    /// The same frame's change of the source joints that drive this joint
+    /// (plus any twist it takes): what the source itself does.
+    pub source_deg: f32,
+    /// `max(max_angular_jump_deg, source_deg + 1)`.
+    pub limit_deg: f32,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TwistMetrics {
     pub joint: String,
@@ -72,9 +86,12 @@ pub struct ClipMetrics {
     pub end_effector_error: Worst,
     /// Meters, joints whose translation mode keeps bone lengths.
     pub bone_length_deviation_m: Worst,
-    /// Degrees between two consecutive baked frames.
-    pub max_angular_jump_deg: Worst,
-    pub source_max_angular_jump_deg: f32,
+    /// Flip detector (degrees of component rotation between two baked
+    /// frames): the largest target jump, with its source allowance...
+    pub max_angular_jump: JumpMetric,
+    /// ...and the joint and frame closest to (or furthest over) its limit
+    /// `max(budget, source allowance + 1 deg)`: a breach when over.
+    pub angular_jump_least_headroom: JumpMetric,
     pub twists: Vec<TwistMetrics>,
 }
 
@@ -91,7 +108,14 @@ pub(crate) struct ClipData<'a> {
     pub looping: bool,
 }
 
-pub(crate) fn measure(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> ClipMetrics {
+pub(crate) fn measure(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    budgets: &Budgets,
+    d: &ClipData,
+) -> ClipMetrics {
+    let (max_angular_jump, angular_jump_least_headroom) =
+        jumps(ctx, d, budgets.max_angular_jump_deg);
     ClipMetrics {
         clip: d.name.to_string(),
         frames: d.times.len(),
@@ -99,8 +123,8 @@ pub(crate) fn measure(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> ClipMetric
         contacts: contact_metrics(ctx, spec, d),
         end_effector_error: end_effectors(ctx, d),
         bone_length_deviation_m: bone_lengths(ctx, d),
-        max_angular_jump_deg: jumps(ctx.t.skel.names(), d.tgt, d.times),
-        source_max_angular_jump_deg: jumps(ctx.s.skel.names(), d.src, d.times).value,
+        max_angular_jump,
+        angular_jump_least_headroom,
         twists: twist_metrics(ctx, d),
     }
 }
@@ -311,15 +335,131 @@ fn bone_lengths(ctx: &Ctx, d: &ClipData) -> Worst {
     w
 }
 
-fn jumps(names: &[String], frames: &[PoseFk], times: &[f32]) -> Worst {
-    let mut w = Worst::default();
-    for f in 1..frames.len() {
-        for (j, name) in names.iter().enumerate() {
-            let a = rotation_angle(frames[f - 1].local[j].rotation, frames[f].local[j].rotation);
-            w.offer(a.to_degrees(), name, times[f]);
+/// Degrees between a joint's component rotations at frames `f - 1`, `f`.
+fn step_deg(frames: &[PoseFk], f: usize, j: usize) -> f32 {
+    rotation_angle(frames[f - 1].rot[j], frames[f].rot[j]).to_degrees()
+}
+
+/// What feeds each target joint's component rotation: the source joints of
+/// its delta, or (keeping its retarget-pose local rotation) its parent's
+/// feed, or for an undriven follower the followed joint's; plus twist.
+struct Feed {
+    sources: Vec<usize>,
+    /// Inherits from this target joint (parent or followed joint).
+    from: Option<usize>,
+    /// (twist plan, weight) applied on top.
+    twists: Vec<(usize, f32)>,
+}
+
+fn feeds(ctx: &Ctx) -> Vec<Feed> {
+    let (t, setup) = (ctx.t, ctx.setup);
+    let mut out: Vec<Feed> = (0..t.skel.joint_count())
+        .map(|k| match setup.drives[k].and_then(|d| d.rot) {
+            Some(dl) => Feed {
+                sources: vec![dl.a, dl.b],
+                from: None,
+                twists: Vec::new(),
+            },
+            None => Feed {
+                sources: Vec::new(),
+                from: setup
+                    .followers
+                    .iter()
+                    .find(|f| f.joint == k)
+                    .map(|f| f.follow)
+                    .or_else(|| t.skel.parent(k)),
+                twists: Vec::new(),
+            },
+        })
+        .collect();
+    for (i, plan) in setup.twists.iter().enumerate() {
+        for &(k, _, w) in &plan.targets {
+            out[k].twists.push((i, w));
         }
     }
-    w
+    out
+}
+
+/// Flip detector. A target joint driven by source joint `a` has component
+/// rotation `D_a(t) G_k(pose)`, so its frame-to-frame change equals the
+/// source joint's exactly: the allowance is the source's own change at
+/// the same frame (max over the delta's two joints; a joint keeping its
+/// pose local rotation inherits its parent's, an undriven follower the
+/// followed joint's; twist adds `|w * dtheta|`, the source's twist step). A fast source motion is
+/// therefore never a target flip; IK, blends and twist get 1 degree.
+fn jumps(ctx: &Ctx, d: &ClipData, budget: f32) -> (JumpMetric, JumpMetric) {
+    let t = ctx.t;
+    let feeds = feeds(ctx);
+    let n = t.skel.joint_count();
+    let mut worst = JumpMetric::default();
+    let mut tight = JumpMetric {
+        limit_deg: f32::INFINITY,
+        ..Default::default()
+    };
+    let mut headroom = f32::INFINITY;
+    let mut allow = vec![None::<f32>; n];
+    for f in 1..d.tgt.len() {
+        allow.iter_mut().for_each(|a| *a = None);
+        // Inheritance may point forward (a follower before the joint it
+        // follows): resolve to a fixed point, at most n passes.
+        for _ in 0..n {
+            let mut changed = false;
+            for k in 0..n {
+                if allow[k].is_some() {
+                    continue;
+                }
+                let fe = &feeds[k];
+                let base = match fe.from {
+                    None => Some(
+                        fe.sources
+                            .iter()
+                            .map(|&j| step_deg(d.src, f, j))
+                            .fold(0.0, f32::max),
+                    ),
+                    Some(p) => allow[p],
+                };
+                if let Some(b) = base {
+                    let tw: f32 = fe
+                        .twists
+                        .iter()
+                        .map(|&(i, w)| {
+                            // The source's own twist step (wrapped: an
+                            // unwrapping slip must not excuse itself).
+                            let step = crate::twist::wrap(d.twist[f][i] - d.twist[f - 1][i]);
+                            (w * step).abs().to_degrees()
+                        })
+                        .sum();
+                    allow[k] = Some(b + tw);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (k, a) in allow.iter().enumerate() {
+            let source_deg = a.unwrap_or(0.0);
+            let target_deg = step_deg(d.tgt, f, k);
+            let m = JumpMetric {
+                joint: t.skel.name(k).to_string(),
+                time_s: d.times[f],
+                target_deg,
+                source_deg,
+                limit_deg: budget.max(source_deg + 1.0),
+            };
+            if target_deg > worst.target_deg {
+                worst = m.clone();
+            }
+            if m.limit_deg - target_deg < headroom {
+                headroom = m.limit_deg - target_deg;
+                tight = m;
+            }
+        }
+    }
+    if !headroom.is_finite() {
+        tight.limit_deg = budget;
+    }
+    (worst, tight)
 }
 
 fn twist_metrics(ctx: &Ctx, d: &ClipData) -> Vec<TwistMetrics> {
@@ -386,22 +526,9 @@ impl ClipMetrics {
                 b.max_bone_length_deviation_m,
                 "m",
             ),
-            (
-                "retarget_angular_jump",
-                "angular jump",
-                &self.max_angular_jump_deg,
-                b.max_angular_jump_deg,
-                "deg per frame",
-            ),
         ];
         for (code, what, w, budget, unit) in checks {
-            // A flip the source itself has is not the retarget's.
-            let own = if code == "retarget_angular_jump" {
-                self.source_max_angular_jump_deg + 1.0
-            } else {
-                0.0
-            };
-            if w.value > budget.max(own) {
+            if w.value > budget {
                 push(
                     code,
                     format!(
@@ -412,6 +539,20 @@ impl ClipMetrics {
                     Some(w.time_s),
                 );
             }
+        }
+        // A jump the source itself makes at that frame is not the retarget's.
+        let j = &self.angular_jump_least_headroom;
+        let limit = b.max_angular_jump_deg.max(j.source_deg + 1.0);
+        if j.target_deg > limit {
+            push(
+                "retarget_angular_jump",
+                format!(
+                    "angular jump {:.1} deg per frame exceeds max(budget {} deg, the source's own {:.1} deg + 1)",
+                    j.target_deg, b.max_angular_jump_deg, j.source_deg
+                ),
+                &j.joint,
+                Some(j.time_s),
+            );
         }
         for tw in &self.twists {
             if tw.range_deg > b.max_twist_range_deg {
@@ -427,5 +568,95 @@ impl ClipMetrics {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::poses::RetargetPoses;
+    use crate::rig::sample_clip;
+    use ludus_anim_runtime::math::Quat;
+
+    /// The flip detector compares each joint with its own source at the
+    /// same frame: a fast source motion passes, a jump the retarget adds
+    /// is caught even when it is smaller than the source's fastest joint
+    /// (which a clip-wide "source max + 1" rule let through).
+    #[test]
+    fn flip_detector_allows_the_sources_own_jumps_and_catches_added_ones() {
+        let asset =
+            ludus_anim_fixture_gen::rigs::build(&ludus_anim_fixture_gen::rigs::RigSpec::default());
+        let n = ludus_anim_cooker::stages::normalize::normalize(&asset, None).unwrap();
+        let skel = &n.skeleton;
+        let mut profile = crate::suggest(skel, "a", skel, "b");
+        profile.contacts.plant = false;
+        let poses = RetargetPoses::rest(skel, skel);
+        let s = Side::new("source", skel, &profile.source, &poses.source).unwrap();
+        let t = Side::new("target", skel, &profile.target, &poses.target).unwrap();
+        let setup = crate::setup::setup(&profile, &s, &t).unwrap();
+        let ctx = Ctx {
+            setup: &setup,
+            s: &s,
+            t: &t,
+        };
+        let clip = &n.clips[0];
+        let times: Vec<f32> = (0..40).map(|i| i as f32 / 30.0).collect();
+        let fore = skel.find_by_name("LeftForeArm").unwrap();
+        let head = skel.find_by_name("Head").unwrap();
+        let mut buf = skel.rest_pose().to_vec();
+        let src: Vec<PoseFk> = times
+            .iter()
+            .enumerate()
+            .map(|(f, &time)| {
+                sample_clip(skel, clip, time, &mut buf);
+                // A fast source motion: the forearm turns 60 deg a frame.
+                let spin = Quat::from_rotation_x((60.0 * f as f32).to_radians());
+                buf[fore].rotation = (buf[fore].rotation * spin).normalize();
+                PoseFk::new(skel, buf.clone())
+            })
+            .collect();
+        let mut tgt: Vec<PoseFk> = src
+            .iter()
+            .map(|f| {
+                let mut out = t.pose.clone();
+                ctx.frame(f, &[], &mut out);
+                out
+            })
+            .collect();
+        let no_twist = vec![Vec::new(); times.len()];
+        let data = |tgt: &[PoseFk]| {
+            let (worst, tight) = jumps(
+                &ctx,
+                &ClipData {
+                    name: "t",
+                    times: &times,
+                    src: &src,
+                    tgt,
+                    flags: &[],
+                    twist: &no_twist,
+                    looping: false,
+                },
+                45.0,
+            );
+            (worst, tight)
+        };
+        let (worst, tight) = data(&tgt);
+        assert!(worst.target_deg > 59.0, "{worst:?}");
+        assert!(
+            (worst.target_deg - worst.source_deg).abs() < 0.01,
+            "{worst:?}"
+        );
+        assert!(tight.target_deg <= tight.limit_deg, "no breach: {tight:?}");
+        // The retarget adds a 50 deg jump to the head (its source is slow).
+        let r = Quat::from_rotation_y(50f32.to_radians());
+        tgt[20].local[head].rotation = (tgt[20].local[head].rotation * r).normalize();
+        tgt[20].fk_from(skel, 0);
+        let (_, tight) = data(&tgt);
+        assert_eq!(tight.joint, "Head", "{tight:?}");
+        assert!(
+            tight.target_deg > 45.0 && tight.target_deg > tight.limit_deg,
+            "{tight:?}"
+        );
+        assert!(tight.source_deg < 10.0 && tight.target_deg < worst.source_deg + 1.0);
     }
 }

@@ -437,8 +437,9 @@ pub struct Budgets {
     #[serde(default = "max_bone_length_deviation_m")]
     #[serde(serialize_with = "short::one")]
     pub max_bone_length_deviation_m: f32,
-    /// Largest rotation change of one joint between two baked frames (a
-    /// flip detector; never below the source's own largest jump + 1 deg).
+    /// Largest component-rotation change of one joint between two baked
+    /// frames (a flip detector), raised per joint and frame to what its
+    /// own source joints do at that frame + 1 deg.
     #[serde(default = "max_angular_jump_deg")]
     #[serde(serialize_with = "short::one")]
     pub max_angular_jump_deg: f32,

@@ -73,7 +73,7 @@ pub(crate) fn twist_angle(
     wrap(2.0 * s.atan2(d.w))
 }
 
-fn wrap(a: f32) -> f32 {
+pub(crate) fn wrap(a: f32) -> f32 {
     let r = (a + PI).rem_euclid(TAU) - PI;
     if r <= -PI {
         r + TAU

@@ -37,9 +37,10 @@ fn check_walk(name: &str, out: &Retargeted) -> f32 {
     }
     let preserved = kept / frames as f32;
     println!(
-        "{name}: contact preservation {:.1}%, end effector {:.4} h ({}), bone length {:.2e} m, jump {:.1} deg (source {:.1}), scales {:?}",
+        "{name}: contact preservation {:.1}%, end effector {:.4} limb lengths ({}), bone length {:.2e} m, jump {:.1} deg on {} (source {:.1}), least headroom {:?}, scales {:?}",
         preserved * 100.0, m.end_effector_error.value, m.end_effector_error.joint,
-        m.bone_length_deviation_m.value, m.max_angular_jump_deg.value, m.source_max_angular_jump_deg, out.scales
+        m.bone_length_deviation_m.value, m.max_angular_jump.target_deg, m.max_angular_jump.joint,
+        m.max_angular_jump.source_deg, m.angular_jump_least_headroom, out.scales
     );
     for d in out.diagnostics.errors() {
         println!("{name}: budget breach: {d}");
