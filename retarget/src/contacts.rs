@@ -4,29 +4,25 @@
 //! `height_threshold * H_s` of its lowest point in the clip and its
 //! horizontal speed is below `speed_threshold * H_s` per second (`H_s` the
 //! source character height). One-frame blips and one-frame gaps are
-//! removed. During a contact the target joint is planted at one position:
-//! the mean of its transferred (FK) horizontal positions over the contact,
-//! at the target's own ankle height above its floor plus the scaled source
-//! height above its lowest point. Plants ease in and out over `blend_s`.
+//! removed. During a contact the target joint is planted at one horizontal
+//! position, the mean of its transferred (FK) positions over the contact
+//! (its height is set elsewhere: [`crate::planting`]). Plants ease in and
+//! out over `blend_s`.
 //! For a clip detected as a loop, a contact across the seam is one plant
 //! (shifted by the clip's displacement at the end), so the seam closes.
 
 use ludus_anim_runtime::math::Vec3;
 
-/// Contact flags for canonical positions `pos` (Y up) at `times`.
-pub(crate) fn detect(
-    pos: &[Vec3],
-    times: &[f32],
-    height: f32,
-    h_thr: f32,
-    v_thr: f32,
-) -> Vec<bool> {
+/// Contact flags for canonical positions `pos` (Y up) at `times`: within
+/// `max_height` (m) of the lowest position and slower than `max_speed`
+/// (m/s) horizontally.
+pub(crate) fn detect(pos: &[Vec3], times: &[f32], max_height: f32, max_speed: f32) -> Vec<bool> {
     let floor = pos.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
     let speed = horizontal_speeds(pos, times);
     let mut c: Vec<bool> = pos
         .iter()
         .zip(&speed)
-        .map(|(p, &v)| p.y - floor < h_thr * height && v < v_thr * height)
+        .map(|(p, &v)| p.y - floor < max_height && v < max_speed)
         .collect();
     let n = c.len();
     for i in 1..n.saturating_sub(1) {
@@ -64,15 +60,16 @@ pub(crate) fn horizontal_speeds(pos: &[Vec3], times: &[f32]) -> Vec<f32> {
         .collect()
 }
 
-/// A contact interval: frame indices (in "unwrapped" order for a seam
-/// contact: end frames first, then start frames) and its plant.
+/// A contact interval and its plant.
 pub(crate) struct Plant {
     pub t0: f32,
     pub t1: f32,
+    /// Horizontal plant position (`y` = 0).
     pub at: Vec3,
-    /// `at` minus the FK position at the first and the last contact frame:
-    /// outside the contact the IK target is the FK position plus this
-    /// offset, eased out, so an already planted foot is left untouched.
+    /// `at` minus the FK position at the first and the last contact frame,
+    /// horizontally: outside the contact the IK target is the FK position
+    /// plus this offset, eased out, so an already planted foot is left
+    /// untouched.
     pub off0: Vec3,
     pub off1: Vec3,
 }
@@ -97,16 +94,12 @@ pub(crate) fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Inputs for [`plants`]: canonical target FK positions of the joint,
-/// source heights above the source joint's lowest point, and the loop
-/// displacement (canonical) when the clip loops.
+/// Inputs for [`plants`]: canonical target FK positions of the joint and
+/// the loop displacement (canonical, horizontal) when the clip loops.
 pub(crate) struct PlantInput<'a> {
     pub flags: &'a [bool],
     pub times: &'a [f32],
     pub fk: &'a [Vec3],
-    pub src_height: &'a [f32],
-    pub ground_y: f32,
-    pub vertical_scale: f32,
     pub loop_shift: Option<Vec3>,
 }
 
@@ -126,23 +119,24 @@ pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
     let mut out: Vec<Plant> = rs
         .iter()
         .map(|&(a, b)| {
-            let frames: Vec<(usize, Vec3)> = (a..=b).map(|i| (i, inp.fk[i])).collect();
-            let at = plant_at(inp, &frames);
+            let frames: Vec<Vec3> = (a..=b).map(|i| inp.fk[i]).collect();
+            let at = plant_at(&frames);
             Plant {
                 t0: inp.times[a],
                 t1: inp.times[b],
                 at,
-                off0: at - inp.fk[a],
-                off1: at - inp.fk[b],
+                off0: flat(at - inp.fk[a]),
+                off1: flat(at - inp.fk[b]),
             }
         })
         .collect();
     if let (Some(((la, lb), (fa, fb))), Some(shift)) = (seam, inp.loop_shift) {
         // End part as is, start part moved one cycle on.
-        let mut frames: Vec<(usize, Vec3)> = (la..=lb).map(|i| (i, inp.fk[i])).collect();
-        frames.extend((fa..=fb).map(|i| (i, inp.fk[i] + shift)));
-        let at = plant_at(inp, &frames);
-        let (off0, off1) = (at - inp.fk[la], at - (inp.fk[fb] + shift));
+        let mut frames: Vec<Vec3> = (la..=lb).map(|i| inp.fk[i]).collect();
+        frames.extend((fa..=fb).map(|i| inp.fk[i] + shift));
+        let at = plant_at(&frames);
+        let off0 = flat(at - inp.fk[la]);
+        let off1 = flat(at - (inp.fk[fb] + shift));
         out.push(Plant {
             t0: inp.times[la],
             t1: dur + inp.times[fb],
@@ -161,18 +155,22 @@ pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
     out
 }
 
-fn plant_at(inp: &PlantInput, frames: &[(usize, Vec3)]) -> Vec3 {
+/// Mean horizontal position (y = 0).
+fn plant_at(frames: &[Vec3]) -> Vec3 {
     let k = frames.len().max(1) as f32;
-    let sum = frames.iter().fold(Vec3::ZERO, |s, (_, p)| s + *p);
-    let h = frames.iter().map(|(i, _)| inp.src_height[*i]).sum::<f32>() / k;
-    Vec3::new(sum.x / k, inp.ground_y + inp.vertical_scale * h, sum.z / k)
+    let sum = frames.iter().fold(Vec3::ZERO, |s, p| s + *p);
+    Vec3::new(sum.x / k, 0.0, sum.z / k)
 }
 
-/// The IK target at time `t` for a joint whose transferred position is
-/// `fk`: the plant inside a contact; outside, `fk` plus the plant's
-/// boundary offset eased out over `blend` seconds (smoothstep); the
-/// nearest plant wins. `None`: no plant near.
-pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Option<Vec3> {
+fn flat(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, 0.0, v.z)
+}
+
+/// The horizontal IK target at time `t` for a joint whose transferred
+/// position is `fk` (its height kept): inside a contact the plant; outside,
+/// `fk` plus the plant's boundary offset eased out over `blend` seconds
+/// (smoothstep); the nearest plant wins; `fk` with no plant near.
+pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Vec3 {
     let mut best: Option<(f32, Vec3)> = None;
     for p in plants {
         let (dist, off) = if t < p.t0 {
@@ -180,7 +178,7 @@ pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Op
         } else if t > p.t1 {
             (t - p.t1, p.off1)
         } else {
-            return Some(p.at);
+            return Vec3::new(p.at.x, fk.y, p.at.z);
         };
         let w = if blend > 0.0 && dist < blend {
             let x = 1.0 - dist / blend;
@@ -192,7 +190,7 @@ pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Op
             best = Some((w, fk + off * w));
         }
     }
-    best.map(|(_, at)| at)
+    best.map_or(fk, |(_, at)| at)
 }
 
 #[cfg(test)]
@@ -211,7 +209,7 @@ mod tests {
                 }
             })
             .collect();
-        let c = detect(&pos, &times, 1.0, 0.05, 0.2);
+        let c = detect(&pos, &times, 0.05, 0.2);
         let expect: Vec<bool> = (0..20).map(|i| (6..11).contains(&i)).collect();
         assert_eq!(c, expect);
         assert_eq!(runs(&c), vec![(6, 10)]);

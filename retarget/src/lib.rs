@@ -63,7 +63,7 @@ use transfer::Ctx;
 
 /// Bumped whenever the output for the same inputs can change; part of the
 /// retarget stage's cache key.
-pub const RETARGET_VERSION: u32 = 1;
+pub const RETARGET_VERSION: u32 = 2;
 
 /// The retargeted clips with their metrics.
 #[derive(Clone, Debug)]
@@ -101,6 +101,7 @@ pub fn retarget(
         setup: &setup,
         s: &s,
         t: &t,
+        lift: 0.0,
     };
     let mut out = Retargeted {
         clips: Vec::with_capacity(source_clips.len()),
@@ -191,12 +192,6 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
         })
         .collect();
     let twist = twist_angles(ctx, &src);
-    let mut tgt: Vec<PoseFk> = Vec::with_capacity(src.len());
-    for (f, frame) in src.iter().enumerate() {
-        let mut out = t.pose.clone();
-        ctx.frame(frame, &twist[f], &mut out);
-        tgt.push(out);
-    }
     let looping = is_loop(ctx, &src);
     let mut flags = planting::source_contacts(ctx, &profile.contacts, &times, &src);
     if looping {
@@ -206,6 +201,20 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
                 f[last] = first;
             }
         }
+    }
+    // Planted feet stand on the target's ground: the pelvis moves with
+    // them, so that between plants the transferred feet agree with it.
+    let lift = if profile.contacts.plant {
+        planting::ground_lift(ctx, &planting::source_grounds(ctx, &times, &src, &flags))
+    } else {
+        0.0
+    };
+    let ctx = &Ctx { lift, ..*ctx };
+    let mut tgt: Vec<PoseFk> = Vec::with_capacity(src.len());
+    for (f, frame) in src.iter().enumerate() {
+        let mut out = t.pose.clone();
+        ctx.frame(frame, &twist[f], &mut out);
+        tgt.push(out);
     }
     if profile.contacts.plant {
         planting::plant(

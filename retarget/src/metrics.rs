@@ -44,7 +44,8 @@ pub struct ContactMetrics {
     /// the source does not: the skating the retarget added (budgeted).
     pub added_skate_fraction: f32,
     /// Horizontal distance travelled during source-contact frames, in
-    /// meters and in character heights.
+    /// meters and in source character heights (the target's divided by
+    /// the horizontal scale, so that the two compare).
     pub source_skate_distance_m: f32,
     pub target_skate_distance_m: f32,
     pub source_skate_distance_h: f32,
@@ -130,8 +131,12 @@ pub(crate) fn measure(
 }
 
 fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMetrics> {
-    let (s, t) = (ctx.s, ctx.t);
+    let (s, t, sc) = (ctx.s, ctx.t, ctx.setup.scales);
     let skate = spec.speed_threshold * SKATE_OF_CONTACT_SPEED;
+    // Target horizontal lengths in source heights: the source height
+    // mapped by the horizontal scale (not the target's own height, which
+    // carries its proportions: the Knight's head).
+    let t_len = s.height * sc.horizontal;
     ctx.setup
         .contacts
         .iter()
@@ -147,12 +152,14 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
                 .iter()
                 .map(|f| t.canon(f.position(c.target)))
                 .collect();
+            // The source's detector mapped through the retarget's scales:
+            // thresholds in source heights, times the vertical scale for
+            // heights and the horizontal scale for speeds.
             let tflags = detect(
                 &pt,
                 d.times,
-                t.height,
-                spec.height_threshold,
-                spec.speed_threshold,
+                spec.height_threshold * s.height * sc.vertical,
+                spec.speed_threshold * t_len,
             );
             let (vs, vt) = (
                 horizontal_speeds(&ps, d.times),
@@ -174,7 +181,7 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
                 m.source_contact_frames += 1;
                 let src_skates = vs[i] > skate * s.height;
                 ss += usize::from(src_skates);
-                if vt[i] > skate * t.height {
+                if vt[i] > skate * t_len {
                     ts += 1;
                     if !src_skates {
                         added += 1;
@@ -197,7 +204,7 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
                 kept as f32 / n
             };
             m.source_skate_distance_h = m.source_skate_distance_m / s.height;
-            m.target_skate_distance_h = m.target_skate_distance_m / t.height;
+            m.target_skate_distance_h = m.target_skate_distance_m / t_len;
             m
         })
         .collect()
@@ -598,6 +605,7 @@ mod tests {
             setup: &setup,
             s: &s,
             t: &t,
+            lift: 0.0,
         };
         let clip = &n.clips[0];
         let times: Vec<f32> = (0..40).map(|i| i as f32 / 30.0).collect();

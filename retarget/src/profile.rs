@@ -9,6 +9,10 @@ use crate::error::ProfileError;
 use crate::suggestion::with_suggestion;
 use serde::{Deserialize, Serialize};
 
+/// The unit vector of an axis name (`+y`, `-z`, ...), as `up` and
+/// `forward` are written.
+pub use crate::basis::axis as axis_vector;
+
 /// Profile format version this crate reads and writes.
 pub const PROFILE_VERSION: u32 = 1;
 

@@ -9,7 +9,9 @@
 //!   retarget pose, scaled by `horizontal_scale`;
 //! * pelvis, vertically: `floor_t + vertical_scale * (y_s - floor_s)`, the
 //!   source pelvis height above its floor scaled (the default scale is the
-//!   hip-height ratio, so a longer-legged target stands taller).
+//!   hip-height ratio, so a longer-legged target stands taller), plus the
+//!   clip's ground lift when contacts are planted (the source's grounded
+//!   feet onto the target's ground, `crate::planting::ground_lift`).
 
 use crate::rig::PoseFk;
 use crate::setup::Setup;
@@ -26,7 +28,7 @@ fn hscale(v: Vec3, h: f32, vert: f32) -> Vec3 {
     Vec3::new(v.x * h, v.y * vert, v.z * h)
 }
 
-pub(crate) fn root_frame(setup: &Setup, s: &Side, t: &Side, src: &PoseFk) -> RootFrame {
+pub(crate) fn root_frame(setup: &Setup, s: &Side, t: &Side, src: &PoseFk, lift: f32) -> RootFrame {
     let (ps, pt) = setup.pelvis;
     let sc = setup.scales;
     let c_s = s.canon(src.position(ps));
@@ -55,7 +57,7 @@ pub(crate) fn root_frame(setup: &Setup, s: &Side, t: &Side, src: &PoseFk) -> Roo
             None,
         ),
     };
-    c_t.y = t.floor + sc.vertical * (c_s.y - s.floor);
+    c_t.y = t.floor + sc.vertical * (c_s.y - s.floor) + lift;
     RootFrame {
         motion_root,
         pelvis: t.basis.conjugate() * c_t,

@@ -24,10 +24,15 @@ use crate::setup::Setup;
 use crate::side::Side;
 use ludus_anim_runtime::math::{slerp_shortest, Quat, Vec3};
 
+#[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub setup: &'a Setup,
     pub s: &'a Side<'a>,
     pub t: &'a Side<'a>,
+    /// Per clip: vertical offset of the target pelvis (canonical, m) that
+    /// stands the source's grounded feet on the target's ground
+    /// ([`crate::planting::ground_lift`]); 0 maps the declared floors.
+    pub lift: f32,
 }
 
 impl Ctx<'_> {
@@ -48,7 +53,7 @@ impl Ctx<'_> {
     /// the unwrapped angle of twist plan `i` at this frame.
     pub fn frame(&self, src: &PoseFk, twist: &[f32], out: &mut PoseFk) {
         let (t, setup) = (self.t, self.setup);
-        let root = root_frame(setup, self.s, t, src);
+        let root = root_frame(setup, self.s, t, src, self.lift);
         for k in 0..t.skel.joint_count() {
             out.local[k] = t.pose.local[k];
             if let Some(d) = setup.drives[k] {

@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use ludus_anim_cooker::stages::normalize::Normalized;
 use ludus_anim_retarget::{suggest, Profile, Retargeted};
 
 /// cgspeed's CMU conversion: 1 unit = 1/0.45 inch.
@@ -18,7 +19,12 @@ fn profile(name: &str) -> Profile {
     Profile::parse(&std::fs::read_to_string(&path).unwrap(), name).unwrap()
 }
 
-fn check_walk(name: &str, out: &Retargeted) -> f32 {
+/// The bar for a walk, asserted: contact preservation >= 95%,
+/// per foot no more skating (distance and fraction) than the source's own,
+/// zero budget breaches, and feet on the floor: each planted ankle's lowest
+/// height is the target's own ankle height in its retarget pose (which
+/// stands on the floor), never below it.
+fn check_walk(name: &str, profile: &Profile, tgt: &Normalized, out: &Retargeted) {
     let m = &out.metrics[0];
     let (mut frames, mut kept) = (0usize, 0.0f32);
     for c in &m.contacts {
@@ -32,20 +38,60 @@ fn check_walk(name: &str, out: &Retargeted) -> f32 {
             "{name} {}: contacts found",
             c.joint
         );
+        assert!(
+            c.target_skate_distance_h <= c.source_skate_distance_h,
+            "{name} {}: target skates further",
+            c.joint
+        );
+        assert!(
+            c.target_skate_fraction <= c.source_skate_fraction,
+            "{name} {}: target skates more often",
+            c.joint
+        );
         frames += c.source_contact_frames;
         kept += c.preservation * c.source_contact_frames as f32;
     }
     let preserved = kept / frames as f32;
+    let j = &m.angular_jump_least_headroom;
     println!(
-        "{name}: contact preservation {:.1}%, end effector {:.4} limb lengths ({}), bone length {:.2e} m, jump {:.1} deg on {} (source {:.1}), least headroom {:?}, scales {:?}",
-        preserved * 100.0, m.end_effector_error.value, m.end_effector_error.joint,
+        "{name}: contact preservation {:.1}%, end effector {:.4} limb lengths ({} t={:.3}), bone length {:.2e} m, largest jump {:.1} deg on {} (source {:.1}), least headroom {:.1} deg on {} ({:.1} vs limit {:.1}), scales {:?}",
+        preserved * 100.0, m.end_effector_error.value, m.end_effector_error.joint, m.end_effector_error.time_s,
         m.bone_length_deviation_m.value, m.max_angular_jump.target_deg, m.max_angular_jump.joint,
-        m.max_angular_jump.source_deg, m.angular_jump_least_headroom, out.scales
+        m.max_angular_jump.source_deg, j.limit_deg - j.target_deg, j.joint, j.target_deg, j.limit_deg, out.scales
     );
-    for d in out.diagnostics.errors() {
-        println!("{name}: budget breach: {d}");
+    let breaches: Vec<String> = out.diagnostics.errors().map(|d| d.to_string()).collect();
+    assert!(breaches.is_empty(), "{name}: budget breaches {breaches:#?}");
+    assert!(
+        preserved >= 0.95,
+        "{name}: contact preservation {preserved}"
+    );
+    let up = ludus_anim_retarget::profile::axis_vector(&profile.target.up).unwrap();
+    let rest = fk(&tgt.skeleton, tgt.skeleton.rest_pose());
+    let clip = &out.clips[0];
+    for c in &profile.contacts.joints {
+        let k = tgt.skeleton.find_by_name(&c.target).unwrap();
+        let rest_h = up.dot(rest[k].translation.into());
+        let lowest = clip
+            .key_times
+            .iter()
+            .map(|&t| {
+                up.dot(
+                    fk(&tgt.skeleton, &sample(&tgt.skeleton, clip, t))[k]
+                        .translation
+                        .into(),
+                )
+            })
+            .fold(f32::INFINITY, f32::min);
+        println!(
+            "{name}: {} lowest {lowest:.5} m, ankle height at rest {rest_h:.5} m",
+            c.target
+        );
+        assert!(
+            (lowest - rest_h).abs() < 1e-3 * out.scales.vertical,
+            "{name} {}: feet on the floor",
+            c.target
+        );
     }
-    preserved
 }
 
 #[test]
@@ -57,38 +103,32 @@ fn cmu_walk_onto_the_knight() {
         return;
     };
     let (src, tgt) = (load(&cmu, Some(CMU_M)), load(&knight, None));
-    let out = run(&src, &tgt, &profile("cmu_to_knight.toml"));
-    let preserved = check_walk("CMU 12_01 -> Knight", &out);
-    assert!(preserved >= 0.95, "contact preservation {preserved}");
-    for c in &out.metrics[0].contacts {
-        assert!(
-            c.target_skate_distance_h <= c.source_skate_distance_h,
-            "{}: target skates more",
-            c.joint
-        );
-        assert!(
-            c.target_skate_fraction <= c.source_skate_fraction,
-            "{}",
-            c.joint
-        );
+    let p = profile("cmu_to_knight.toml");
+    let out = run(&src, &tgt, &p);
+    check_walk("CMU 12_01 -> Knight", &p, &tgt, &out);
+
+    // The end-effector metric catches the previous mapping, whose Knight
+    // shin took CMU's ankle rotation (legs ending at the foot on the
+    // source, at the shin on the target, feet unmapped).
+    let mut old = p.clone();
+    for c in old.source.chains.iter_mut() {
+        if c.name == "leg_l" || c.name == "leg_r" {
+            c.end = c.end.replace("Leg", "Foot");
+        }
     }
-    // Feet on the floor: planted feet at the Knight's own ankle height.
-    let foot = tgt.skeleton.find_by_name("Foot.L").unwrap();
-    let rest_y = fk(&tgt.skeleton, tgt.skeleton.rest_pose())[foot]
-        .translation
-        .y;
-    let clip = &out.clips[0];
-    let lowest = clip
-        .key_times
-        .iter()
-        .map(|&t| {
-            fk(&tgt.skeleton, &sample(&tgt.skeleton, clip, t))[foot]
-                .translation
-                .y
-        })
-        .fold(f32::INFINITY, f32::min);
-    println!("Knight left ankle: lowest {lowest:.4} m, rest {rest_y:.4} m");
-    assert!((lowest - rest_y).abs() < 0.02 * 4.1, "feet on the floor");
+    old.maps.retain(|m| !m.target.starts_with("foot_"));
+    let bad = run(&src, &tgt, &old);
+    let e = &bad.metrics[0].end_effector_error;
+    println!(
+        "old leg mapping: end effector {:.3} limb lengths ({})",
+        e.value, e.joint
+    );
+    assert!(
+        bad.diagnostics
+            .errors()
+            .any(|d| d.code == "retarget_end_effector"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -99,18 +139,16 @@ fn cmu_walk_onto_makehuman() {
     ) else {
         return;
     };
+    // MakeHuman BVH: decimetres, Z up in the file; the importer keeps the
+    // file's axes and the profile declares them (up +z, forward -y).
     let (src, tgt) = (load(&cmu, Some(CMU_M)), load(&mh, Some(MAKEHUMAN_M)));
-    let out = run(&src, &tgt, &profile("cmu_to_makehuman.toml"));
-    // Known gap: target contacts are not yet re-detected on this Z-up rig
-    // (preservation reads 0%); skating is asserted, preservation printed.
-    let _ = check_walk("CMU 12_01 -> MakeHuman", &out);
-    for c in &out.metrics[0].contacts {
-        assert!(
-            c.target_skate_distance_h <= c.source_skate_distance_h,
-            "{}: target skates more",
-            c.joint
-        );
-    }
+    let p = profile("cmu_to_makehuman.toml");
+    assert_eq!(
+        (p.target.up.as_str(), p.target.forward.as_str()),
+        ("+z", "-y")
+    );
+    let out = run(&src, &tgt, &p);
+    check_walk("CMU 12_01 -> MakeHuman", &p, &tgt, &out);
 }
 
 /// The shipped profiles are what `suggest` proposes (files aside), and the
