@@ -67,8 +67,9 @@ stage_list! {
     /// measured applied; scalar curve errors).
     Verify: "verify", version 3, per Clip;
     /// The package bytes, manifest entry and report of one asset.
-    /// 3: quantized scalar curves with a channel schema.
-    Package: "package", version 3, per Asset;
+    /// 4: the report's located quality warnings (3: quantized scalar
+    /// curves with a channel schema).
+    Package: "package", version 4, per Asset;
 }
 
 impl Stage {

@@ -41,7 +41,7 @@ fn sextet(c: u8) -> Option<u32> {
 /// Decode standard padded base64; `None` for any other input.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let s = text.as_bytes();
-    if s.len() % 4 != 0 {
+    if !s.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(s.len() / 4 * 3);

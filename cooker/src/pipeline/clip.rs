@@ -344,8 +344,10 @@ fn clip_warnings(
         .collect();
     let threshold = js.thresholds.iter().copied().fold(f32::INFINITY, f32::min);
     let codec = v.codec.max_error_m;
-    if prepared.additive.is_none() && v.source_error_m > threshold && v.source_error_m > 2.0 * codec
-    {
+    // STEP keys between samples already explain a gap to the source.
+    let stepped = out.iter().any(|d| d.code == "step_between_samples");
+    let far = v.source_error_m > threshold && v.source_error_m > 2.0 * codec;
+    if prepared.additive.is_none() && !stepped && far {
         out.push(
             Diagnostic::warning(
                 "source_error",

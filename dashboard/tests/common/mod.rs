@@ -10,8 +10,9 @@
 pub mod blob;
 pub mod fixtures;
 
-use ludus_anim_cooker::cook::{cook, CookOptions, Silent};
+use ludus_anim_cooker::events::Silent;
 use ludus_anim_cooker::manifest::{AssetEntry, AssetJob};
+use ludus_anim_cooker::pipeline::{cook, CookOptions};
 use ludus_anim_cooker::profile::{CodecChoice, Profile};
 use ludus_anim_cooker::stage_cache::StageCache;
 use ludus_anim_report::packed::Packed;
@@ -133,7 +134,9 @@ pub fn write_sidecar(rep: &Report, out: &Path, ref_rep: &Report, ref_out: &Path)
         );
         let rates = blob::clip_bit_rates(&bytes, p.skeleton().joint_count());
         for (i, c) in p.clips().iter().enumerate() {
-            let Some(rc) = rp.clip(c.name) else { continue };
+            let Some(rc) = rp.clip(c.name()) else {
+                continue;
+            };
             let mut cs = clip_sidecar(&a.source, &p, c, &rp, rc);
             cs.bit_rates = rates.get(i).cloned().flatten();
             side.clips.push(cs);
@@ -155,15 +158,15 @@ fn clip_sidecar(
     let n = sk.joint_count();
     let names: Vec<String> = sk.names().to_vec();
     let parents: Vec<Option<usize>> = (0..n).map(|j| sk.parent(j)).collect();
-    let profile = Profile::load(c.profile).expect("bundled profile");
+    let profile = Profile::load(c.profile()).expect("bundled profile");
     let (thresholds, shells) = profile.joint_settings(&names, None);
     let times = check_times(
-        c.duration_s,
-        c.sample_rate_hz,
-        c.num_samples,
-        c.loop_mode.is_looping(),
+        c.duration_s(),
+        c.sample_rate_hz(),
+        c.num_samples(),
+        c.loop_mode().is_looping(),
     );
-    let mut cs = ClipSidecar::new(source, c.name, c.profile, c.duration_s);
+    let mut cs = ClipSidecar::new(source, c.name(), c.profile(), c.duration_s());
     cs.set_joints(&names, &parents, &thresholds);
     let (mut expected, mut actual) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
     let (mut pos, mut rot) = (vec![0.0f32; n], vec![0.0f32; n]);
@@ -197,7 +200,7 @@ fn clip_sidecar(
 }
 
 fn trajectory(c: &Clip<'_>) -> Option<TrajectorySidecar> {
-    let rm = c.root_motion?;
+    let rm = c.root_motion()?;
     let t = c.trajectory()?;
     let keys = t.keys();
     let yaw = |q: glam::Quat| {
