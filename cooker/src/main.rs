@@ -43,6 +43,10 @@ enum Command {
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
     Bench(cli::bench::BenchArgs),
+    /// Serve a project: cook it, watch its files, re-cook what changed and
+    /// publish immutable generations over HTTP (runs ludus-anim-server).
+    #[command(disable_help_flag = true)]
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cli::inspect::inspect(a, &out),
         Command::Cache(a) => cli::cache::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
+        Command::Serve(a) => cli::serve::run(a, &out),
     };
     ExitCode::from(code as u8)
 }
