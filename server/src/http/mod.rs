@@ -99,9 +99,34 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Count the response; an error the framework or a layer produced (413,
+/// 408, 405, a path that does not decode) gets the API's JSON error body.
 async fn count(State(app): State<App>, req: Request, next: Next) -> Response {
-    let r = next.run(req).await;
-    app.shared.metrics.response(r.status().as_u16());
+    let mut r = next.run(req).await;
+    let status = r.status();
+    let json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if (status.is_client_error() || status.is_server_error()) && !json {
+        let (code, message) = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => (
+                "too_large",
+                format!("request bodies are at most {MAX_BODY} bytes"),
+            ),
+            StatusCode::REQUEST_TIMEOUT => (
+                "timeout",
+                format!("no response within {} s", REQUEST_TIMEOUT.as_secs()),
+            ),
+            StatusCode::METHOD_NOT_ALLOWED => (
+                "method_not_allowed",
+                "method not allowed on this endpoint".into(),
+            ),
+            _ => ("bad_request", format!("request refused ({status})")),
+        };
+        r = api::error(status, code, message);
+    }
+    app.shared.metrics.response(status.as_u16());
     r
 }
 
