@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --profile ci -p ludus-anim-server --test bench -- --ignored --nocapture 2>&1 \
-    | grep -v '^\[server\]'
+    | grep --line-buffered -v "^\[server\]"
