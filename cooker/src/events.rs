@@ -7,6 +7,8 @@
 //! clips: [{name, keys}]}; `stage` {source, clip, stage, cache:
 //! "hit"|"miss", ms}; `diagnostic` {source, severity, code, message, file,
 //! clip, joint, time_s} (one per diagnostic, before its `asset_done`);
+//! `inputs` {source, files} (every file the asset's cook read: the source
+//! and its companions, so a watcher knows what to watch);
 //! `asset_done` {source, status, package, clips}; `notice` {message}; and
 //! last `summary` {assets, failed, clips, raw_bytes, compressed_bytes,
 //! max_error_m, warnings, cook_ms, stages, report}.
@@ -15,7 +17,7 @@ use crate::keys::{AssetKeys, ClipKeys};
 use crate::report::{AssetReport, AssetStatus, Report};
 use crate::stage::Stage;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One thing that happened during a cook.
 pub enum CookEvent<'a> {
@@ -34,6 +36,12 @@ pub enum CookEvent<'a> {
         stage: Stage,
         hit: bool,
         ms: f64,
+    },
+    /// Every file one asset's cook read (source first, then companions),
+    /// each read once through the cook's `SourceReader`.
+    Inputs {
+        source: &'a str,
+        files: &'a [PathBuf],
     },
     AssetFinished {
         report: &'a AssetReport,
@@ -103,6 +111,11 @@ impl CookEvent<'_> {
                 "stage": stage.name(),
                 "cache": if *hit { "hit" } else { "miss" },
                 "ms": ms,
+            })],
+            CookEvent::Inputs { source, files } => vec![json!({
+                "event": "inputs",
+                "source": source,
+                "files": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             })],
             CookEvent::AssetFinished { report } => asset_done_json(report),
             CookEvent::Notice { message } => vec![json!({"event": "notice", "message": message})],

@@ -39,12 +39,19 @@ enum Command {
     /// Print a package's skeleton, clips, curves and metadata (a source
     /// file is listed as `list` would).
     Inspect(cli::inspect::InspectArgs),
+    /// The dashboard (one self-contained HTML file) and a text summary of
+    /// cooks, with regressions against a baseline for CI gates.
+    Report(cli::report::ReportArgs),
     /// Inspect or trim the stage cache.
     Cache(cli::cache::CacheArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
     Bench(cli::bench::BenchArgs),
+    /// Serve a project: cook it, watch its files, re-cook what changed and
+    /// publish immutable generations over HTTP (runs ludus-anim-server).
+    #[command(disable_help_flag = true)]
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,7 +62,9 @@ fn main() -> ExitCode {
         Command::List(a) => cli::inspect::list(a, &out),
         Command::Inspect(a) => cli::inspect::inspect(a, &out),
         Command::Cache(a) => cli::cache::run(a, &out),
+        Command::Report(a) => cli::report::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
+        Command::Serve(a) => cli::serve::run(a, &out),
     };
     ExitCode::from(code as u8)
 }

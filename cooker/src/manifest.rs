@@ -22,6 +22,10 @@ pub struct Manifest {
     /// `[[asset]]` entries, cooked in order.
     #[serde(default, rename = "asset")]
     pub assets: Vec<AssetEntry>,
+    /// `[report]`: the dashboard sidecar and the regression rules of
+    /// `ludus-anim report --fail-on-regression`.
+    #[serde(default)]
+    pub report: ludus_anim_report::rules::ReportConfig,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]

@@ -90,6 +90,16 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+impl Snapshot<'_> {
+    /// Every file read so far, in the order first read.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files
+            .lock()
+            .map(|f| f.iter().map(|(p, _)| p.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
 impl CompanionReader for Snapshot<'_> {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.file(path).map(|f| f.bytes.to_vec())

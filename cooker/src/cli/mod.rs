@@ -6,6 +6,8 @@ pub mod cache;
 pub mod cook;
 pub mod inspect;
 pub mod output;
+pub mod report;
+pub mod serve;
 
 /// `--version`: the crate version and the source revision it was built
 /// from (packages record only the version; see `COOKER_VERSION`).

@@ -71,8 +71,9 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
         .event(&CookEvent::AssetStarted { source: &file });
     let format = SourceFormat::of_path(&job.path);
     let mut r = new_report(&file, format.map_or("unknown", SourceFormat::name));
+    let snapshot = Snapshot::new(cx.reader);
     let result = match format {
-        Some(format) => cook_format(job, format, &file, &mut r, cx),
+        Some(format) => cook_format(job, format, &file, &snapshot, &mut r, cx),
         None => Err(Stop::Failed(
             Diagnostic::error(
                 "unknown_format",
@@ -81,6 +82,10 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
             .file(&file),
         )),
     };
+    cx.observer.event(&CookEvent::Inputs {
+        source: &file,
+        files: &snapshot.paths(),
+    });
     match result {
         Ok(done) => done,
         Err(stop) => {
@@ -117,19 +122,19 @@ struct Source<'a> {
     job: &'a AssetJob,
     format: SourceFormat,
     file: &'a str,
-    snapshot: Snapshot<'a>,
+    snapshot: &'a Snapshot<'a>,
     bytes: Arc<Vec<u8>>,
     options: ImportOptions,
 }
 
-fn cook_format(
-    job: &AssetJob,
+fn cook_format<'a>(
+    job: &'a AssetJob,
     format: SourceFormat,
-    file: &str,
+    file: &'a str,
+    snapshot: &'a Snapshot<'a>,
     r: &mut AssetReport,
-    cx: &Cook<'_>,
+    cx: &Cook<'a>,
 ) -> Result<AssetResult, Stop> {
-    let snapshot = Snapshot::new(cx.reader);
     let read = snapshot
         .file(&job.path)
         .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
@@ -171,7 +176,9 @@ fn cook_format(
             settings: &job.settings,
             units_m,
             encoder_slack: cx.options.encoder_slack,
-            profiles: &cx.profiles.0,
+            profiles: &cx
+                .profiles
+                .referenced_by(&job.settings, &cx.options.default_profile),
             default_profile: &cx.options.default_profile,
         },
     );
@@ -218,7 +225,7 @@ fn companions(
         companions,
     };
     let known: Option<Companions> = cx.cache.get(Stage::Import, &key);
-    if let Some(known) = known.filter(|c| unchanged(&src.snapshot, c)) {
+    if let Some(known) = known.filter(|c| unchanged(src.snapshot, c)) {
         return Ok((digest(known), None));
     }
     let start = Instant::now();
@@ -227,7 +234,7 @@ fn companions(
         src.format,
         &src.bytes,
         &src.options,
-        &src.snapshot,
+        src.snapshot,
     )?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
@@ -309,7 +316,7 @@ fn run_import(
                 src.format,
                 &src.bytes,
                 &src.options,
-                &src.snapshot,
+                src.snapshot,
             )
         })?),
     }

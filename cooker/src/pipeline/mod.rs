@@ -145,6 +145,19 @@ impl Profiles {
         Ok(Profiles(map))
     }
 
+    /// The profiles one asset's clips can read: the asset's own (or the
+    /// default) and every clip's. The asset's package key covers these
+    /// only, so it does not depend on which other assets share the cook
+    /// (the asset server cooks subsets).
+    pub fn referenced_by(&self, settings: &AssetEntry, default: &str) -> BTreeMap<String, Profile> {
+        let own = settings.profile.as_deref().unwrap_or(default);
+        let clips = settings.clips.values().filter_map(|c| c.profile.as_deref());
+        std::iter::once(own)
+            .chain(clips)
+            .filter_map(|n| self.0.get(n).map(|p| (n.to_string(), p.clone())))
+            .collect()
+    }
+
     /// A profile the cook loaded. Every name the options reference was
     /// loaded by [`Profiles::load`], so a miss is a caller's bug.
     pub fn get(&self, name: &str) -> Option<&Profile> {
