@@ -125,11 +125,15 @@ impl CookEvent<'_> {
 }
 
 fn asset_keys_json(k: &AssetKeys) -> Value {
-    json!({
+    let mut v = json!({
         Stage::Import.name(): k.import.to_hex(),
         Stage::Normalize.name(): k.normalize.to_hex(),
         Stage::Package.name(): k.package.to_hex(),
-    })
+    });
+    if let (Some(r), Some(o)) = (&k.retarget, v.as_object_mut()) {
+        o.insert(Stage::Retarget.name().into(), r.to_hex().into());
+    }
+    v
 }
 
 fn clip_keys_json(k: &ClipKeys) -> Value {

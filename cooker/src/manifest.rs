@@ -79,6 +79,10 @@ pub struct AssetEntry {
     /// `prop` on every node, or `Node.prop`.
     #[serde(default)]
     pub curves: Vec<String>,
+    /// Retarget profile (TOML, `schemas/retarget.md`; relative to the
+    /// manifest) that bakes this asset's clips onto the profile's target
+    /// skeleton. Never applied implicitly.
+    pub retarget: Option<String>,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
@@ -235,12 +239,14 @@ impl KeyInput for AssetEntry {
             units,
             keep_unused_leaves,
             curves,
+            retarget,
             clips,
         } = self;
         k.put(profile)
             .put(&units.map(Units::meters))
             .put(keep_unused_leaves)
             .put(curves)
+            .put(retarget)
             .put(clips);
     }
 }

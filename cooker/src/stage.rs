@@ -48,10 +48,13 @@ stage_list! {
     /// custom-property curves.)
     Import: "import", version 3, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 3: documented unit conventions (CMU cgspeed BVH,
-    /// MakeHuman) applied, implausible units warned (2: clips carry
-    /// markers).
-    Normalize: "normalize", version 3, per Asset;
+    /// continuity. 4: the CMU unit as the retarget profiles write it
+    /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
+    /// applied, implausible units warned; 2: clips carry markers).
+    Normalize: "normalize", version 4, per Asset;
+    /// The normalized asset on a target skeleton through an explicit
+    /// retarget profile (retargeted assets only).
+    Retarget: "retarget", version 1, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 2: warnings as located diagnostics.
     Resample: "resample", version 2, per Clip;

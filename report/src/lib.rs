@@ -186,6 +186,9 @@ pub struct ClipReport {
     /// The clip's quality warnings as text; each is also in the asset's
     /// `diagnostics`, located by file, clip, joint and time.
     pub warnings: Vec<String>,
+    /// Retargeted clips: the profile and what the retarget measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retarget: Option<RetargetReport>,
 }
 
 impl ClipReport {
@@ -232,6 +235,24 @@ impl ClipReport {
         };
         clip.max(selected)
     }
+}
+
+/// How a clip was retargeted and how well (metrics as defined in
+/// `schemas/retarget.md`: foot skating and contact preservation, end
+/// effector error, bone-length deviation, angular jumps, twist ranges).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetargetReport {
+    /// The profile's `name`.
+    pub profile: String,
+    /// The profile file, relative to the project root.
+    pub profile_path: String,
+    /// blake3 of the profile's bytes, hex.
+    pub profile_hash: String,
+    /// The target skeleton's file and compatibility identity.
+    pub target: String,
+    pub target_identity: String,
+    /// The retarget's measurements of this clip (`ClipMetrics`).
+    pub metrics: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

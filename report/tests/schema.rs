@@ -63,6 +63,14 @@ fn clip(full: bool) -> ClipReport {
         } else {
             vec![]
         },
+        retarget: full.then(|| RetargetReport {
+            profile: "cmu -> knight".into(),
+            profile_path: "profiles/cmu_to_knight.toml".into(),
+            profile_hash: "22".repeat(32),
+            target: "knight.glb".into(),
+            target_identity: "cd".repeat(16),
+            metrics: serde_json::json!({"clip": "walk", "frames": 31}),
+        }),
     }
 }
 

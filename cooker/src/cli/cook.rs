@@ -50,6 +50,10 @@ pub struct CookArgs {
     /// Keep leaf joints that neither deform nor animate.
     #[arg(long)]
     keep_unused_leaves: bool,
+    /// Retarget profile (TOML) baking the clips onto its target skeleton,
+    /// for assets whose manifest entry names none.
+    #[arg(long)]
+    retarget: Option<PathBuf>,
     /// Stage cache directory (default: LUDUS_ANIM_CACHE, else the per-user
     /// cache directory).
     #[arg(long)]
@@ -188,6 +192,7 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
         encoder_slack: a.slack,
         threads: bounded_jobs(a.jobs, out),
         shard,
+        retarget: a.retarget.clone(),
         codec_override: a.codec.map(|c| match c {
             CodecArg::Vbr => CodecChoice::Vbr,
             CodecArg::Reference => CodecChoice::Reference,

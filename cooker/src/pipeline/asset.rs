@@ -17,6 +17,7 @@ use crate::stages::import::{import, Imported};
 use crate::stages::normalize::{normalize, Normalized};
 use crate::stages::package::{package, PackageHeader};
 use crate::stages::prepare::Prepared;
+use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{Diagnostic, SourceFormat};
@@ -46,7 +47,7 @@ struct AssetOutcome {
 type Companions = Vec<(String, [u8; 32])>;
 
 /// Why an asset stopped: a diagnostic to add, or one already recorded.
-enum Stop {
+pub(super) enum Stop {
     Failed(Diagnostic),
     Recorded,
 }
@@ -72,16 +73,7 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
     let format = SourceFormat::of_path(&job.path);
     let mut r = new_report(&file, format.map_or("unknown", SourceFormat::name));
     let snapshot = Snapshot::new(cx.reader);
-    let result = match format {
-        Some(format) => cook_format(job, format, &file, &snapshot, &mut r, cx),
-        None => Err(Stop::Failed(
-            Diagnostic::error(
-                "unknown_format",
-                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
-            )
-            .file(&file),
-        )),
-    };
+    let result = cook_format(job, &file, &snapshot, &mut r, cx);
     cx.observer.event(&CookEvent::Inputs {
         source: &file,
         files: &snapshot.paths(),
@@ -117,42 +109,63 @@ fn new_report(file: &str, format: &str) -> AssetReport {
     }
 }
 
-/// The source as this cook read it.
-struct Source<'a> {
-    job: &'a AssetJob,
-    format: SourceFormat,
-    file: &'a str,
-    snapshot: &'a Snapshot<'a>,
-    bytes: Arc<Vec<u8>>,
-    options: ImportOptions,
+/// A source file as this cook read it (the asset's, or a retarget
+/// target's).
+pub(super) struct Source<'a> {
+    pub path: &'a std::path::Path,
+    pub format: SourceFormat,
+    pub file: &'a str,
+    pub snapshot: &'a Snapshot<'a>,
+    pub bytes: Arc<Vec<u8>>,
+    pub options: ImportOptions,
+}
+
+impl<'a> Source<'a> {
+    /// Read `path` into the snapshot.
+    pub fn read(
+        path: &'a std::path::Path,
+        file: &'a str,
+        snapshot: &'a Snapshot<'a>,
+        options: ImportOptions,
+    ) -> Result<(Source<'a>, [u8; 32]), Stop> {
+        let format = SourceFormat::of_path(path).ok_or_else(|| {
+            Diagnostic::error(
+                "unknown_format",
+                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
+            )
+            .file(file)
+        })?;
+        let read = snapshot
+            .file(path)
+            .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
+        let src = Source {
+            path,
+            format,
+            file,
+            snapshot,
+            bytes: read.bytes.clone(),
+            options,
+        };
+        Ok((src, read.hash))
+    }
 }
 
 fn cook_format<'a>(
     job: &'a AssetJob,
-    format: SourceFormat,
     file: &'a str,
     snapshot: &'a Snapshot<'a>,
     r: &mut AssetReport,
     cx: &Cook<'a>,
 ) -> Result<AssetResult, Stop> {
-    let read = snapshot
-        .file(&job.path)
-        .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
-    let src = Source {
-        job,
-        format,
-        file,
-        snapshot,
-        bytes: read.bytes.clone(),
-        options: ImportOptions {
-            keep_unused_leaves: job
-                .settings
-                .keep_unused_leaves
-                .unwrap_or(cx.options.import.keep_unused_leaves),
-            custom_curves: job.settings.curves.clone(),
-        },
+    let options = ImportOptions {
+        keep_unused_leaves: job
+            .settings
+            .keep_unused_leaves
+            .unwrap_or(cx.options.import.keep_unused_leaves),
+        custom_curves: job.settings.curves.clone(),
     };
-    let (digest, fresh) = companions(&src, &read.hash, cx)?;
+    let (src, bytes_hash) = Source::read(&job.path, file, snapshot, options)?;
+    let (digest, fresh) = companions(&src, &bytes_hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
     let asset_name = job
@@ -166,6 +179,7 @@ fn cook_format<'a>(
         .units
         .map(|u| u.meters())
         .or(cx.options.units_override_m);
+    let retarget = super::retarget::plan(job, file, snapshot, cx)?;
     let keys = AssetKeys::derive(
         &digest,
         &src.options,
@@ -180,40 +194,65 @@ fn cook_format<'a>(
                 .profiles
                 .referenced_by(&job.settings, &cx.options.default_profile),
             default_profile: &cx.options.default_profile,
+            retarget: retarget.as_ref().map(|p| p.inputs.clone()),
         },
     );
     if let Some(done) = cached_asset(&keys.package, file, cx) {
         return Ok(done);
     }
     let imported = run_import(&src, &keys.import, fresh, cx)?;
-    record_import(&imported, r)?;
-    let norm = cx.run(file, Stage::Normalize, None, &keys.normalize, || {
+    let norm = import_and_normalize(&src, &imported, &keys.normalize, units_m, r, cx)?;
+    let retargeted = match (&retarget, &keys.retarget) {
+        (Some(plan), Some(key)) => Some(super::retarget::run(plan, &norm, key, r, cx)?),
+        _ => None,
+    };
+    let asset = AssetWork {
+        file,
+        asset_name: &asset_name,
+        source_hash,
+        norm: retargeted.as_ref().map_or(&norm, |t| &t.asset),
+        keys: &keys,
+        kind: imported.asset.format.kind(),
+        retarget: retargeted.as_ref().zip(retarget.as_ref()),
+    };
+    cook_clips(&asset, job, r, cx)
+}
+
+/// The source's import (its diagnostics into the report; errors stop the
+/// asset) and its normalization.
+pub(super) fn import_and_normalize(
+    src: &Source<'_>,
+    imported: &Imported,
+    key: &Key,
+    units_m: Option<f32>,
+    r: &mut AssetReport,
+    cx: &Cook<'_>,
+) -> Result<Normalized, Stop> {
+    record_import(imported, r)?;
+    let file = src.file;
+    let norm = cx.run(file, Stage::Normalize, None, key, || {
         normalize(&imported.asset, units_m)
             .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(file))
     })?;
     r.decisions
         .extend(norm.decisions.iter().map(report::decision));
-    r.skeleton = Some(SkeletonReport {
-        joints: norm.skeleton.joint_count(),
-        identity: norm.skeleton.identity().to_hex(),
-        unit_scale_m: norm.unit_scale_m,
-        source_axes: imported.asset.source_axes.description.clone(),
-    });
-    let asset = AssetWork {
-        file,
-        asset_name: &asset_name,
-        source_hash,
-        norm: &norm,
-        keys: &keys,
-        kind: imported.asset.format.kind(),
-    };
-    cook_clips(&asset, job, r, cx)
+    r.diagnostics
+        .extend(norm.warnings.iter().map(report::diagnostic));
+    if r.skeleton.is_none() {
+        r.skeleton = Some(SkeletonReport {
+            joints: norm.skeleton.joint_count(),
+            identity: norm.skeleton.identity().to_hex(),
+            unit_scale_m: norm.unit_scale_m,
+            source_axes: imported.asset.source_axes.description.clone(),
+        });
+    }
+    Ok(norm)
 }
 
 /// Companion files (a .gltf's .bin buffers) are part of the import's
 /// input; they are known from the previous import of the same bytes. When
 /// they are not known, or one changed, the import runs now and is returned.
-fn companions(
+pub(super) fn companions(
     src: &Source<'_>,
     bytes_hash: &[u8; 32],
     cx: &Cook<'_>,
@@ -229,13 +268,7 @@ fn companions(
         return Ok((digest(known), None));
     }
     let start = Instant::now();
-    let imported = import(
-        &src.job.path,
-        src.format,
-        &src.bytes,
-        &src.options,
-        src.snapshot,
-    )?;
+    let imported = import(src.path, src.format, &src.bytes, &src.options, src.snapshot)?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
         let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
@@ -298,7 +331,7 @@ fn package_bytes_key(package_key: &Key) -> Key {
 
 /// Import through the cache (an import that already ran for the
 /// companion list is stored now).
-fn run_import(
+pub(super) fn run_import(
     src: &Source<'_>,
     key: &Key,
     fresh: Option<Imported>,
@@ -311,20 +344,14 @@ fn run_import(
             Ok(i)
         }
         None => Ok(cx.run(src.file, Stage::Import, None, key, || {
-            import(
-                &src.job.path,
-                src.format,
-                &src.bytes,
-                &src.options,
-                src.snapshot,
-            )
+            import(src.path, src.format, &src.bytes, &src.options, src.snapshot)
         })?),
     }
 }
 
 /// The import's decisions and diagnostics go into the report; errors stop
 /// the asset.
-fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
+pub(super) fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
     let asset = &imported.asset;
     r.decisions
         .extend(asset.decisions.iter().map(report::decision));
@@ -346,6 +373,8 @@ struct AssetWork<'a> {
     norm: &'a Normalized,
     keys: &'a AssetKeys,
     kind: ludus_anim_model::SourceKind,
+    /// The retarget stage's output and its plan, for retargeted assets.
+    retarget: Option<(&'a RetargetedAsset, &'a super::retarget::RetargetPlan)>,
 }
 
 /// Plan the clips, derive their keys, cook them in parallel, check them,
@@ -409,6 +438,9 @@ impl<'a> KeyedClip<'a> {
             profile: self.profile,
             file: a.file,
             source_hash: a.source_hash,
+            retarget: a
+                .retarget
+                .map(|(out, plan)| super::retarget::clip_report(plan, out, &self.plan.source.name)),
         }
     }
 }
@@ -437,7 +469,7 @@ fn clip_keys<'a>(
             .and_then(|wanted| plans.iter().find(|p| p.name == wanted))
             .map(|rp| {
                 let key = resample_key(
-                    &a.keys.normalize,
+                    a.keys.upstream(),
                     &rp.source.name,
                     rp.range,
                     a.kind,
@@ -446,7 +478,7 @@ fn clip_keys<'a>(
                 (rp, key)
             });
         let keys = ClipKeys::derive(&ClipSpec {
-            upstream: &a.keys.normalize,
+            upstream: a.keys.upstream(),
             source_clip: &plan.source.name,
             range: plan.range,
             kind: a.kind,

@@ -6,7 +6,7 @@ use super::Cook;
 use crate::keys::ClipKeys;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
-use crate::report::{ClipReport, CurvesReport, JointError, RootMotionReport};
+use crate::report::{ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport};
 use crate::stage::Stage;
 use crate::stages::encode::{encode_prepared, Encoded};
 use crate::stages::normalize::Normalized;
@@ -28,6 +28,8 @@ pub(crate) struct ClipJob<'a> {
     pub profile: &'a Profile,
     pub file: &'a str,
     pub source_hash: [u8; 32],
+    /// Retargeted assets: the clip's entry for the report.
+    pub retarget: Option<RetargetReport>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -323,6 +325,7 @@ fn clip_report(
         compress_ms: encoded.ms,
         decode_ns_per_pose: v.decode_ns_per_pose,
         warnings: warnings.iter().map(|d| d.message.clone()).collect(),
+        retarget: job.retarget.clone(),
     }
 }
 

@@ -16,6 +16,7 @@
 mod asset;
 mod clip;
 mod plan;
+mod retarget;
 
 use crate::events::{CookEvent, Observer};
 use crate::fsutil::OutputDir;
@@ -59,6 +60,9 @@ pub struct CookOptions {
     pub shard: Option<(u32, u32)>,
     /// Codec for every profile (`--codec`), replacing the profiles' own.
     pub codec_override: Option<CodecChoice>,
+    /// Retarget profile for assets whose manifest entry names none
+    /// (`--retarget`).
+    pub retarget: Option<PathBuf>,
 }
 
 impl CookOptions {
@@ -81,6 +85,7 @@ impl CookOptions {
             threads: 0,
             shard: None,
             codec_override: None,
+            retarget: None,
         }
     }
 

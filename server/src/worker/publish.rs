@@ -109,6 +109,7 @@ impl Worker {
             threads: self.settings.threads,
             shard: None,
             codec_override: None,
+            retarget: None,
         };
         let store = match Store::open(&self.project.cache_dir) {
             Ok(s) => Some(s),
