@@ -21,6 +21,7 @@ pub mod keys;
 pub mod listing;
 pub mod manifest;
 pub mod package_writer;
+pub mod paths;
 pub mod pipeline;
 pub mod profile;
 pub mod progress;

@@ -43,10 +43,11 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 3: format and marker kind as enums; companions read through the
-    /// cook's source snapshot. (2: markers from glTF extras, FBX
-    /// custom-property curves.)
-    Import: "import", version 3, per Asset;
+    /// 4: the importer sees the source's recorded path (relative to the
+    /// project root, normalized), which its key now covers. (3: format and
+    /// marker kind as enums; companions read through the cook's source
+    /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
+    Import: "import", version 4, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
     /// continuity. 2: clips carry markers.
     Normalize: "normalize", version 2, per Asset;

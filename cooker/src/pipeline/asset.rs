@@ -22,6 +22,7 @@ use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -114,7 +115,6 @@ fn new_report(file: &str, format: &str) -> AssetReport {
 
 /// The source as this cook read it.
 struct Source<'a> {
-    job: &'a AssetJob,
     format: SourceFormat,
     file: &'a str,
     snapshot: Snapshot<'a>,
@@ -129,12 +129,14 @@ fn cook_format(
     r: &mut AssetReport,
     cx: &Cook<'_>,
 ) -> Result<AssetResult, Stop> {
-    let snapshot = Snapshot::new(cx.reader);
+    // The importer sees the recorded path, so what it derives from it
+    // (companion paths, diagnostics) is the same on every machine; the
+    // snapshot reads it under the project root.
+    let snapshot = Snapshot::rooted(cx.reader, cx.options.project_root.as_deref());
     let read = snapshot
-        .file(&job.path)
+        .file(Path::new(file))
         .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
     let src = Source {
-        job,
         format,
         file,
         snapshot,
@@ -211,8 +213,9 @@ fn companions(
     bytes_hash: &[u8; 32],
     cx: &Cook<'_>,
 ) -> Result<(SourceDigest, Option<Imported>), Stop> {
-    let key = companions_key(src.format, bytes_hash, &src.options);
+    let key = companions_key(src.file, src.format, bytes_hash, &src.options);
     let digest = |companions: Companions| SourceDigest {
+        path: src.file.to_string(),
         format: src.format,
         bytes: *bytes_hash,
         companions,
@@ -223,7 +226,7 @@ fn companions(
     }
     let start = Instant::now();
     let imported = import(
-        &src.job.path,
+        Path::new(src.file),
         src.format,
         &src.bytes,
         &src.options,
@@ -231,10 +234,11 @@ fn companions(
     )?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
-        let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
+        let f = src.snapshot.file(Path::new(c)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
         })?;
-        read.push((c.clone(), f.hash));
+        // `dir.join(uri)` of the recorded path: normalized like it.
+        read.push((crate::paths::normalize_recorded(c), f.hash));
     }
     cx.cache.put(Stage::Import, &key, &read);
     cx.record(src.file, Stage::Import, None, false, start);
@@ -243,11 +247,9 @@ fn companions(
 
 /// Whether every remembered companion still has the remembered bytes.
 fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
-    companions.iter().all(|(p, h)| {
-        snapshot
-            .file(std::path::Path::new(p))
-            .is_ok_and(|f| &f.hash == h)
-    })
+    companions
+        .iter()
+        .all(|(p, h)| snapshot.file(Path::new(p)).is_ok_and(|f| &f.hash == h))
 }
 
 /// blake3 over the source's bytes and every companion's, in import order.
@@ -255,7 +257,7 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
     let mut h = blake3::Hasher::new();
     h.update(&src.bytes);
     for (p, _) in &digest.companions {
-        let f = src.snapshot.file(std::path::Path::new(p)).map_err(|_| {
+        let f = src.snapshot.file(Path::new(p)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
         })?;
         h.update(&f.bytes);
@@ -305,7 +307,7 @@ fn run_import(
         }
         None => Ok(cx.run(src.file, Stage::Import, None, key, || {
             import(
-                &src.job.path,
+                Path::new(src.file),
                 src.format,
                 &src.bytes,
                 &src.options,

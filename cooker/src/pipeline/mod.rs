@@ -40,8 +40,10 @@ pub use asset::AssetResult;
 #[derive(Clone, Debug)]
 pub struct CookOptions {
     pub jobs: Vec<AssetJob>,
-    /// Source paths in packages and reports are written relative to this
-    /// directory (the project root), so cooks on different machines agree.
+    /// Source paths in packages, reports and keys are recorded relative to
+    /// this directory (the project root; `None`: the working directory), so
+    /// cooks on different machines agree. Job paths, like every path a
+    /// person types, are relative to the working directory or absolute.
     pub project_root: Option<PathBuf>,
     pub out: PathBuf,
     /// Profile for assets and clips that name none: bundled name or path.
@@ -84,17 +86,13 @@ impl CookOptions {
         }
     }
 
-    /// A source path as packages and reports record it: relative to the
-    /// project root when there is one, else as given.
+    /// A source path as packages, reports and keys record it: relative to
+    /// the project root (the working directory without one), normalized,
+    /// `/`-separated (`crate::paths`), so cooks on different machines and
+    /// from different spellings of one file agree.
     pub fn recorded_path(&self, path: &Path) -> String {
-        match &self.project_root {
-            Some(root) => path
-                .strip_prefix(root)
-                .unwrap_or(path)
-                .display()
-                .to_string(),
-            None => path.display().to_string(),
-        }
+        let root = crate::paths::absolute_root(self.project_root.as_deref());
+        crate::paths::record(path, &root)
     }
 }
 
@@ -135,7 +133,7 @@ impl Profiles {
         let mut map = BTreeMap::new();
         for n in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
-                let mut p = Profile::load(slot.key())?;
+                let mut p = Profile::load(&profile_location(slot.key(), options))?;
                 if let Some(c) = &options.codec_override {
                     p.codec = c.clone();
                 }
@@ -149,6 +147,20 @@ impl Profiles {
     /// loaded by [`Profiles::load`], so a miss is a caller's bug.
     pub fn get(&self, name: &str) -> Option<&Profile> {
         self.0.get(name)
+    }
+}
+
+/// Where a profile named in a project is read: a relative `.toml` path
+/// that exists under the project root is read there (the manifest's
+/// `profile = "bench.toml"` works from any working directory), anything
+/// else as given. Keys and reports use the name as written.
+fn profile_location(name: &str, options: &CookOptions) -> String {
+    let bundled = crate::profile::BUNDLED.iter().any(|(b, _)| *b == name);
+    match &options.project_root {
+        Some(root) if !bundled && Path::new(name).is_relative() && root.join(name).is_file() => {
+            root.join(name).display().to_string()
+        }
+        _ => name.to_string(),
     }
 }
 
