@@ -5,11 +5,13 @@
 //!
 //! JSON events: `asset_start` {source}; `plan` {source, keys: {stage: hex},
 //! clips: [{name, keys}]}; `stage` {source, clip, stage, cache:
-//! "hit"|"miss", ms}; `diagnostic` {source, severity, code, message, file,
+//! "hit"|"remote"|"miss", ms} ("remote": a hit the build farm's remote
+//! cache served); `diagnostic` {source, severity, code, message, file,
 //! clip, joint, time_s} (one per diagnostic, before its `asset_done`);
 //! `asset_done` {source, status, package, clips}; `notice` {message}; and
 //! last `summary` {assets, failed, clips, raw_bytes, compressed_bytes,
-//! max_error_m, cook_ms, stages, report}.
+//! max_error_m, cook_ms, stages, remote, report} (`remote`: the report's
+//! remote cache traffic per stage, or null without a remote cache).
 
 use crate::keys::{AssetKeys, ClipKeys};
 use crate::report::{AssetReport, AssetStatus, Report};
@@ -33,6 +35,8 @@ pub enum CookEvent<'a> {
         clip: Option<&'a str>,
         stage: Stage,
         hit: bool,
+        /// The hit came from the build farm's remote cache.
+        remote: bool,
         ms: f64,
     },
     AssetFinished {
@@ -95,13 +99,18 @@ impl CookEvent<'_> {
                 clip,
                 stage,
                 hit,
+                remote,
                 ms,
             } => vec![json!({
                 "event": "stage",
                 "source": source,
                 "clip": clip,
                 "stage": stage.name(),
-                "cache": if *hit { "hit" } else { "miss" },
+                "cache": match (hit, remote) {
+                    (true, true) => "remote",
+                    (true, false) => "hit",
+                    (false, _) => "miss",
+                },
                 "ms": ms,
             })],
             CookEvent::AssetFinished { report } => asset_done_json(report),
@@ -160,6 +169,7 @@ fn summary_json(report: &Report, out: &Path) -> Value {
         "max_error_m": t.max_error_m,
         "cook_ms": t.cook_ms,
         "stages": report.stages,
+        "remote": report.remote,
         "report": out.join("report.json").display().to_string(),
     })
 }

@@ -26,6 +26,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod progress;
 pub mod project;
+pub mod remote;
 pub mod report;
 pub mod settings;
 pub mod sink;

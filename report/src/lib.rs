@@ -15,9 +15,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod farm;
 pub mod manifest;
 pub mod schema;
 
+pub use farm::{RemoteReport, RemoteStageStats};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -58,6 +60,15 @@ pub struct StageStats {
     pub ms: f64,
 }
 
+impl StageStats {
+    /// Adds another cook's counters and time (merging shards).
+    pub fn add(&mut self, o: &StageStats) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.ms += o.ms;
+    }
+}
+
 /// A diagnostic as the report shows it: absent locations are omitted.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ReportDiagnostic {
@@ -87,8 +98,11 @@ pub struct Report {
     /// Per stage: cache hits, misses (runs) and time spent.
     pub stages: BTreeMap<String, StageStats>,
     /// Cache problems met and handled (corrupt entries healed, failed
-    /// writes): the cook went on, recomputing.
+    /// writes, remote cache failures): the cook went on, recomputing.
     pub cache_notices: Vec<String>,
+    /// The remote cache's traffic per stage, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteReport>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

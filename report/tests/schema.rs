@@ -124,6 +124,20 @@ fn report() -> Report {
             },
         )]),
         cache_notices: vec!["healed".into()],
+        remote: Some(RemoteReport {
+            url: "http://cache:8080/ludus".into(),
+            mode: "read".into(),
+            disabled: false,
+            pending_uploads: 0,
+            stages: BTreeMap::from([(
+                "package".to_string(),
+                RemoteStageStats {
+                    hits: 2,
+                    bytes_down: 4000,
+                    ..Default::default()
+                },
+            )]),
+        }),
     };
     r.compute_totals(12.0, 20.0);
     r
@@ -132,6 +146,15 @@ fn report() -> Report {
 #[test]
 fn report_types_conform_to_the_report_schema() {
     let v = serde_json::to_value(report()).unwrap();
+    let errors = schema::validate(&schema("report.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let minimal = Report {
+        remote: None,
+        build: None,
+        ..report()
+    };
+    let v = serde_json::to_value(minimal).unwrap();
+    assert!(v.get("remote").is_none());
     let errors = schema::validate(&schema("report.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }

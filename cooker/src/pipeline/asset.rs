@@ -12,7 +12,7 @@ use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
 use crate::source::Snapshot;
 use crate::stage::Stage;
-use crate::stage_cache::Fingerprint;
+use crate::stage_cache::{Fingerprint, Tier};
 use crate::stages::import::{import, Imported};
 use crate::stages::normalize::{normalize, Normalized};
 use crate::stages::package::{package, PackageHeader};
@@ -241,7 +241,7 @@ fn companions(
         read.push((crate::paths::normalize_recorded(c), f.hash));
     }
     cx.cache.put(Stage::Import, &key, &read);
-    cx.record(src.file, Stage::Import, None, false, start);
+    cx.record(src.file, Stage::Import, None, None, start);
     Ok((digest(read), Some(imported)))
 }
 
@@ -269,15 +269,20 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
 /// package bytes are intact.
 fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     let start = Instant::now();
-    let outcome: AssetOutcome =
-        serde_json::from_slice(&cx.cache.get_bytes(Stage::Package, key)?).ok()?;
-    let pkg = cx
+    let (outcome, t1) = cx.cache.lookup_bytes(Stage::Package, key)?;
+    let outcome: AssetOutcome = serde_json::from_slice(&outcome).ok()?;
+    let (pkg, t2) = cx
         .cache
-        .get_bytes(Stage::Package, &package_bytes_key(key))?;
+        .lookup_bytes(Stage::Package, &package_bytes_key(key))?;
     if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
         return None;
     }
-    cx.record(file, Stage::Package, None, true, start);
+    let tier = if t1 == Tier::Remote || t2 == Tier::Remote {
+        Tier::Remote
+    } else {
+        Tier::Local
+    };
+    cx.record(file, Stage::Package, None, Some(tier), start);
     Some(AssetResult {
         report: outcome.report,
         package: Some((outcome.package_name, Arc::new(pkg))),
@@ -557,7 +562,7 @@ fn package_asset(
     }
     cx.cache
         .record_fingerprint(Stage::Package, *blake3::hash(&packaged.bytes).as_bytes());
-    cx.record(a.file, Stage::Package, None, false, start);
+    cx.record(a.file, Stage::Package, None, None, start);
     Ok(AssetResult {
         report: r.clone(),
         package: Some((packaged.file_name, Arc::new(packaged.bytes))),

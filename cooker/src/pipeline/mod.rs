@@ -25,7 +25,7 @@ use crate::report::{self, PackageManifest, Report};
 use crate::sink::Sink;
 use crate::source::{FileSystem, SourceReader};
 use crate::stage::Stage;
-use crate::stage_cache::{Fingerprint, StageCache};
+use crate::stage_cache::{Fingerprint, StageCache, Tier};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
 use rayon::prelude::*;
@@ -187,27 +187,30 @@ impl Cook<'_> {
         T: serde::Serialize + serde::de::DeserializeOwned + Fingerprint,
     {
         let start = Instant::now();
-        let (v, hit) = self.cache.run(stage, key, f)?;
+        let (v, found) = self.cache.run(stage, key, f)?;
         self.observer.event(&CookEvent::Stage {
             source,
             clip,
             stage,
-            hit,
+            hit: found.is_some(),
+            remote: found == Some(Tier::Remote),
             ms: start.elapsed().as_secs_f64() * 1000.0,
         });
         Ok(v)
     }
 
-    /// Count a stage that ran outside [`Cook::run`] and tell the observer.
+    /// Count a stage that ran outside [`Cook::run`] (`found`: the tier of
+    /// a hit; `None`: it ran) and tell the observer.
     pub fn record(
         &self,
         source: &str,
         stage: Stage,
         clip: Option<&str>,
-        hit: bool,
+        found: Option<Tier>,
         start: Instant,
     ) {
         let elapsed = start.elapsed();
+        let hit = found.is_some();
         self.cache
             .counters
             .record(stage, hit, elapsed.as_nanos() as u64);
@@ -216,6 +219,7 @@ impl Cook<'_> {
             clip,
             stage,
             hit,
+            remote: found == Some(Tier::Remote),
             ms: elapsed.as_secs_f64() * 1000.0,
         });
     }
@@ -287,6 +291,8 @@ pub fn cook_with(
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
     }
+    // Uploads finish (bounded) before the report counts them.
+    cache.flush();
     finish_report(&mut report, cache, observer, start);
     write(sink, "manifest.json", &to_json(&manifest)?)?;
     write(sink, "report.json", &to_json(&report)?)?;
@@ -327,6 +333,7 @@ fn new_report(options: &CookOptions) -> Report {
         totals: Default::default(),
         stages: BTreeMap::new(),
         cache_notices: Vec::new(),
+        remote: None,
     }
 }
 
@@ -338,6 +345,7 @@ fn finish_report(report: &mut Report, cache: &StageCache, observer: &dyn Observe
         .into_iter()
         .map(|(s, st)| (s.name().to_string(), st))
         .collect();
+    report.remote = cache.remote_report();
     report.cache_notices = cache.take_notices();
     for n in &report.cache_notices {
         observer.event(&CookEvent::Notice { message: n });
