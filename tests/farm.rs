@@ -7,6 +7,7 @@
 //! - a server that is down, answers 500, cuts bodies short, holds
 //!   corrupted objects or never answers costs a bounded time and a notice,
 //!   never a wrong output;
+//! - three shards on three caches, merged, equal an unsharded cook;
 //! - four cooks against one server at once are all correct.
 //!
 //! Servers come from the remote-cache crate's test harness (a private
@@ -352,6 +353,10 @@ fn assert_conforms(v: &Value, schema: &str) {
     assert!(errors.is_empty(), "{schema}: {}", errors.join("\n"));
 }
 
+fn json_file(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
 fn stage_sum(remote: &Value, field: &str) -> u64 {
     remote["stages"]
         .as_object()
@@ -528,4 +533,107 @@ fn four_cooks_at_once_against_one_server() {
         let got = outputs(&tmp.path().join(format!("out{i}")));
         assert_same_results(fixture_reference(&fx), &got, &format!("cook {i}"));
     }
+}
+
+/// Cooks `args` of the shared-fixture project in `proj` with a fresh cache.
+fn shard_cook(proj: &Path, cache: &Path, out: &Path, shard: Option<&str>) {
+    let (c, o) = (s(cache), s(out));
+    let mut args = vec!["cook", "--quiet", "--cache", &c, "--out", &o];
+    if let Some(sh) = shard {
+        args.extend(["--shard", sh]);
+    }
+    cook_ok(&mut cmd(proj, &args));
+}
+
+fn merge(cwd: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["merge"];
+    all.extend(args);
+    cmd(cwd, &all).output().expect("run merge")
+}
+
+#[test]
+fn three_shards_merge_into_the_unsharded_cook() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let proj = t.join("proj");
+    fixture_project(&fx, &proj);
+    shard_cook(&proj, &t.join("c0"), &t.join("whole"), None);
+    // Shards 1 and 2 share an output directory; 3 has its own.
+    shard_cook(&proj, &t.join("c1"), &t.join("shared"), Some("1/3"));
+    shard_cook(&proj, &t.join("c2"), &t.join("shared"), Some("2/3"));
+    shard_cook(&proj, &t.join("c3"), &t.join("third"), Some("3/3"));
+    for f in ["manifest.shard-1-of-3.json", "report.shard-2-of-3.json"] {
+        assert!(t.join("shared").join(f).is_file(), "{f}");
+    }
+    assert!(!t.join("shared/manifest.json").exists());
+    let shard2 = json_file(&t.join("shared/manifest.shard-2-of-3.json"));
+    assert_eq!(shard2["shard"]["index"], 2);
+    assert_conforms(&shard2, "package-manifest.schema.json");
+    assert_conforms(
+        &json_file(&t.join("third/report.shard-3-of-3.json")),
+        "report.schema.json",
+    );
+
+    let o = merge(t, &["shared", "third", "--out", "merged"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (whole, merged) = (outputs(&t.join("whole")), outputs(&t.join("merged")));
+    assert_same_results(&whole, &merged, "merged vs unsharded");
+    assert_eq!(whole.report, merged.report, "stage counters add up");
+
+    // Refusals name what is wrong.
+    let refused = |args: &[&str], says: &str| {
+        let o = merge(t, args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{says}: {}",
+            text(&o)
+        );
+    };
+    refused(&["shared", "--out", "x"], "shards 3 of 3 are missing");
+    copy_tree(&t.join("third"), &t.join("third-again"));
+    refused(
+        &["shared", "third", "third-again", "--out", "x"],
+        "shard 3/3 appears twice",
+    );
+    let edit = |dir: &str, f: &dyn Fn(&mut Value)| {
+        let d = t.join(dir);
+        copy_tree(&t.join("third"), &d);
+        let p = d.join("manifest.shard-3-of-3.json");
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        f(&mut v);
+        std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    };
+    edit("old-cooker", &|v| {
+        v["cooker_version"] = "ludus-anim 0.0.1".into()
+    });
+    refused(
+        &["shared", "old-cooker", "--out", "x"],
+        "differ in cooker version",
+    );
+    let stolen = whole.manifest.clone();
+    edit("conflict", &|v| {
+        let whole: Value = serde_json::from_slice(&stolen).unwrap();
+        let other = whole["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| {
+                !v["assets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|b| b["source"] == a["source"])
+            })
+            .unwrap()
+            .clone();
+        let mut other = other;
+        other["package_hash"] = "00".repeat(32).into();
+        v["assets"].as_array_mut().unwrap().push(other);
+    });
+    refused(
+        &["shared", "conflict", "--out", "x"],
+        "was cooked differently by",
+    );
 }

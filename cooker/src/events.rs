@@ -170,6 +170,9 @@ fn summary_json(report: &Report, out: &Path) -> Value {
         "cook_ms": t.cook_ms,
         "stages": report.stages,
         "remote": report.remote,
-        "report": out.join("report.json").display().to_string(),
+        "report": out
+            .join(crate::report::farm::report_file(report.shard.as_ref()))
+            .display()
+            .to_string(),
     })
 }

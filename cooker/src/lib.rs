@@ -20,6 +20,7 @@ pub mod inspect;
 pub mod keys;
 pub mod listing;
 pub mod manifest;
+pub mod merge;
 pub mod package_writer;
 pub mod paths;
 pub mod pipeline;

@@ -3,7 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 one or more assets failed to cook (see the
 //! report and the error lines); 2 bad command line, manifest, profile or
-//! input; 3 an output could not be written.
+//! input, or shards `merge` refuses; 3 an output could not be written.
 
 mod cli;
 
@@ -39,6 +39,10 @@ enum Command {
     Inspect(cli::inspect::InspectArgs),
     /// Inspect or trim the stage cache.
     Cache(cli::cache::CacheArgs),
+    /// Merge the outputs of `cook --shard I/N` into one manifest.json and
+    /// report.json, as an unsharded cook writes them; refuses missing,
+    /// duplicate or conflicting shards.
+    Merge(cli::merge::MergeArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::List(a) => cli::inspect::list(a, &out),
         Command::Inspect(a) => cli::inspect::inspect(a, &out),
         Command::Cache(a) => cli::cache::run(a, &out),
+        Command::Merge(a) => cli::merge::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
     };
     ExitCode::from(code as u8)

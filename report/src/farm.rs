@@ -1,5 +1,7 @@
 //! What build farms add to a cook's outputs: the remote cache's traffic
-//! ([`RemoteReport`], in `report.json` and the `--json` summary).
+//! ([`RemoteReport`], in `report.json` and the `--json` summary) and the
+//! shard a cook was ([`ShardInfo`], in the per-shard manifest and report
+//! files that `ludus-anim merge` combines).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -90,5 +92,48 @@ impl RemoteReport {
         for (name, s) in &o.stages {
             self.stages.entry(name.clone()).or_default().add(s);
         }
+    }
+}
+
+/// Which share of a project a cook was (`cook --shard I/N`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based shard number `I`.
+    pub index: u32,
+    /// Number of shards `N`.
+    pub count: u32,
+    /// Every job of the whole (unsharded) cook, by recorded source path, in
+    /// job order: what the merge orders assets by and checks completeness
+    /// against.
+    pub jobs: Vec<String>,
+}
+
+impl ShardInfo {
+    /// `shard-I-of-N`, the infix of the shard's file names.
+    pub fn label(&self) -> String {
+        shard_label(self.index, self.count)
+    }
+}
+
+/// `shard-I-of-N`.
+pub fn shard_label(index: u32, count: u32) -> String {
+    format!("shard-{index}-of-{count}")
+}
+
+/// The report's file name in the output directory: `report.json`, or
+/// `report.shard-I-of-N.json` for a shard.
+pub fn report_file(shard: Option<&ShardInfo>) -> String {
+    match shard {
+        Some(s) => format!("report.{}.json", s.label()),
+        None => "report.json".to_string(),
+    }
+}
+
+/// The package manifest's file name: `manifest.json`, or
+/// `manifest.shard-I-of-N.json` for a shard.
+pub fn manifest_file(shard: Option<&ShardInfo>) -> String {
+    match shard {
+        Some(s) => format!("manifest.{}.json", s.label()),
+        None => "manifest.json".to_string(),
     }
 }

@@ -19,7 +19,7 @@ pub mod farm;
 pub mod manifest;
 pub mod schema;
 
-pub use farm::{RemoteReport, RemoteStageStats};
+pub use farm::{RemoteReport, RemoteStageStats, ShardInfo};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -103,6 +103,10 @@ pub struct Report {
     /// The remote cache's traffic per stage, when one was configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteReport>,
+    /// The shard this cook was (`cook --shard I/N`); absent in unsharded
+    /// and merged reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

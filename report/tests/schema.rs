@@ -105,6 +105,14 @@ fn asset(full: bool) -> AssetReport {
     }
 }
 
+fn shard() -> ShardInfo {
+    ShardInfo {
+        index: 2,
+        count: 3,
+        jobs: vec!["walk.glb".into(), "run.glb".into()],
+    }
+}
+
 fn report() -> Report {
     let mut r = Report {
         cooker_version: "ludus-anim 0.1.0".into(),
@@ -138,6 +146,7 @@ fn report() -> Report {
                 },
             )]),
         }),
+        shard: Some(shard()),
     };
     r.compute_totals(12.0, 20.0);
     r
@@ -150,11 +159,12 @@ fn report_types_conform_to_the_report_schema() {
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     let minimal = Report {
         remote: None,
+        shard: None,
         build: None,
         ..report()
     };
     let v = serde_json::to_value(minimal).unwrap();
-    assert!(v.get("remote").is_none());
+    assert!(v.get("remote").is_none() && v.get("shard").is_none());
     let errors = schema::validate(&schema("report.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
@@ -183,7 +193,12 @@ fn manifest_types_conform_to_the_manifest_schema() {
                 loop_mode: "loop".into(),
             }],
         }],
+        shard: Some(shard()),
     };
+    let v = serde_json::to_value(&m).unwrap();
+    let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let m = PackageManifest { shard: None, ..m };
     let v = serde_json::to_value(m).unwrap();
     let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));

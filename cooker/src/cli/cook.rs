@@ -276,6 +276,7 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
         .map(|(n, s)| format!("{n} {}/{}", s.hits, s.misses))
         .collect();
     let t = &report.totals;
+    let report_file = ludus_anim_cooker::report::farm::report_file(report.shard.as_ref());
     if let Some(r) = &report.remote {
         println!("{}", remote_summary(r));
     }
@@ -290,7 +291,7 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
         t.max_error_m * 1000.0,
         t.cook_ms,
         if stages.is_empty() { "-".to_string() } else { stages.join(", ") },
-        out_dir.join("report.json").display()
+        out_dir.join(report_file).display()
     );
 }
 

@@ -239,7 +239,9 @@ pub fn cook(
 }
 
 /// Cook every job, reading sources through `reader` and writing packages,
-/// `manifest.json` and `report.json` to `sink`.
+/// `manifest.json` and `report.json` to `sink` (a shard writes
+/// `manifest.shard-I-of-N.json` and `report.shard-I-of-N.json` instead, so
+/// shards sharing one output directory never overwrite each other).
 pub fn cook_with(
     options: &CookOptions,
     cache: &StageCache,
@@ -256,6 +258,7 @@ pub fn cook_with(
         observer,
         reader,
     };
+    let shard = shard_info(options);
     let jobs: Vec<&AssetJob> = options
         .jobs
         .iter()
@@ -285,6 +288,7 @@ pub fn cook_with(
         cooker_version: crate::COOKER_VERSION.to_string(),
         package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
         assets: Vec::new(),
+        shard: shard.clone(),
     };
     for r in results {
         let r = r?;
@@ -293,14 +297,35 @@ pub fn cook_with(
     }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
+    report.shard = shard;
     finish_report(&mut report, cache, observer, start);
-    write(sink, "manifest.json", &to_json(&manifest)?)?;
-    write(sink, "report.json", &to_json(&report)?)?;
+    let shard = report.shard.as_ref();
+    write(
+        sink,
+        &report::farm::manifest_file(shard),
+        &to_json(&manifest)?,
+    )?;
+    write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
     });
     Ok(report)
+}
+
+/// With `--shard I/N`: which shard, and every job of the whole cook by
+/// recorded path (what `merge` orders by and checks completeness with).
+fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
+    let (index, count) = options.shard?;
+    Some(report::ShardInfo {
+        index,
+        count,
+        jobs: options
+            .jobs
+            .iter()
+            .map(|j| options.recorded_path(&j.path))
+            .collect(),
+    })
 }
 
 /// Cook one asset job (no output is written).
@@ -334,6 +359,7 @@ fn new_report(options: &CookOptions) -> Report {
         stages: BTreeMap::new(),
         cache_notices: Vec::new(),
         remote: None,
+        shard: None,
     }
 }
 
