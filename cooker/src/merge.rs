@@ -120,6 +120,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     for d in dirs {
         shards.extend(read_dir(d)?);
     }
+    if shards.is_empty() {
+        return Err(MergeError::NoShards("(no directory given)".to_string()));
+    }
     check_set(&mut shards)?;
     let order = job_order(&shards[0].info);
     let manifest = merge_manifests(&shards, &order)?;

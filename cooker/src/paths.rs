@@ -15,6 +15,10 @@
 //!   around the root still agree;
 //! - only a path on another drive (Windows), which has no relative form,
 //!   stays absolute.
+//!
+//! Adapted idea: lexical cleaning as Go's `filepath.Clean` and Python's
+//! `os.path.normpath` do it (no file system access, so it also works for
+//! paths an importer derives and for files that are not there yet).
 
 use std::path::{Component, Path, PathBuf};
 
