@@ -46,7 +46,7 @@ fn cook_without_arguments_cooks_the_bundled_fixtures() {
     assert!(p
         .clip_curves(idle)
         .iter()
-        .any(|c| c.name.contains("Breathe")));
+        .any(|c| c.name().contains("Breathe")));
 }
 
 #[test]
@@ -349,7 +349,7 @@ fn bench_prints_the_table_and_its_json() {
         "crowd".into(),
         "--cold-iterations".into(),
         "5".into(),
-        "--json".into(),
+        "--out".into(),
         "bench.json".into(),
     ];
     let anchors = shared_anchors();

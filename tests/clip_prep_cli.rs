@@ -74,11 +74,11 @@ fn manifest_clip_preparation_cooks_and_reads_back() {
     // The trajectory: forward over two and a half loops equals the cycle
     // transform composed, and the visual root stays near the origin.
     let tr = w.trajectory().expect("walk has a trajectory");
-    let one = tr.delta(0.0, w.duration_s as f64, true);
-    let many = tr.delta(0.1, 0.1 + 2.5 * w.duration_s as f64, true);
+    let one = tr.delta(0.0, w.duration_s() as f64, true);
+    let many = tr.delta(0.1, 0.1 + 2.5 * w.duration_s() as f64, true);
     let split =
         tr.delta(0.1, 1.3, true)
-            .compose(&tr.delta(1.3, 0.1 + 2.5 * w.duration_s as f64, true));
+            .compose(&tr.delta(1.3, 0.1 + 2.5 * w.duration_s() as f64, true));
     assert!((many.translation - split.translation).length() < 1e-4);
     assert!(
         one.translation.z > 1.0,
@@ -89,7 +89,7 @@ fn manifest_clip_preparation_cooks_and_reads_back() {
     let root = sk.find_by_name("Root").unwrap();
     let mut pose = vec![Transform::IDENTITY; sk.joint_count()];
     for k in 0..10 {
-        w.sample(k as f32 * 0.11, p.sample_defaults(w), &mut pose);
+        assert!(w.sample(k as f32 * 0.11, p.sample_defaults(w), &mut pose));
         let t = pose[root].translation;
         assert!(
             t.x.abs() < 1e-3 && t.z.abs() < 1e-3,
@@ -103,7 +103,7 @@ fn manifest_clip_preparation_cooks_and_reads_back() {
     let n = ludus_anim_runtime::events::crossed_events(
         &track,
         0.1,
-        0.1 + 1.5 * w.duration_s as f64,
+        0.1 + 1.5 * w.duration_s() as f64,
         &mut latch,
         &mut out,
     )

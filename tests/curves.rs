@@ -281,13 +281,13 @@ fn package_round_trip_decodes_within_threshold() {
     let loaded = pkg.clip_curves(clip);
     assert_eq!(loaded.len(), chans.len());
     for (ch, (e, values, t)) in loaded.iter().zip(&chans) {
-        assert_eq!(ch.id, e.id);
-        assert_eq!(ch.name, e.name);
-        assert_eq!(ch.default, e.default);
-        assert_eq!(ch.step, e.step);
-        assert_eq!(ch.composition, e.composition);
-        assert_eq!(ch.range, e.range);
-        assert_eq!(ch.clamp, e.clamp);
+        assert_eq!(ch.id(), e.id);
+        assert_eq!(ch.name(), e.name);
+        assert_eq!(ch.default_value(), e.default);
+        assert_eq!(ch.is_step(), e.step);
+        assert_eq!(ch.composition(), e.composition);
+        assert_eq!(ch.range(), e.range);
+        assert_eq!(ch.clamps(), e.clamp);
         assert_eq!(ch.bits(), e.samples.bits());
         assert_eq!(ch.min(), e.samples.min());
         assert_eq!(ch.extent(), e.samples.extent());
@@ -300,7 +300,11 @@ fn package_round_trip_decodes_within_threshold() {
                 e.samples.value(i as usize).unwrap().to_bits()
             );
         }
-        assert_eq!(ch.value(N), ch.default, "past the end is the default");
+        assert_eq!(
+            ch.value(N),
+            ch.default_value(),
+            "past the end is the default"
+        );
         // Through the clip's time mapping, at and between samples.
         for k in 0..=(4 * (N - 1)) {
             let time = k as f32 / 120.0;
@@ -365,7 +369,7 @@ fn step_channels_hold_the_earlier_sample() {
     let bytes = package(vec![clip("s", N, vec![e])]);
     let pkg = Package::load(&bytes).unwrap();
     let ch = &pkg.curves()[0];
-    assert!(ch.step);
+    assert!(ch.is_step());
     for i in 0..N - 1 {
         for alpha in [0.0, 0.25, 0.5, 0.99] {
             let p = SamplePosition {

@@ -110,10 +110,10 @@ fn knight_glb_and_fbx_cook_to_the_same_motion() {
     let mut compared = 0;
     let mut worst = (0.0f32, String::new());
     for clip in g.clips() {
-        let Some(fc) = f.clip(clip.name) else {
+        let Some(fc) = f.clip(clip.name()) else {
             continue;
         };
-        let d = clip.duration_s.min(fc.duration_s);
+        let d = clip.duration_s().min(fc.duration_s());
         // At the exported frames (24 fps). Between frames the two files
         // genuinely differ: Blender wrote the FBX as Euler curves that ufbx
         // interpolates per angle (some wrap through a full turn within one
@@ -121,13 +121,13 @@ fn knight_glb_and_fbx_cook_to_the_same_motion() {
         let frames = (d * 24.0).round() as i32;
         for k in 0..=frames {
             let t = k as f32 / 24.0;
-            let a = component_positions(&g, clip.name, t);
-            let b = component_positions(&f, clip.name, t);
+            let a = component_positions(&g, clip.name(), t);
+            let b = component_positions(&f, clip.name(), t);
             for (name, pa) in &a {
                 if let Some((_, pb)) = b.iter().find(|(n, _)| n == name) {
                     let e = (*pa - *pb).length();
                     if e > worst.0 {
-                        worst = (e, format!("clip '{}' joint '{name}' t={t}", clip.name));
+                        worst = (e, format!("clip '{}' joint '{name}' t={t}", clip.name()));
                     }
                     compared += 1;
                 }
@@ -201,7 +201,7 @@ fn manifest_requested_fbx_properties_become_curves() {
     let bytes = std::fs::read(package_path(&d.join("out"), &r, 0)).unwrap();
     let p = Package::load(&bytes).unwrap();
     let clip = &p.clips()[0];
-    let names: Vec<&str> = p.clip_curves(clip).iter().map(|c| c.name).collect();
+    let names: Vec<&str> = p.clip_curves(clip).iter().map(|c| c.name()).collect();
     assert!(
         names.iter().any(|n| n.ends_with("/grasp"))
             && names.iter().any(|n| n.ends_with("/lock_orientation")),

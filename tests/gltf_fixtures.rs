@@ -269,7 +269,7 @@ fn check_against_gltf(file: &Path, midpoints: bool) {
                 // multiple aligns) within the profile's resampling
                 // tolerance, 0.1 mm at 3 cm (~0.0033 rad).
                 let on_grid = {
-                    let pos = t * clip.sample_rate_hz;
+                    let pos = t * clip.sample_rate_hz();
                     (pos - pos.round()).abs() < 1e-3
                 };
                 let on_key = on_grid && times.iter().any(|&k| (k - t).abs() < 1e-6);

@@ -84,59 +84,6 @@ fn fixture_files(fx: &Path) -> Vec<String> {
     v
 }
 
-const PROJECT: &str = r#"
-[project]
-output = "out"
-
-[[asset]]
-sources = ["biped.glb"]
-
-[asset.clips.walk]
-loop = "loop"
-drop_duplicate_end = true
-root_motion = { joint = "Root", policy = "planar" }
-markers = [
-  { name = "foot_l", time_s = 0.0, kind = "sync" },
-  { name = "foot_r", time_s = 0.6, kind = "sync" },
-  { name = "step", time_s = 0.3, kind = "event", reversible = true },
-]
-
-[asset.clips.idle_additive]
-from = "idle"
-range = [0.0, 3.0]
-additive = { reference = "frame", clip = "idle", time_s = 0.0 }
-
-[asset.clips.walk_rest_additive]
-from = "walk"
-range = [0.2, 0.9]
-additive = { reference = "rest" }
-profile = "hero"
-
-[[asset]]
-sources = ["robot.fbx"]
-curves = ["grasp", "lock_orientation"]
-profile = "crowd"
-
-[[asset]]
-sources = ["walk.bvh"]
-units = "cm"
-keep_unused_leaves = true
-
-[asset.clips.walk]
-loop = "once"
-root_motion = { joint = "Hips", policy = "full" }
-
-[asset.clips.first_half]
-from = "walk"
-range = [0.0, 2.0]
-loop = "loop"
-
-[asset.clips.first_half_additive]
-from = "walk"
-range = [0.0, 2.0]
-additive = { reference = "clip", clip = "first_half" }
-"#;
-
 #[test]
 fn outputs_are_byte_identical_to_the_golden_record() {
     let Some(fx) = shared_fixtures() else { return };
@@ -173,11 +120,7 @@ fn outputs_are_byte_identical_to_the_golden_record() {
     lines.extend(digest_outputs("biped/standard", &out));
 
     let project = tmp.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    std::fs::copy(biped_dir.join("biped.glb"), project.join("biped.glb")).unwrap();
-    std::fs::copy(fx.join("fbx/ozz_robot.fbx"), project.join("robot.fbx")).unwrap();
-    std::fs::copy(fx.join("bvh/cmu_12_01_walk.bvh"), project.join("walk.bvh")).unwrap();
-    std::fs::write(project.join("ludus-anim.toml"), PROJECT).unwrap();
+    feature_project(&fx, &project);
     let out = project.join("out");
     cook(&project, &out, &[]);
     lines.extend(digest_outputs("project", &out));

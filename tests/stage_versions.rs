@@ -1,31 +1,105 @@
-//! Stage code versions are honest: for a fixed input (the bundled biped,
-//! standard profile), each stage's output fingerprint is recorded in
-//! `tests/golden/stage-outputs.txt` with the stage's version. If a stage's
-//! output changes while its version did not, this test fails: bump the
-//! version in `cooker/src/stage_cache.rs` (stale cache entries would
-//! otherwise be served) and refresh the file with
-//! `LUDUS_UPDATE_GOLDEN=1 cargo test --test stage_versions`.
+//! Stage code versions are honest: for fixed inputs, each stage's output
+//! fingerprint is recorded in `tests/golden/stage-outputs.txt` with the
+//! stage's version. If a stage's output changes while its version did not,
+//! this test fails: bump the version in `cooker/src/stage.rs` (stale cache
+//! entries would otherwise be served) and refresh the file with
+//! `LUDUS_UPDATE_GOLDEN=1 cargo test -p ludus-anim-cooker --test stage_versions`.
+//!
+//! The inputs cover every path a stage can take: glTF with companion
+//! buffers and STEP/LINEAR/CUBICSPLINE keys, FBX with custom curves, BVH,
+//! ACL SJSON, cut clips, loops, planar and full root motion, additive
+//! references (rest, frame, clip), markers and events. Every stage in the
+//! list (`Stage::ALL`) must have seen output.
 
 mod common;
 use common::*;
-use ludus_anim_cooker::cook::{cook_asset_job, CookOptions, Silent};
-use ludus_anim_cooker::manifest::AssetJob;
+use ludus_anim_cooker::events::Silent;
+use ludus_anim_cooker::manifest::{AssetJob, Manifest};
+use ludus_anim_cooker::pipeline::{cook_asset_job, CookOptions};
+use ludus_anim_cooker::stage::Stage;
 use ludus_anim_cooker::stage_cache::StageCache;
+use std::path::{Path, PathBuf};
+
+/// Every job of the feature project, plus plain files, cooked with the
+/// recording cache; the per-stage fingerprints.
+fn fingerprints(fx: &Path, dir: &Path) -> Vec<(Stage, [u8; 32])> {
+    feature_project(fx, dir);
+    let fx = &fx.canonicalize().unwrap();
+    let gltf = dir.join("interp");
+    std::fs::create_dir_all(&gltf).unwrap();
+    for f in ["interpolation_test.gltf", "interpolation_test.bin"] {
+        std::fs::copy(
+            fx.join("gltf/khronos_InterpolationTest").join(f),
+            gltf.join(f),
+        )
+        .unwrap();
+    }
+    // Importers record the paths they were given: cook from inside the
+    // project with relative paths so the outputs do not depend on where the
+    // temporary directory is (this binary holds one test, so changing the
+    // working directory is safe).
+    std::env::set_current_dir(dir).unwrap();
+    let dir = Path::new(".");
+    let text = std::fs::read_to_string(dir.join("ludus-anim.toml")).unwrap();
+    let manifest = Manifest::parse(&text, "ludus-anim.toml").unwrap();
+    let mut jobs = manifest.jobs(dir).unwrap();
+    let plain = |p: PathBuf| AssetJob {
+        path: p,
+        settings: Default::default(),
+    };
+    jobs.push(plain(dir.join("interp/interpolation_test.gltf")));
+    if let Some(anchors) = shared_anchors() {
+        let clip = "quaternius_KnightCharacter__HumanArmature_Idle.acl.sjson";
+        std::fs::copy(anchors.join("acl-clips").join(clip), dir.join(clip)).unwrap();
+        jobs.push(plain(dir.join(clip)));
+    }
+    jobs.push(retargeted_job(fx, dir));
+    let mut options = CookOptions::for_files(vec![], dir.join("out"), "standard");
+    options.project_root = Some(dir.to_path_buf());
+    options.jobs = jobs.clone();
+    let cache = StageCache::recording(None);
+    for job in &jobs {
+        let r = cook_asset_job(job, &options, &cache, &Silent).unwrap();
+        assert!(r.package.is_some(), "{:?}", r.report.diagnostics);
+    }
+    cache.stage_fingerprints()
+}
+
+/// The CMU walk retargeted onto the Knight with the shipped profile (its
+/// skeleton paths pointed at copies in the project).
+fn retargeted_job(fx: &Path, dir: &Path) -> AssetJob {
+    std::fs::copy(fx.join("bvh/cmu_12_01_walk.bvh"), dir.join("cmu_walk.bvh")).unwrap();
+    std::fs::copy(
+        fx.join("gltf/quaternius_KnightCharacter.glb"),
+        dir.join("knight.glb"),
+    )
+    .unwrap();
+    let profile = std::fs::read_to_string(repo().join("profiles/retarget/cmu_to_knight.toml"))
+        .unwrap()
+        .replace(
+            "../../../shared/fixtures/bvh/cmu_12_01_walk.bvh",
+            "cmu_walk.bvh",
+        )
+        .replace(
+            "../../../shared/fixtures/gltf/quaternius_KnightCharacter.glb",
+            "knight.glb",
+        );
+    std::fs::write(dir.join("cmu_to_knight.toml"), profile).unwrap();
+    let settings = ludus_anim_cooker::manifest::AssetEntry {
+        retarget: Some("cmu_to_knight.toml".into()),
+        ..Default::default()
+    };
+    AssetJob {
+        path: dir.join("cmu_walk.bvh"),
+        settings,
+    }
+}
 
 #[test]
 fn stage_outputs_change_only_with_their_version() {
-    let options = CookOptions::for_files(vec![], std::env::temp_dir(), "standard");
-    // Relative to the package directory (cargo's working directory for
-    // tests): the recorded source path is the same in every checkout.
-    let job = AssetJob {
-        path: std::path::PathBuf::from("../fixtures/biped.glb"),
-        settings: Default::default(),
-    };
-    let cache = StageCache::recording(None);
-    let r = cook_asset_job(&job, &options, &cache, &Silent).unwrap();
-    assert!(r.package.is_some(), "{:?}", r.report.diagnostics);
-    let current: Vec<(String, u32, String)> = cache
-        .stage_fingerprints()
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let current: Vec<(String, u32, String)> = fingerprints(&fx, tmp.path())
         .into_iter()
         .map(|(s, h)| {
             (
@@ -35,6 +109,7 @@ fn stage_outputs_change_only_with_their_version() {
             )
         })
         .collect();
+    assert_eq!(current.len(), Stage::ALL.len(), "every stage is covered");
     let path = repo().join("tests/golden/stage-outputs.txt");
     let text: String = current
         .iter()

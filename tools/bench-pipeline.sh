@@ -11,7 +11,7 @@ WORK=${2:-$(mktemp -d /tmp/ludus-bench.XXXXXX)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 [ -n "${SKIP_BUILD:-}" ] || cargo build --release -q -p ludus-anim-cooker -p ludus-anim-fixture-gen
-BIN="$ROOT/target/release/ludus-anim"
+BIN="${BIN:-$ROOT/target/release/ludus-anim}"
 mkdir -p "$WORK"
 "$ROOT/target/release/fixture-gen" --variants "$N" "$WORK/src" >/dev/null
 sed 's/name = "standard"/name = "bench"/' profiles/standard.toml > "$WORK/bench.toml"

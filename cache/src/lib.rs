@@ -29,6 +29,8 @@
 //!
 //! See [`Store`] for the on-disk layout and the concurrency argument.
 
+#![forbid(unsafe_code)]
+
 mod backend;
 mod entry;
 mod error;

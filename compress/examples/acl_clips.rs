@@ -335,7 +335,7 @@ fn main() {
                 .collect();
             let t = Instant::now();
             for p in &pos {
-                vbr.decode_pose(*p, rest, &mut out);
+                std::hint::black_box(vbr.decode_pose(*p, rest, &mut out));
                 std::hint::black_box(&out);
             }
             warm.push(t.elapsed().as_secs_f64() * 1e9 / 64.0);
@@ -347,7 +347,7 @@ fn main() {
                 i1: (i0 + 1).min(n - 1),
                 alpha: 0.3,
             };
-            vbr.decode_pose(p, rest, &mut out);
+            std::hint::black_box(vbr.decode_pose(p, rest, &mut out));
             std::hint::black_box(&out);
         }
         let mut cold = Vec::new();
@@ -363,7 +363,7 @@ fn main() {
                 alpha: 0.5,
             };
             let t = Instant::now();
-            vbr.decode_pose(p, rest, &mut out);
+            std::hint::black_box(vbr.decode_pose(p, rest, &mut out));
             std::hint::black_box(&out);
             cold.push(t.elapsed().as_secs_f64() * 1e9);
         }

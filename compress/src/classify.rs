@@ -12,7 +12,7 @@
 //! test through the hierarchy is ours.
 
 use crate::prep::Prep;
-use ludus_anim_runtime::codec::vbr::{
+use ludus_anim_runtime::codec::vbr::format::{
     finish_rotation, rotation_clip_range, rotation_from_xyz, ROTATION_RANGE_STEP,
 };
 use ludus_anim_runtime::math::{virtual_vertex_error, Affine3A, Quat, Transform, Vec3};

@@ -24,6 +24,8 @@
 //!
 //! Deterministic: single-threaded, no hash maps, fixed iteration orders.
 
+#![forbid(unsafe_code)]
+
 mod classify;
 mod prep;
 mod quantize;

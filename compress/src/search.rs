@@ -34,7 +34,7 @@
 use crate::classify::{Plan, Track};
 use crate::prep::Prep;
 use crate::quantize::{quantize, seg_range, Quantized, SegRange};
-use ludus_anim_runtime::codec::vbr::{
+use ludus_anim_runtime::codec::vbr::format::{
     finish_rotation, rate_id, track_sample_bits, NUM_RATES, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
     SEGMENT_RANGE_BYTES,
 };

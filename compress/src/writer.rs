@@ -6,7 +6,7 @@ use crate::quantize::{quantize, seg_range};
 use crate::search::Segment;
 use crate::verify::ErrorReport;
 use crate::{EncodeError, EncodeStats};
-use ludus_anim_runtime::codec::vbr::{
+use ludus_anim_runtime::codec::vbr::format::{
     has_segment_range, rate_id, track_sample_bits, HEADER_BYTES, KIND_ANIMATED, KIND_CONSTANT,
     KIND_CONSTANT_FULL, KIND_DEFAULT, PADDING_BYTES, RATE_BITS, RATE_CONSTANT, RATE_RAW,
     ROTATION_CLIP_RANGE_BYTES, SEGMENT_ENTRY_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,

@@ -20,8 +20,9 @@
 //!   and the output are warm (median of 12 passes, each the mean over all
 //!   copies, as ACL reports a run's mean).
 
-use crate::cook::{cook_asset_job, CookOptions, Silent};
+use crate::events::Silent;
 use crate::manifest::AssetJob;
+use crate::pipeline::{cook_asset_job, CookOptions};
 use crate::profile::Profile;
 use crate::report::AssetStatus;
 use crate::stage_cache::StageCache;
@@ -120,7 +121,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s
+        (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s()
     };
     // Warm: batches of back-to-back decodes.
     let mut warm = Vec::new();
@@ -128,7 +129,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         let times: Vec<f32> = (0..200).map(|_| next_time()).collect();
         let start = Instant::now();
         for &t in &times {
-            c.sample_static(t, &static_pose, &mut out);
+            std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
             std::hint::black_box(&out);
         }
         warm.push(start.elapsed().as_nanos() as f64 / times.len() as f64);
@@ -144,7 +145,7 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         std::hint::black_box(&evict);
         let t = next_time();
         let start = Instant::now();
-        c.sample_static(t, &static_pose, &mut out);
+        std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
         std::hint::black_box(&out);
         cold.push(start.elapsed().as_nanos() as f64);
     }
@@ -157,7 +158,9 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
 
 /// Cold decode time by ACL's method (`acl_decompressor`, see the module
 /// documentation): enough copies of the package to exceed a 33 MB cache and
-/// at least 4,000, each in its own allocation of a whole number of 128 KiB;
+/// at least 4,000 (fewer for packages so large that 4,000 copies would
+/// touch more than 256 MiB), each in its own allocation of a whole number
+/// of 128 KiB;
 /// per copy a clip view and its static pose (ACL keeps one decompression
 /// context per copy), all in one array; one pass decodes every copy at the
 /// same time, and the time advances through 100 points from start to end
@@ -168,16 +171,24 @@ pub fn decode_copies_ns(bytes: &[u8], clip: usize) -> f64 {
     const CACHE: usize = 33 << 20;
     const SLOT_ALIGN: usize = 128 << 10;
     const MIN_COPIES: usize = 4000;
+    const TOUCHED_BUDGET: usize = 256 << 20;
     let Ok(first) = Package::load(bytes) else {
         return 0.0;
     };
     let Some(c) = first.clips().get(clip) else {
         return 0.0;
     };
-    let duration = c.duration_s;
+    let duration = c.duration_s();
     let joints = first.skeleton().joint_count();
     let pose = (joints * 40).max(1);
-    let copies = CACHE.div_ceil(pose).div_ceil(2).max(MIN_COPIES);
+    // ACL's copy count, but never more copies than fit a memory budget:
+    // a 2 MB package copied 4,000 times would touch 8 GB. Budgeted copies
+    // still span many times the last-level cache.
+    let copies = CACHE
+        .div_ceil(pose)
+        .div_ceil(2)
+        .max(MIN_COPIES)
+        .min((TOUCHED_BUDGET / bytes.len().max(1)).max(16));
     let slot = bytes.len().max(pose).div_ceil(SLOT_ALIGN) * SLOT_ALIGN;
     // One allocation per copy, each a whole slot: allocations this large
     // are page-aligned mappings of their own, and only the pages a copy
@@ -217,7 +228,7 @@ pub fn decode_copies_ns(bytes: &[u8], clip: usize) -> f64 {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let start = Instant::now();
         for (c, pose) in &views {
-            c.sample_static(t, pose, &mut out);
+            std::hint::black_box(c.sample_static(t, pose, &mut out));
             std::hint::black_box(&out);
         }
         if pass >= 2 {

@@ -18,12 +18,16 @@ pub mod events;
 pub mod fsutil;
 pub mod inspect;
 pub mod keys;
+pub mod listing;
 pub mod manifest;
+pub mod merge;
 pub mod package_writer;
+pub mod paths;
 pub mod pipeline;
 pub mod profile;
 pub mod progress;
 pub mod project;
+pub mod remote;
 pub mod report;
 pub mod settings;
 pub mod sink;
@@ -37,13 +41,6 @@ pub mod stages;
 /// `--version` and `report.json`, never written into packages or keys.
 pub const COOKER_VERSION: &str = concat!("ludus-anim ", env!("CARGO_PKG_VERSION"));
 
-/// Kept for callers of the earlier module layout.
-pub mod cook {
-    pub use crate::events::{CookEvent, Observer, Silent};
-    pub use crate::pipeline::{
-        cook, cook_asset_job, cook_with, shard_of, AssetResult, CookError, CookOptions,
-    };
-    pub use crate::project::bundled_inputs;
-    pub use crate::stages::package::PACKAGE_EXT;
-    pub use crate::COOKER_VERSION;
-}
+/// The source revision the cooker was built from (`git rev-parse`), or
+/// `unknown`. Reported by `--version` and in `report.json`'s `build`.
+pub const REVISION: &str = env!("LUDUS_ANIM_REVISION");

@@ -23,6 +23,10 @@ pub struct Manifest {
     /// `[[asset]]` entries, cooked in order.
     #[serde(default, rename = "asset")]
     pub assets: Vec<AssetEntry>,
+    /// `[report]`: the dashboard sidecar and the regression rules of
+    /// `ludus-anim report --fail-on-regression`.
+    #[serde(default)]
+    pub report: ludus_anim_report::rules::ReportConfig,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -38,6 +42,32 @@ pub struct ProjectSettings {
     /// defaults of `docs/limits.md`; an asset's own `limits` win.
     #[serde(default)]
     pub limits: LimitOverrides,
+    /// The build farm's shared remote cache (`docs/remote-cache.md`);
+    /// `--remote-cache*` flags and `LUDUS_ANIM_REMOTE_CACHE*` variables
+    /// override it field by field.
+    pub remote_cache: Option<RemoteCacheEntry>,
+}
+
+/// `[project] remote_cache = { url, mode, auth }`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteCacheEntry {
+    /// Base URL of a Bazel HTTP remote cache, e.g. `http://cache:8080/ludus`.
+    pub url: String,
+    /// `read` (default) or `read-write`.
+    pub mode: Option<RemoteMode>,
+    /// `bearer-file:PATH`, `bearer-env:NAME`, `basic-file:PATH` or
+    /// `basic-env:NAME` (a relative PATH is relative to the manifest).
+    pub auth: Option<String>,
+}
+
+/// Whether a cook may write to the remote cache (artists read, CI writes).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemoteMode {
+    #[default]
+    Read,
+    ReadWrite,
 }
 
 /// A source length unit a person can declare (manifest `units`, `--units`).
@@ -45,18 +75,24 @@ pub struct ProjectSettings {
 #[serde(rename_all = "lowercase")]
 pub enum Units {
     M,
+    /// Decimetres (MakeHuman's BVH exports).
+    Dm,
     Cm,
     Mm,
     In,
+    /// 1/0.45 inch: CMU motion capture as converted to BVH by cgspeed.
+    Cmu,
 }
 
 impl Units {
     pub fn meters(self) -> f32 {
         match self {
             Units::M => 1.0,
+            Units::Dm => 0.1,
             Units::Cm => 0.01,
             Units::Mm => 0.001,
             Units::In => 0.0254,
+            Units::Cmu => crate::stages::units::CMU_CGSPEED_M,
         }
     }
 }
@@ -74,6 +110,10 @@ pub struct AssetEntry {
     /// `prop` on every node, or `Node.prop`.
     #[serde(default)]
     pub curves: Vec<String>,
+    /// Retarget profile (TOML, `schemas/retarget.md`; relative to the
+    /// manifest) that bakes this asset's clips onto the profile's target
+    /// skeleton. Never applied implicitly.
+    pub retarget: Option<String>,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
@@ -244,12 +284,14 @@ impl KeyInput for AssetEntry {
             units,
             keep_unused_leaves,
             curves,
+            retarget,
             clips,
         } = self;
         k.put(profile)
             .put(&units.map(Units::meters))
             .put(keep_unused_leaves)
             .put(curves)
+            .put(retarget)
             .put(clips);
     }
 }
@@ -343,6 +385,27 @@ range = [0.0, 0.6]
         .unwrap_err()
         .to_string();
         assert!(e.contains("did you mean `loop`?"), "{e}");
+    }
+
+    #[test]
+    fn remote_cache_settings_parse_and_typos_are_caught() {
+        let text = EXAMPLE.replace(
+            "profile = \"standard\"\n",
+            "profile = \"standard\"\nremote_cache = { url = \"http://cache:8080/ludus\", mode = \"read-write\", auth = \"bearer-file:token\" }\n",
+        );
+        let m = Manifest::parse(&text, "p.toml").unwrap();
+        let r = m.project.remote_cache.unwrap();
+        assert_eq!(r.url, "http://cache:8080/ludus");
+        assert_eq!(r.mode, Some(RemoteMode::ReadWrite));
+        assert_eq!(r.auth.as_deref(), Some("bearer-file:token"));
+        let e = Manifest::parse(&text.replace("auth =", "auht ="), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `auth`?"), "{e}");
+        let e = Manifest::parse(&text.replace("\"read-write\"", "\"write\""), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("write") && e.contains("read-write"), "{e}");
     }
 
     #[test]

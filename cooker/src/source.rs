@@ -109,28 +109,56 @@ impl Default for ReadPolicy {
 
 /// Every file one asset's cook read, each read once: companion hashes
 /// for the key and companion bytes for the importer come from here.
+///
+/// Paths are asked for in their recorded form (relative to the project
+/// root, `crate::paths`) and normalized, so `gltf/a/../x.bin` and
+/// `gltf/x.bin` are one file; a relative path is read at `root.join(path)`.
 pub struct Snapshot<'a> {
     reader: &'a dyn SourceReader,
+    root: Option<PathBuf>,
     files: Mutex<Vec<(PathBuf, ReadFile)>>,
     policy: ReadPolicy,
 }
 
 impl<'a> Snapshot<'a> {
+    /// Paths are read as given (relative to the working directory).
     pub fn new(reader: &'a dyn SourceReader) -> Snapshot<'a> {
-        Snapshot::with_policy(reader, ReadPolicy::default())
+        Snapshot::rooted(reader, None)
     }
 
-    pub fn with_policy(reader: &'a dyn SourceReader, policy: ReadPolicy) -> Snapshot<'a> {
+    /// Relative paths are read under `root` (the project root as the cook
+    /// was given it; `None`: the working directory), with the default
+    /// [`ReadPolicy`].
+    pub fn rooted(reader: &'a dyn SourceReader, root: Option<&Path>) -> Snapshot<'a> {
+        Snapshot::with_policy(reader, root, ReadPolicy::default())
+    }
+
+    /// [`Snapshot::rooted`] under `policy` (the asset's limits).
+    pub fn with_policy(
+        reader: &'a dyn SourceReader,
+        root: Option<&Path>,
+        policy: ReadPolicy,
+    ) -> Snapshot<'a> {
         Snapshot {
             reader,
+            root: root.map(Path::to_path_buf),
             files: Mutex::new(Vec::new()),
             policy,
+        }
+    }
+
+    /// Where the reader finds `path` (already normalized).
+    fn location(&self, path: &Path) -> PathBuf {
+        match &self.root {
+            Some(r) if !r.as_os_str().is_empty() => r.join(path),
+            _ => path.to_path_buf(),
         }
     }
 
     /// `path`'s bytes and hash, read on first use (at most the policy's
     /// size).
     pub fn file(&self, path: &Path) -> io::Result<ReadFile> {
+        let path = &crate::paths::normalize(path);
         let mut files = self
             .files
             .lock()
@@ -138,7 +166,9 @@ impl<'a> Snapshot<'a> {
         if let Some((_, f)) = files.iter().find(|(p, _)| p == path) {
             return Ok(f.clone());
         }
-        let bytes = self.reader.read_bounded(path, self.policy.max_bytes)?;
+        let bytes = self
+            .reader
+            .read_bounded(&self.location(path), self.policy.max_bytes)?;
         let f = ReadFile {
             hash: *blake3::hash(&bytes).as_bytes(),
             bytes: std::sync::Arc::new(bytes),
@@ -158,8 +188,10 @@ impl<'a> Snapshot<'a> {
         let Some(root) = &self.policy.companion_root else {
             return Ok(());
         };
-        let real = self.reader.resolve(path)?;
-        let real_root = self.reader.resolve(root)?;
+        let real = self
+            .reader
+            .resolve(&self.location(&crate::paths::normalize(path)))?;
+        let real_root = self.reader.resolve(&self.location(root))?;
         if real.starts_with(&real_root) {
             Ok(())
         } else {
@@ -172,6 +204,16 @@ impl<'a> Snapshot<'a> {
                 ),
             ))
         }
+    }
+}
+
+impl Snapshot<'_> {
+    /// Every file read so far, in the order first read.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files
+            .lock()
+            .map(|f| f.iter().map(|(p, _)| p.clone()).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -193,11 +235,12 @@ impl CompanionReader for Snapshot<'_> {
         Ok(f.bytes.to_vec())
     }
     fn exists(&self, path: &Path) -> bool {
+        let path = &crate::paths::normalize(path);
         self.files
             .lock()
             .map(|f| f.iter().any(|(p, _)| p == path))
             .unwrap_or(false)
-            || self.reader.exists(path)
+            || self.reader.exists(&self.location(path))
     }
     fn allowed_root(&self) -> Option<&Path> {
         self.policy.companion_root.as_deref()
@@ -223,7 +266,7 @@ mod tests {
         std::fs::write(assets.join("a.bin"), [1u8; 8]).unwrap();
         std::fs::write(dir.path().join("secret.bin"), [2u8; 8]).unwrap();
         std::fs::write(assets.join("big.bin"), [3u8; 65]).unwrap();
-        let snap = Snapshot::with_policy(&FileSystem, policy(&assets));
+        let snap = Snapshot::with_policy(&FileSystem, None, policy(&assets));
         assert_eq!(
             snap.companion(&assets.join("a.bin")).unwrap().bytes.len(),
             8

@@ -43,19 +43,27 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 3: format and marker kind as enums; companions read through the
-    /// cook's source snapshot. (2: markers from glTF extras, FBX
-    /// custom-property curves.)
-    Import: "import", version 3, per Asset;
+    /// 4: the importer sees the source's recorded path (relative to the
+    /// project root, normalized), which its key now covers. (3: format and
+    /// marker kind as enums; companions read through the cook's source
+    /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
+    Import: "import", version 4, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 2: clips carry markers.
-    Normalize: "normalize", version 2, per Asset;
+    /// continuity. 5: the recorded (root-relative) path in its located
+    /// warnings. 4: the CMU unit as the retarget profiles write it
+    /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
+    /// applied, implausible units warned; 2: clips carry markers).
+    Normalize: "normalize", version 5, per Asset;
+    /// The normalized asset on a target skeleton through an explicit
+    /// retarget profile (retargeted assets only).
+    Retarget: "retarget", version 1, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
-    /// curves.
-    Resample: "resample", version 1, per Clip;
+    /// curves. 2: warnings as located diagnostics.
+    Resample: "resample", version 2, per Clip;
     /// Loops, root motion, additive deltas, markers/events.
-    /// 2: loops, root motion, additive and markers (was: loop only).
-    Prepare: "prepare", version 2, per Clip;
+    /// 3: warnings as located diagnostics (2: loops, root motion, additive
+    /// and markers; was: loop only).
+    Prepare: "prepare", version 3, per Clip;
     /// Codec blob. 2: VBR codec v2 (16-bit rotation ranges, unranged
     /// segments).
     Encode: "encode", version 2, per Clip;
@@ -64,8 +72,9 @@ stage_list! {
     /// measured applied; scalar curve errors).
     Verify: "verify", version 3, per Clip;
     /// The package bytes, manifest entry and report of one asset.
-    /// 3: quantized scalar curves with a channel schema.
-    Package: "package", version 3, per Asset;
+    /// 4: the report's located quality warnings (3: quantized scalar
+    /// curves with a channel schema).
+    Package: "package", version 4, per Asset;
 }
 
 impl Stage {

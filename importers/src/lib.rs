@@ -14,6 +14,8 @@
 //! C code (ufbx) cannot be caught, so the FBX importer checks what it asks
 //! ufbx to evaluate first.
 
+#![forbid(unsafe_code)]
+
 pub mod bvh;
 pub mod companion;
 pub mod fbx;

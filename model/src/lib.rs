@@ -9,6 +9,8 @@
 //! math vocabulary (Transform, Quat, Vec3) is the runtime's so every stage
 //! computes exactly what the runtime will.
 
+#![forbid(unsafe_code)]
+
 pub mod curve;
 pub mod diagnostics;
 pub mod format;

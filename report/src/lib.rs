@@ -1,7 +1,10 @@
 //! `ludus-anim-report`: the cook's JSON outputs as Rust types —
 //! `OUT/report.json` ([`Report`], schema `schemas/report.schema.json`) and
 //! `OUT/manifest.json` ([`PackageManifest`], schema
-//! `schemas/package-manifest.schema.json`).
+//! `schemas/package-manifest.schema.json`), the per-time sidecar
+//! `OUT/report-sidecar.json` ([`sidecar::Sidecar`], schema
+//! `schemas/report-sidecar.schema.json`); and what compares two cooks:
+//! [`compare::compare`] under the manifest's [`rules::RegressionRules`].
 //!
 //! **Owns:** the field names and shapes of both files (a contract with
 //! dashboards, CI gates and build systems), the totals arithmetic, and a
@@ -15,9 +18,15 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compare;
+pub mod farm;
 pub mod manifest;
+pub mod packed;
+pub mod rules;
 pub mod schema;
+pub mod sidecar;
 
+pub use farm::{RemoteReport, RemoteStageStats, ShardInfo};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -39,12 +48,32 @@ pub struct Decision {
     pub detail: String,
 }
 
+/// Which build of the cooker wrote a report. Packages do not record it
+/// (only what changes their bytes), so two builds of the same cooker
+/// version give the same packages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// Crate version, e.g. `0.1.0`.
+    pub version: String,
+    /// Source revision (`git rev-parse --short=12 HEAD`) or `unknown`.
+    pub revision: String,
+}
+
 /// Per stage: cache hits, misses (runs) and the time spent in it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageStats {
     pub hits: u64,
     pub misses: u64,
     pub ms: f64,
+}
+
+impl StageStats {
+    /// Adds another cook's counters and time (merging shards).
+    pub fn add(&mut self, o: &StageStats) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.ms += o.ms;
+    }
 }
 
 /// A diagnostic as the report shows it: absent locations are omitted.
@@ -66,14 +95,27 @@ pub struct ReportDiagnostic {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub cooker_version: String,
+    /// The build that cooked: version and source revision. Absent in
+    /// reports of earlier cookers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildInfo>,
     pub profile: String,
     pub assets: Vec<AssetReport>,
     pub totals: Totals,
     /// Per stage: cache hits, misses (runs) and time spent.
     pub stages: BTreeMap<String, StageStats>,
     /// Cache problems met and handled (corrupt entries healed, failed
-    /// writes): the cook went on, recomputing.
+    /// writes, remote cache failures): the cook went on, recomputing.
+    /// Optional in the schema.
+    #[serde(default)]
     pub cache_notices: Vec<String>,
+    /// The remote cache's traffic per stage, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteReport>,
+    /// The shard this cook was (`cook --shard I/N`); absent in unsharded
+    /// and merged reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -160,7 +202,76 @@ pub struct ClipReport {
     pub curves: CurvesReport,
     pub compress_ms: f64,
     pub decode_ns_per_pose: f64,
+    /// The clip's quality warnings as text; each is also in the asset's
+    /// `diagnostics`, located by file, clip, joint and time.
     pub warnings: Vec<String>,
+    /// Retargeted clips: the profile and what the retarget measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retarget: Option<RetargetReport>,
+}
+
+impl ClipReport {
+    /// The threshold of the worst joint where the report lists it among
+    /// `selected_joints`; `None` otherwise (`threshold_m` is the tightest
+    /// joint's, not necessarily the worst joint's).
+    pub fn worst_joint_threshold_m(&self) -> Option<f32> {
+        self.selected_joints
+            .iter()
+            .find(|j| j.joint == self.worst_joint)
+            .map(|j| j.threshold_m)
+    }
+
+    /// How much of its error budget the clip uses (max error over
+    /// threshold), from the report alone: exact where the worst joint's
+    /// threshold is known, else against the tightest threshold, capped at 1
+    /// for a clip without warnings (verification held every joint within
+    /// its own threshold). The sidecar gives the exact figure per joint.
+    pub fn budget_used(&self) -> f32 {
+        let ratio = |e: f32, t: f32| {
+            if t > 0.0 {
+                e / t
+            } else if e > 0.0 {
+                f32::INFINITY
+            } else {
+                0.0
+            }
+        };
+        let selected = self
+            .selected_joints
+            .iter()
+            .map(|j| ratio(j.max_error_m, j.threshold_m))
+            .fold(0.0, f32::max);
+        let clip = match self.worst_joint_threshold_m() {
+            Some(t) => ratio(self.max_error_m, t),
+            None => {
+                let r = ratio(self.max_error_m, self.threshold_m);
+                if self.warnings.is_empty() {
+                    r.min(1.0)
+                } else {
+                    r
+                }
+            }
+        };
+        clip.max(selected)
+    }
+}
+
+/// How a clip was retargeted and how well (metrics as defined in
+/// `schemas/retarget.md`: foot skating and contact preservation, end
+/// effector error, bone-length deviation, angular jumps, twist ranges).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetargetReport {
+    /// The profile's `name`.
+    pub profile: String,
+    /// The profile file, relative to the project root.
+    pub profile_path: String,
+    /// blake3 of the profile's bytes, hex.
+    pub profile_hash: String,
+    /// The target skeleton's file and compatibility identity.
+    pub target: String,
+    pub target_identity: String,
+    /// The retarget's measurements of this clip (`ClipMetrics`).
+    pub metrics: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -189,6 +300,7 @@ pub struct Totals {
     pub package_bytes: u64,
     pub ratio: f32,
     pub max_error_m: f32,
+    /// Warning diagnostics over all assets (every quality warning is one).
     pub warnings: usize,
     pub cook_ms: f64,
     /// Peak resident memory of the cooking process (Linux; 0 elsewhere).
@@ -220,7 +332,6 @@ impl Report {
                 t.raw_bytes += c.raw_bytes;
                 t.compressed_bytes += c.compressed_bytes;
                 t.max_error_m = t.max_error_m.max(c.max_error_m);
-                t.warnings += c.warnings.len();
             }
         }
         t.ratio = if t.compressed_bytes > 0 {

@@ -63,6 +63,14 @@ fn clip(full: bool) -> ClipReport {
         } else {
             vec![]
         },
+        retarget: full.then(|| RetargetReport {
+            profile: "cmu -> knight".into(),
+            profile_path: "profiles/cmu_to_knight.toml".into(),
+            profile_hash: "22".repeat(32),
+            target: "knight.glb".into(),
+            target_identity: "cd".repeat(16),
+            metrics: serde_json::json!({"clip": "walk", "frames": 31}),
+        }),
     }
 }
 
@@ -105,9 +113,21 @@ fn asset(full: bool) -> AssetReport {
     }
 }
 
+fn shard() -> ShardInfo {
+    ShardInfo {
+        index: 2,
+        count: 3,
+        jobs: vec!["walk.glb".into(), "run.glb".into()],
+    }
+}
+
 fn report() -> Report {
     let mut r = Report {
         cooker_version: "ludus-anim 0.1.0".into(),
+        build: Some(BuildInfo {
+            version: "0.1.0".into(),
+            revision: "0123456789ab".into(),
+        }),
         profile: "standard".into(),
         assets: vec![asset(true), asset(false)],
         totals: Totals::default(),
@@ -120,6 +140,21 @@ fn report() -> Report {
             },
         )]),
         cache_notices: vec!["healed".into()],
+        remote: Some(RemoteReport {
+            url: "http://cache:8080/ludus".into(),
+            mode: "read".into(),
+            disabled: false,
+            pending_uploads: 0,
+            stages: BTreeMap::from([(
+                "package".to_string(),
+                RemoteStageStats {
+                    hits: 2,
+                    bytes_down: 4000,
+                    ..Default::default()
+                },
+            )]),
+        }),
+        shard: Some(shard()),
     };
     r.compute_totals(12.0, 20.0);
     r
@@ -128,6 +163,16 @@ fn report() -> Report {
 #[test]
 fn report_types_conform_to_the_report_schema() {
     let v = serde_json::to_value(report()).unwrap();
+    let errors = schema::validate(&schema("report.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let minimal = Report {
+        remote: None,
+        shard: None,
+        build: None,
+        ..report()
+    };
+    let v = serde_json::to_value(minimal).unwrap();
+    assert!(v.get("remote").is_none() && v.get("shard").is_none());
     let errors = schema::validate(&schema("report.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
@@ -156,7 +201,12 @@ fn manifest_types_conform_to_the_manifest_schema() {
                 loop_mode: "loop".into(),
             }],
         }],
+        shard: Some(shard()),
     };
+    let v = serde_json::to_value(&m).unwrap();
+    let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let m = PackageManifest { shard: None, ..m };
     let v = serde_json::to_value(m).unwrap();
     let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
@@ -183,5 +233,71 @@ fn totals_add_up() {
     assert_eq!(r.totals.clips, 2);
     assert_eq!(r.totals.raw_bytes, 7440);
     assert_eq!(r.totals.compressed_bytes, 800);
-    assert_eq!(r.totals.warnings, 2 + 1);
+    assert_eq!(
+        r.totals.warnings, 2,
+        "warning diagnostics (clip warnings are among them)"
+    );
+}
+
+fn sidecar(full: bool) -> sidecar::Sidecar {
+    use ludus_anim_report::packed::Packed;
+    use ludus_anim_report::sidecar::*;
+    let mut c = ClipSidecar::new("walk.glb", "walk", "standard", 1.0);
+    let names = vec!["Root".to_string(), "Foot".to_string()];
+    c.set_joints(&names, &[None, Some(0)], &[1e-4, 5e-5]);
+    c.set_errors(&[0.0, 0.5, 1.0], &[0.0; 6]).unwrap();
+    if full {
+        c.bit_rates = Some(BitRates {
+            segment_starts: vec![0, 16],
+            samples: 31,
+            bits: Packed(vec![BITS_DEFAULT; 12]),
+        });
+        c.root_motion = Some(TrajectorySidecar {
+            joint: "Root".into(),
+            policy: "planar".into(),
+            rate_hz: 30.0,
+            x_m: Packed(vec![0.0, 1.0]),
+            z_m: Packed(vec![0.0, 0.0]),
+            yaw_rad: Packed(vec![0.0, 0.1]),
+            drift_100_loops_m: Some(1e-6),
+        });
+        c.events = vec![EventMark {
+            name: "step".into(),
+            time_s: 0.5,
+            kind: "sync-marker".into(),
+        }];
+        c.retarget = Some(RetargetSidecar {
+            profile: "biped".into(),
+            rate_hz: 30.0,
+            feet: vec![FootTrack {
+                joint: "Foot".into(),
+                height_m: Packed(vec![0.0]),
+                speed_mps: Packed(vec![0.0]),
+                contacts: vec![TimeSpan {
+                    start_s: 0.0,
+                    end_s: 0.5,
+                }],
+                skates: vec![Skate {
+                    start_s: 0.1,
+                    end_s: 0.2,
+                    slide_m: 0.01,
+                }],
+            }],
+        });
+    }
+    c.check().unwrap();
+    let mut s = Sidecar::new("ludus-anim 0.1.0");
+    s.clips.push(c);
+    s
+}
+
+#[test]
+fn sidecar_types_conform_to_the_sidecar_schema() {
+    for full in [true, false] {
+        let v = serde_json::to_value(sidecar(full)).unwrap();
+        let errors = schema::validate(&schema("report-sidecar.schema.json"), &v);
+        assert!(errors.is_empty(), "full={full}: {}", errors.join("\n"));
+        let back = sidecar::Sidecar::from_json(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(back, sidecar(full));
+    }
 }

@@ -11,6 +11,8 @@
 //! decompressed. Departure: full affine matrices for every joint (no QVV
 //! shortcut), matching Ludus's affine composition when scale shears.
 
+#![forbid(unsafe_code)]
+
 use glam::{DAffine3, DQuat, DVec3};
 use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;

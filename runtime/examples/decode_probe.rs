@@ -7,10 +7,13 @@
 //!   byte-identical (diff it before and after). Also checks that the
 //!   static-pose decode (`Clip::sample_static`) gives exactly the bits of
 //!   `Clip::sample`, and exits with status 1 where it does not.
-//! - `loop N` / `loop-static N`: decode the first clip of the first
-//!   package N times at pseudo-random times with `Clip::sample` /
-//!   `Clip::sample_static`, nothing else: a steady target for
-//!   `perf record` or `valgrind --tool=callgrind` instruction counts.
+//! - `loop N` / `loop-static N` / `loop-joints N`: decode one clip of the
+//!   first package N times at pseudo-random times with `Clip::sample` /
+//!   `Clip::sample_static` / `Clip::sample_joints` (the five joints `dump`
+//!   picks for pose 0), nothing else: a steady target for `perf record` or
+//!   `valgrind --tool=callgrind` instruction counts. The clip is the first
+//!   one unless `--clip NAME` follows N. Instructions per pose: the
+//!   difference of two runs' totals over the difference of their N.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -30,7 +33,7 @@ fn main() {
         .unwrap_or_else(|| fail("usage: decode_probe dump|loop N PKG...".into()));
     let (count, paths) = match mode.as_str() {
         "dump" => (0usize, rest),
-        "loop" | "loop-static" => {
+        "loop" | "loop-static" | "loop-joints" => {
             let (n, paths) = rest
                 .split_first()
                 .unwrap_or_else(|| fail("loop needs a count".into()));
@@ -41,6 +44,10 @@ fn main() {
         }
         other => fail(format!("unknown mode {other}")),
     };
+    let (only_clip, paths) = match paths {
+        [flag, name, rest @ ..] if flag == "--clip" => (Some(name.as_str()), rest),
+        _ => (None, paths),
+    };
     let mut stdout = std::io::stdout().lock();
     for path in paths {
         let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
@@ -49,27 +56,32 @@ fn main() {
         let joints = package.skeleton().joint_count();
         let mut out = vec![Transform::IDENTITY; joints];
         for clip in package.clips() {
+            if only_clip.is_some_and(|name| name != clip.name()) {
+                continue;
+            }
             let mut seed = 0x2545_f491_4f6c_dd1du64;
             let mut next_time = || {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s
+                (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s()
             };
             let mut static_pose = vec![Transform::IDENTITY; joints];
             if !clip.static_pose(rest_pose, &mut static_pose) {
-                fail(format!("{path}: {}: no static pose", clip.name));
+                fail(format!("{path}: {}: no static pose", clip.name()));
             }
             if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
+                let picked: Vec<u32> = (0..5).map(|k| ((k * 13) % joints) as u32).collect();
+                let mut sub = vec![Transform::IDENTITY; picked.len()];
                 for i in 0..count {
                     let t = times[i % times.len()];
-                    if mode == "loop" {
-                        clip.sample(t, rest_pose, &mut out);
-                    } else {
-                        clip.sample_static(t, &static_pose, &mut out);
-                    }
-                    std::hint::black_box(&out);
+                    let ok = match mode.as_str() {
+                        "loop" => clip.sample(t, rest_pose, &mut out),
+                        "loop-static" => clip.sample_static(t, &static_pose, &mut out),
+                        _ => clip.sample_joints(t, rest_pose, &picked, &mut sub),
+                    };
+                    std::hint::black_box((ok, &out, &sub));
                 }
                 return;
             }
@@ -77,24 +89,29 @@ fn main() {
             let mut sub = vec![Transform::IDENTITY; 5];
             for i in 0..4000usize {
                 let t = if i < 64 {
-                    i as f32 / 63.0 * clip.duration_s
+                    i as f32 / 63.0 * clip.duration_s()
                 } else {
                     next_time()
                 };
                 let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
-                clip.sample(t, rest_pose, &mut out);
-                clip.sample_static(t, &static_pose, &mut fast);
+                if !(clip.sample(t, rest_pose, &mut out)
+                    && clip.sample_static(t, &static_pose, &mut fast))
+                {
+                    fail(format!("{path}: {}: no pose at t = {t}", clip.name()));
+                }
                 let bits = |p: &[Transform]| {
                     p.iter()
                         .flat_map(|x| x.to_array().map(f32::to_bits))
                         .collect::<Vec<_>>()
                 };
                 if bits(&out) != bits(&fast) {
-                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name);
+                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name());
                     std::process::exit(1);
                 }
-                clip.sample_joints(t, rest_pose, &picked, &mut sub);
-                let mut line = format!("{} {i}", clip.name);
+                if !clip.sample_joints(t, rest_pose, &picked, &mut sub) {
+                    fail(format!("{path}: {}: no subset at t = {t}", clip.name()));
+                }
+                let mut line = format!("{} {i}", clip.name());
                 for x in out.iter().chain(&sub) {
                     for v in x.to_array() {
                         // +0.0 folds -0.0 into 0.0: both decode the same pose.

@@ -34,13 +34,15 @@ pub const ADDITIVE_IDENTITY: Transform = Transform {
     scale: Vec3::ONE,
 };
 
-/// The delta that turns `reference` into `authored` (cooker side).
+/// The delta that turns `reference` into `authored`. Cook-time (feature
+/// `cook`): the cooker builds additive clips with it.
 ///
 /// Scales are required to be strictly positive (the [`Transform`]
 /// invariant). A reference scale component that is not strictly positive
 /// and finite would make the ratio meaningless; that component's ratio is
 /// set to 1 instead so the result stays finite (the cooker validates
 /// scales before it gets here).
+#[cfg(feature = "cook")]
 pub fn make_additive(authored: &Transform, reference: &Transform) -> Transform {
     let ratio = |a: f32, r: f32| {
         if r > 0.0 && r.is_finite() {
@@ -90,6 +92,7 @@ fn weight_ok(w: f32) -> bool {
 /// `out[i] = apply_additive(base[i], delta[i], w)`. Returns `false` and
 /// writes nothing if the three slices differ in length or `w` is not in
 /// `[0, 1]` (NaN included). Never allocates.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
 pub fn apply_additive_pose(
     base: &[Transform],
     delta: &[Transform],
@@ -107,6 +110,7 @@ pub fn apply_additive_pose(
 
 /// In-place variant of [`apply_additive_pose`]: `pose[i]` is the base and
 /// receives the result. Same refusal rules.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
 pub fn apply_additive_pose_in_place(pose: &mut [Transform], delta: &[Transform], w: f32) -> bool {
     if pose.len() != delta.len() || !weight_ok(w) {
         return false;
@@ -117,8 +121,11 @@ pub fn apply_additive_pose_in_place(pose: &mut [Transform], delta: &[Transform],
     true
 }
 
-/// Cooker side: `out[i] = make_additive(authored[i], reference[i])`.
+/// `out[i] = make_additive(authored[i], reference[i])`. Cook-time (feature
+/// `cook`).
 /// Returns `false` and writes nothing if the slice lengths differ.
+#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+#[cfg(feature = "cook")]
 pub fn make_additive_pose(
     authored: &[Transform],
     reference: &[Transform],

@@ -9,6 +9,16 @@
 //! Invariants: depends on nothing heavier than glam; never does I/O; never
 //! panics on any input bytes; the cooker verifies through this same code.
 //!
+//! Features: `serde` (serialization of `Transform`, `JointId`, `Skeleton`
+//! for the cooker's stage cache) and `cook`, both off by default. `cook`
+//! exposes what only the cooker and the encoder use, kept here because it
+//! must agree bit for bit with the decoder: the byte layouts
+//! (`package::format`, `codec::vbr::format` with the VBR reconstruction
+//! formulas), `codec::reference::encode`, `additive::make_additive`,
+//! trajectory extraction (`root_motion::normalize_trajectory`,
+//! `extract_planar`, `yaw_twist`), `events::canonicalize_events` and
+//! `package::load_ignoring_checksum`. A game links the decoder only.
+//!
 //! Typical use: load once, make each clip's static pose once (when the clip
 //! is bound to its skeleton), then sample every frame without allocating.
 //!
@@ -30,6 +40,11 @@
 //! walk.sample_static(0.25, &static_pose, &mut local);
 //! skeleton.local_to_component(&local, &mut model);
 //! ```
+
+// All `unsafe` lives in `codec::vbr::simd`, the one module allowed it.
+#![deny(unsafe_code)]
+// ... and each of its unsafe blocks states why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod hash;
 pub mod math;

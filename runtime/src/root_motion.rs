@@ -7,7 +7,7 @@
 //! * The trajectory `R(t)` is expressed in the declared character-local
 //!   frame and normalized so that `R(0)` is the identity; the removed
 //!   reference offset is stored explicitly by the cooker
-//!   ([`normalize_trajectory`] returns it).
+//!   (`normalize_trajectory`, feature `cook`, returns it).
 //! * A single clip interval moves the character by
 //!   `delta = inverse(R(old)) * R(new)` (column vectors: apply `R(new)`,
 //!   then undo `R(old)`), i.e. the motion expressed in the character's
@@ -143,7 +143,7 @@ const GRID_SNAP: f64 = 1e-3;
 
 /// Number of keys a trajectory of `duration_s` sampled at `sample_rate`
 /// holds: keys `i` at `i / rate` for every grid point strictly before the
-/// duration (within [`GRID_SNAP`] of a sample), plus a last key at exactly
+/// duration (within 1e-3 of a sample interval), plus a last key at exactly
 /// `duration_s`. A zero duration holds one key. `None` for a non-finite or
 /// non-positive rate, a negative or non-finite duration, or more than
 /// `u32::MAX` keys. The cooker must size trajectories with this function.
@@ -338,9 +338,10 @@ impl<'a> Trajectory<'a> {
     }
 }
 
-/// Cooker-side: normalize trajectory keys in place so key 0 becomes the
+/// Cook-time (feature `cook`): normalize trajectory keys in place so key 0 becomes the
 /// identity (`key_i := inverse(key_0) * key_i`) and return the removed
 /// reference offset `key_0` for the package to store explicitly.
+#[cfg(feature = "cook")]
 pub fn normalize_trajectory(keys: &mut [RigidTransform]) -> RigidTransform {
     let Some(first) = keys.first().copied() else {
         return RigidTransform::IDENTITY;
@@ -355,8 +356,9 @@ pub fn normalize_trajectory(keys: &mut [RigidTransform]) -> RigidTransform {
     first
 }
 
-/// Cooker-side, "planar" motion policy: keep the ground-plane translation
+/// Cook-time (feature `cook`), "planar" motion policy: keep the ground-plane translation
 /// (x, z; y = 0) and the heading (rotation about +Y) of a motion root.
+#[cfg(feature = "cook")]
 pub fn extract_planar(root_world: RigidTransform) -> RigidTransform {
     let t = root_world.translation;
     RigidTransform {
@@ -376,7 +378,8 @@ pub fn extract_planar(root_world: RigidTransform) -> RigidTransform {
 /// `swing_X(180) * twist_Y(theta)` with `(x, z) = (cos theta/2,
 /// sin theta/2)`; we pick that swing-about-+X convention, giving the twist
 /// `(0, z, 0, x)` normalized. Sign is canonicalized to `w >= 0`.
-/// Non-finite input gives the identity.
+/// Non-finite input gives the identity. Cook-time (feature `cook`).
+#[cfg(feature = "cook")]
 pub fn yaw_twist(q: Quat) -> Quat {
     if !q.is_finite() {
         return Quat::IDENTITY;

@@ -121,3 +121,73 @@ pub fn package_path(out: &Path, report: &serde_json::Value, i: usize) -> PathBuf
             .expect("asset has a package"),
     )
 }
+
+/// A project manifest that exercises every preparation path: loops with
+/// the duplicated end dropped, planar and full root motion, markers and
+/// events, cut clips, additive against rest, a frame and a clip, custom
+/// FBX curves, per-asset and per-clip profiles, a units override.
+pub const FEATURE_PROJECT: &str = r#"
+[project]
+output = "out"
+
+[[asset]]
+sources = ["biped.glb"]
+
+[asset.clips.walk]
+loop = "loop"
+drop_duplicate_end = true
+root_motion = { joint = "Root", policy = "planar" }
+markers = [
+  { name = "foot_l", time_s = 0.0, kind = "sync" },
+  { name = "foot_r", time_s = 0.6, kind = "sync" },
+  { name = "step", time_s = 0.3, kind = "event", reversible = true },
+]
+
+[asset.clips.idle_additive]
+from = "idle"
+range = [0.0, 3.0]
+additive = { reference = "frame", clip = "idle", time_s = 0.0 }
+
+[asset.clips.walk_rest_additive]
+from = "walk"
+range = [0.2, 0.9]
+additive = { reference = "rest" }
+profile = "hero"
+
+[[asset]]
+sources = ["robot.fbx"]
+curves = ["grasp", "lock_orientation"]
+profile = "crowd"
+
+[[asset]]
+sources = ["walk.bvh"]
+units = "cm"
+keep_unused_leaves = true
+
+[asset.clips.walk]
+loop = "once"
+root_motion = { joint = "Hips", policy = "full" }
+
+[asset.clips.first_half]
+from = "walk"
+range = [0.0, 2.0]
+loop = "loop"
+
+[asset.clips.first_half_additive]
+from = "walk"
+range = [0.0, 2.0]
+additive = { reference = "clip", clip = "first_half" }
+"#;
+
+/// Write [`FEATURE_PROJECT`] and copies of its sources into `dir`.
+pub fn feature_project(fixtures: &Path, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::copy(repo().join("fixtures/biped.glb"), dir.join("biped.glb")).unwrap();
+    std::fs::copy(fixtures.join("fbx/ozz_robot.fbx"), dir.join("robot.fbx")).unwrap();
+    std::fs::copy(
+        fixtures.join("bvh/cmu_12_01_walk.bvh"),
+        dir.join("walk.bvh"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
+}

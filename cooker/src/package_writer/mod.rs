@@ -323,66 +323,87 @@ impl ClipRecord<'_> {
         flags
     }
 
+    /// Every field at its named offset (`package::format::clip_record`,
+    /// the offsets the reader uses); unset bytes (reserved, and the root
+    /// motion block of a clip without it) stay zero.
     fn write(&self, s: &mut Sections) {
+        use clip_record as f;
         let c = self.clip;
         let name = s.strings.add(&c.name);
         let profile = s.strings.add(&c.profile);
-        let flags = self.flags();
-        let clips = &mut s.clips;
-        let rec_start = clips.len();
-        put_u32(clips, name);
-        put_u32(clips, flags);
-        put_f32(clips, c.duration_s);
-        put_f32(clips, c.sample_rate_hz);
-        put_u32(clips, c.num_samples);
-        clips.push(c.loop_mode as u8);
-        clips.push(
-            self.trajectory
-                .map_or(ROOT_MOTION_NONE, |r| r.policy.as_u8()),
+        let mut r = [0u8; CLIP_RECORD_SIZE];
+        set(&mut r, f::NAME, &name.to_le_bytes());
+        set(&mut r, f::FLAGS, &self.flags().to_le_bytes());
+        set(&mut r, f::DURATION_S, &c.duration_s.to_le_bytes());
+        set(&mut r, f::SAMPLE_RATE_HZ, &c.sample_rate_hz.to_le_bytes());
+        set(&mut r, f::NUM_SAMPLES, &c.num_samples.to_le_bytes());
+        set(&mut r, f::LOOP_MODE, &[c.loop_mode as u8]);
+        let policy = self
+            .trajectory
+            .map_or(ROOT_MOTION_NONE, |t| t.policy.as_u8());
+        set(&mut r, f::ROOT_MOTION_POLICY, &[policy]);
+        set(&mut r, f::CODEC, &(c.codec as u16).to_le_bytes());
+        set(&mut r, f::CODEC_VERSION, &c.codec_version.to_le_bytes());
+        set(&mut r, f::PROFILE, &profile.to_le_bytes());
+        set(&mut r, f::BLOB_OFFSET, &self.blob_off.to_le_bytes());
+        set(&mut r, f::BLOB_SIZE, &(c.blob.len() as u64).to_le_bytes());
+        set(&mut r, f::CURVE_FIRST, &self.first_curve.to_le_bytes());
+        set(
+            &mut r,
+            f::CURVE_COUNT,
+            &(c.curves.len() as u32).to_le_bytes(),
         );
-        clips.extend_from_slice(&(c.codec as u16).to_le_bytes());
-        clips.extend_from_slice(&c.codec_version.to_le_bytes());
-        clips.extend_from_slice(&0u16.to_le_bytes());
-        put_u32(clips, profile);
-        put_u64(clips, self.blob_off);
-        put_u64(clips, c.blob.len() as u64);
-        put_u32(clips, self.first_curve);
-        put_u32(clips, c.curves.len() as u32);
-        put_f32(clips, c.resample_error_m);
-        put_f32(clips, c.max_error_m);
-        clips.extend_from_slice(&c.source_hash);
-        self.write_v2_fields(s);
-        debug_assert_eq!(s.clips.len() - rec_start, CLIP_RECORD_SIZE);
+        set(
+            &mut r,
+            f::RESAMPLE_ERROR_M,
+            &c.resample_error_m.to_le_bytes(),
+        );
+        set(&mut r, f::MAX_ERROR_M, &c.max_error_m.to_le_bytes());
+        set(&mut r, f::SOURCE_HASH, &c.source_hash);
+        self.write_v2_fields(&mut r, &mut s.strings);
+        s.clips.extend_from_slice(&r);
     }
 
     /// Package v2: additive reference, trajectory, events, loop seam.
-    fn write_v2_fields(&self, s: &mut Sections) {
+    fn write_v2_fields(&self, r: &mut [u8; CLIP_RECORD_SIZE], strings: &mut StringTable) {
+        use clip_record as f;
         let additive = self
             .prepared
             .and_then(|p| p.additive.as_ref())
-            .map_or(NO_STRING, |a| s.strings.add(&a.reference));
-        put_u32(&mut s.clips, additive);
+            .map_or(NO_STRING, |a| strings.add(&a.reference));
+        set(r, f::ADDITIVE_REFERENCE, &additive.to_le_bytes());
         match self.trajectory {
             Some(rm) => {
-                let joint = s.strings.add(&rm.joint);
-                let clips = &mut s.clips;
-                put_u32(clips, joint);
-                put_rigid(clips, &rm.reference_offset);
-                put_u32(clips, rm.keys.len() as u32);
-                put_f32(clips, rm.sample_rate_hz);
-                put_f32(clips, rm.drift_100_loops_m.unwrap_or(0.0));
-                put_u64(clips, self.keys_off);
+                let joint = strings.add(&rm.joint);
+                set(r, f::ROOT_JOINT, &joint.to_le_bytes());
+                let mut offset = Vec::with_capacity(f::ROOT_OFFSET_BYTES);
+                put_rigid(&mut offset, &rm.reference_offset);
+                set(r, f::ROOT_OFFSET, &offset);
+                set(
+                    r,
+                    f::TRAJECTORY_KEY_COUNT,
+                    &(rm.keys.len() as u32).to_le_bytes(),
+                );
+                set(r, f::TRAJECTORY_RATE_HZ, &rm.sample_rate_hz.to_le_bytes());
+                let drift = rm.drift_100_loops_m.unwrap_or(0.0);
+                set(r, f::DRIFT_100_LOOPS_M, &drift.to_le_bytes());
+                set(r, f::TRAJECTORY_OFFSET, &self.keys_off.to_le_bytes());
             }
-            None => {
-                put_u32(&mut s.clips, NO_STRING);
-                s.clips.extend_from_slice(&[0u8; 28 + 4 + 4 + 4 + 8]);
-            }
+            None => set(r, f::ROOT_JOINT, &NO_STRING.to_le_bytes()),
         }
         let seam = self.prepared.and_then(|p| p.loop_seam_error_m);
-        put_u32(&mut s.clips, self.first_event);
-        put_u32(&mut s.clips, self.event_count);
-        put_f32(&mut s.clips, seam.unwrap_or(0.0));
-        s.clips.extend_from_slice(&[0u8; 12]);
+        set(r, f::EVENT_FIRST, &self.first_event.to_le_bytes());
+        set(r, f::EVENT_COUNT, &self.event_count.to_le_bytes());
+        set(r, f::LOOP_SEAM_ERROR_M, &seam.unwrap_or(0.0).to_le_bytes());
+    }
+}
+
+/// Write `bytes` at `field` of a fixed-size record (the field offsets are
+/// constants inside the record, so the range is always in bounds).
+fn set(record: &mut [u8], field: usize, bytes: &[u8]) {
+    debug_assert!(field + bytes.len() <= record.len());
+    if let Some(dst) = record.get_mut(field..field + bytes.len()) {
+        dst.copy_from_slice(bytes);
     }
 }
 

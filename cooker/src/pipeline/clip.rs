@@ -6,7 +6,7 @@ use super::Cook;
 use crate::keys::ClipKeys;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
-use crate::report::{ClipReport, CurvesReport, JointError, RootMotionReport};
+use crate::report::{ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport};
 use crate::stage::Stage;
 use crate::stages::encode::{encode_prepared, Encoded};
 use crate::stages::normalize::Normalized;
@@ -32,6 +32,8 @@ pub(crate) struct ClipJob<'a> {
     pub limits: &'a Limits,
     /// The asset's memory budget, shared by its clips.
     pub budget: &'a MemoryBudget,
+    /// Retargeted assets: the clip's entry for the report.
+    pub retarget: Option<RetargetReport>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -43,6 +45,9 @@ pub(crate) struct CookedClip {
     pub prepared: Prepared,
     pub verification: ClipVerification,
     pub decisions: Vec<Decision>,
+    /// Quality warnings, each naming file and clip (joint and time where
+    /// known); the asset's diagnostics carry them.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Per-joint settings of the clip's profile on the normalized skeleton.
@@ -87,9 +92,19 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         || check(job, &entry, &prepared, &js),
     )?;
     entry.max_error_m = verification.codec.max_error_m;
-    let report = clip_report(job, &prepared, &encoded, &verification, &rs_report, &js);
+    let warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
+    let report = clip_report(
+        job,
+        &prepared,
+        &encoded,
+        &verification,
+        &rs_report,
+        &js,
+        &warnings,
+    );
     Ok(CookedClip {
         report,
+        warnings,
         curve_threshold: job.profile.curve_error_threshold,
         entry,
         prepared,
@@ -285,16 +300,9 @@ fn clip_report(
     v: &ClipVerification,
     rs: &ResampleReport,
     js: &JointSettings,
+    warnings: &[Diagnostic],
 ) -> ClipReport {
     let (sk, profile, clip) = (&job.norm.skeleton, job.profile, &prepared.clip);
-    let mut warnings = rs.warnings.clone();
-    if rs.resample_error_m > profile.sample_rate.max_resample_error_m {
-        warnings.push(format!(
-            "resample error {:.4} mm above the profile's {:.4} mm",
-            rs.resample_error_m * 1000.0,
-            profile.sample_rate.max_resample_error_m * 1000.0
-        ));
-    }
     let raw = sk.joint_count() as u64 * clip.num_samples as u64 * 40;
     let compressed = encoded.blob.len() as u64;
     let count = |kind: MarkerKind| prepared.event_names.iter().filter(|e| e.2 == kind).count();
@@ -348,6 +356,49 @@ fn clip_report(
         },
         compress_ms: encoded.ms,
         decode_ns_per_pose: v.decode_ns_per_pose,
-        warnings,
+        warnings: warnings.iter().map(|d| d.message.clone()).collect(),
+        retarget: job.retarget.clone(),
     }
+}
+
+/// Every quality warning of a cooked clip, located: the resample and
+/// prepare stages' own, and a codec error far below the error against the
+/// authored curves (the grid cannot represent the source).
+fn clip_warnings(
+    job: &ClipJob<'_>,
+    rs: &ResampleReport,
+    prepared: &Prepared,
+    v: &ClipVerification,
+    js: &JointSettings,
+) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = rs
+        .warnings
+        .iter()
+        .chain(&prepared.warnings)
+        .cloned()
+        .collect();
+    let threshold = js.thresholds.iter().copied().fold(f32::INFINITY, f32::min);
+    let codec = v.codec.max_error_m;
+    // STEP keys between samples already explain a gap to the source.
+    let stepped = out.iter().any(|d| d.code == "step_between_samples");
+    let far = v.source_error_m > threshold && v.source_error_m > 2.0 * codec;
+    if prepared.additive.is_none() && !stepped && far {
+        out.push(
+            Diagnostic::warning(
+                "source_error",
+                format!(
+                    "the cooked clip is {:.4} mm from the authored curves but only {:.4} mm from its resampled grid: the grid at {} Hz cannot represent the source between samples (resampling error {:.4} mm); raise the profile's sample_rate.max_hz or lower max_resample_error_m",
+                    v.source_error_m * 1000.0,
+                    codec * 1000.0,
+                    prepared.clip.sample_rate_hz,
+                    rs.resample_error_m * 1000.0
+                ),
+            ),
+        );
+    }
+    for d in &mut out {
+        d.file = Some(job.file.to_string());
+        d.clip = Some(job.plan.name.clone());
+    }
+    out
 }

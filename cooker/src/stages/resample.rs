@@ -13,7 +13,7 @@ use crate::profile::{RatePolicy, SampleRate};
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
-use ludus_anim_model::{Decision, SourceClip};
+use ludus_anim_model::{Decision, Diagnostic, SourceClip};
 use ludus_anim_runtime::hash::fnv1a64;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Skeleton, Transform};
@@ -62,7 +62,8 @@ pub struct ResampleReport {
     pub worst_joint: usize,
     pub worst_time_s: f32,
     pub decisions: Vec<Decision>,
-    pub warnings: Vec<String>,
+    /// What could not be met, naming the joint and time where known.
+    pub warnings: Vec<Diagnostic>,
 }
 
 pub use ludus_anim_model::SourceKind;
@@ -466,13 +467,19 @@ pub fn resample(
         let may_double = rate * 2.0 <= policy.max_hz;
         let fits = check_grid(clip, joints, rate * 2.0, limits);
         if m.max > tol && may_double && fits.is_err() {
-            report.warnings.push(format!(
-                "sample rate not raised above {rate} Hz: {}",
-                fits.as_ref()
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default()
-            ));
+            report.warnings.push(
+                Diagnostic::warning(
+                    "resample_rate_limited",
+                    format!(
+                        "sample rate not raised above {rate} Hz: {}",
+                        fits.as_ref()
+                            .err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default()
+                    ),
+                )
+                .clip(&clip.name),
+            );
         }
         if m.max > tol && may_double && fits.is_ok() {
             report.decisions.push(Decision::new(
@@ -490,19 +497,31 @@ pub fn resample(
             continue;
         }
         if m.max > tol {
-            report.warnings.push(format!(
-                "resampling error {:.4} mm at joint '{}', t={:.4}s exceeds the profile's {:.4} mm at the maximum rate {rate} Hz",
-                m.max * 1000.0,
-                skeleton.name(m.joint),
-                m.time,
-                tol * 1000.0
-            ));
+            report.warnings.push(
+                Diagnostic::warning(
+                    "resample_error",
+                    format!(
+                        "resampling error {:.4} mm exceeds the profile's {:.4} mm at the maximum rate {rate} Hz",
+                        m.max * 1000.0,
+                        tol * 1000.0
+                    ),
+                )
+                .clip(&clip.name)
+                .joint(skeleton.name(m.joint))
+                .time(m.time),
+            );
         }
         if m.skipped_step_intervals > 0 {
-            report.warnings.push(format!(
-                "{} sample intervals contain STEP key changes; a sampled runtime interpolates across each jump within one sample interval (1/{rate} s)",
-                m.skipped_step_intervals
-            ));
+            report.warnings.push(
+                Diagnostic::warning(
+                    "step_between_samples",
+                    format!(
+                        "{} sample intervals contain STEP key changes; a sampled runtime interpolates across each jump within one sample interval (1/{rate} s)",
+                        m.skipped_step_intervals
+                    ),
+                )
+                .clip(&clip.name),
+            );
         }
         report.sample_rate_hz = rate;
         report.resample_error_m = m.max;

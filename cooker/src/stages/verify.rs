@@ -140,7 +140,7 @@ fn curve_errors(
     clip.curves
         .iter()
         .map(|c| {
-            let ch = channels.iter().find(|ch| ch.id == c.id);
+            let ch = channels.iter().find(|ch| ch.id() == c.id);
             let err = times
                 .iter()
                 .map(|&t| {
@@ -175,13 +175,13 @@ pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>, defaults: &[Transform
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        *t = (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s;
+        *t = (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s();
     }
     let mut batches = Vec::with_capacity(9);
     for _ in 0..9 {
         let start = Instant::now();
         for &t in &times {
-            clip.sample_static(t, &static_pose, &mut out);
+            std::hint::black_box(clip.sample_static(t, &static_pose, &mut out));
             std::hint::black_box(&out);
         }
         batches.push(start.elapsed().as_nanos() as f64 / times.len() as f64);

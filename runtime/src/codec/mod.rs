@@ -93,6 +93,7 @@ impl<'a> ClipCodec<'a> {
     /// `out[k]` receives joint `joints[k]`. Returns false (writing nothing)
     /// if a length or an index is wrong. Sparse requests still read each
     /// requested track's sample data; cost scales with `joints.len()`.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn decode_joints(
         &self,
@@ -110,6 +111,7 @@ impl<'a> ClipCodec<'a> {
     /// Decode every joint at `pos`. `defaults` is the skeleton rest pose
     /// (the value of tracks a codec stored as default). `out.len()` must be
     /// the joint count; returns false and leaves `out` untouched otherwise.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn decode_pose(
         &self,
@@ -126,6 +128,7 @@ impl<'a> ClipCodec<'a> {
     /// The pose [`ClipCodec::decode_pose_static`] starts from: every track
     /// that is not animated, as decoding outputs it. Compute once per clip
     /// and `defaults`. False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         match self {
@@ -147,6 +150,7 @@ impl<'a> ClipCodec<'a> {
     /// [`ClipCodec::decode_pose`] from a [`ClipCodec::static_pose`]: same
     /// output, but only animated tracks are decoded (the reference codec
     /// stores every track and ignores the static pose).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn decode_pose_static(
         &self,

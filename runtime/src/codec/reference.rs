@@ -72,6 +72,7 @@ impl<'a> ReferenceClip<'a> {
     }
 
     /// Decode only `joints` into `out` (same length).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn decode_joints(
         &self,
         pos: SamplePosition,
@@ -96,6 +97,7 @@ impl<'a> ReferenceClip<'a> {
         true
     }
 
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
     pub fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
         if out.len() != self.joint_count || pos.i0 >= self.num_samples || pos.i1 >= self.num_samples
@@ -116,6 +118,8 @@ impl<'a> ReferenceClip<'a> {
 
 /// Serialize poses in the reference layout (the cooker's encoder for this
 /// codec; it lives here so layout and reader cannot drift apart).
+/// Cook-time (feature `cook`).
+#[cfg(feature = "cook")]
 pub fn encode(samples: &[Transform]) -> Vec<u8> {
     let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
     for t in samples {

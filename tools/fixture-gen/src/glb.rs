@@ -53,7 +53,7 @@ pub fn to_u32(n: usize) -> io::Result<u32> {
 
 impl BinBuilder {
     fn push_view(&mut self, bytes: &[u8], target: Option<u32>) -> io::Result<u32> {
-        while self.data.len() % 4 != 0 {
+        while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         let view = BufferView {
@@ -75,7 +75,7 @@ impl BinBuilder {
     /// Appends float data and returns the new accessor's index.
     pub fn float(&mut self, a: FloatAccessor<'_>) -> io::Result<u32> {
         let n = components(a.kind);
-        if a.values.is_empty() || a.values.len() % n != 0 {
+        if a.values.is_empty() || !a.values.len().is_multiple_of(n) {
             return Err(io::Error::other(format!(
                 "{} values do not form whole {} elements",
                 a.values.len(),
@@ -140,7 +140,7 @@ impl BinBuilder {
 
     /// Pads the buffer to a 4-byte multiple (the BIN chunk requirement).
     pub fn finish(mut self) -> (Vec<u8>, Vec<BufferView>, Vec<Accessor>) {
-        while self.data.len() % 4 != 0 {
+        while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         (self.data, self.views, self.accessors)

@@ -9,12 +9,21 @@
 //! generator carries its own trigonometry, and `document` for why JSON is
 //! written from fixed-order structs), so the committed file can be checked
 //! against a fresh regeneration in CI.
+//!
+//! [`rigs`] also builds parameterized retarget test rigs (T/A pose,
+//! proportions, spine length, twist joints, bone-axis conventions, units,
+//! root placement, root motion, naming styles) with a contact-exact looping
+//! walk, as model types at test time; they are never committed.
+
+#![forbid(unsafe_code)]
 
 pub mod clips;
 mod document;
 mod glb;
 pub mod math;
 pub mod mesh;
+pub mod rigs;
+mod rigs_motion;
 pub mod skeleton;
 
 use clips::{ClipSpec, Interpolation, Pose, Property, Target};

@@ -3,6 +3,8 @@
 //! Without an argument it writes into the workspace's `fixtures/` directory,
 //! which is what `cargo run -p ludus-anim-fixture-gen` does.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

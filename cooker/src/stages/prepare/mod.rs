@@ -50,7 +50,7 @@ use additive::convert_additive;
 use markers::prepare_markers;
 use root_motion::{drift_figures, extract_root_motion};
 
-use ludus_anim_model::{Decision, ResampledClip};
+use ludus_anim_model::{Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::additive::apply_additive;
 use ludus_anim_runtime::events::Event;
 use ludus_anim_runtime::math::Transform;
@@ -76,7 +76,9 @@ pub struct Prepared {
     pub event_names: Vec<(u64, String, MarkerKind)>,
     pub additive: Option<PreparedAdditive>,
     pub decisions: Vec<Decision>,
-    pub warnings: Vec<String>,
+    /// What the stage found wrong but cooked anyway (a loop that pops),
+    /// each naming the clip (and joint, time where known).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Prepared {
@@ -299,7 +301,7 @@ pub fn prepare(
 #[derive(Default)]
 struct Notes {
     decisions: Vec<Decision>,
-    warnings: Vec<String>,
+    warnings: Vec<Diagnostic>,
 }
 
 /// The difference between a clip's last and first poses.
@@ -369,9 +371,13 @@ fn decide_loop(
     match policy {
         LoopPolicy::Once => false,
         LoopPolicy::Loop if duration <= 0.0 => {
-            notes.warnings.push(format!(
-                "clip '{name}': a zero-duration clip cannot loop; cooked as once"
-            ));
+            notes.warnings.push(
+                Diagnostic::warning(
+                    "loop_zero_duration",
+                    "a zero-duration clip cannot loop; cooked as once",
+                )
+                .clip(name),
+            );
             false
         }
         LoopPolicy::Loop => {
@@ -380,9 +386,16 @@ fn decide_loop(
                 format!("clip '{name}': looping by setting; seam error {seam_mm:.4} mm"),
             ));
             if seam.ratio > 1.0 {
-                notes.warnings.push(format!(
-                    "clip '{name}': loop seam error {seam_mm:.4} mm exceeds the thresholds: the loop pops"
-                ));
+                notes.warnings.push(
+                    Diagnostic::warning(
+                        "loop_seam",
+                        format!(
+                            "loop seam error {seam_mm:.4} mm exceeds the thresholds: the loop pops"
+                        ),
+                    )
+                    .clip(name)
+                    .time(duration),
+                );
             }
             true
         }
@@ -441,9 +454,14 @@ fn drop_duplicate_end(
             format!("clip '{name}': not looping; the end sample is kept"),
         ));
     } else if seam.ratio > 1.0 {
-        notes.warnings.push(format!(
-            "clip '{name}': last sample differs from the first beyond the thresholds (seam {seam_mm:.4} mm); end sample kept"
-        ));
+        notes.warnings.push(
+            Diagnostic::warning(
+                "loop_seam",
+                format!("last sample differs from the first beyond the thresholds (seam {seam_mm:.4} mm); end sample kept"),
+            )
+            .clip(&name)
+            .time(duration),
+        );
     } else if !on_grid || n < 2 {
         notes.decisions.push(Decision::new(
             "duplicate_end_kept",

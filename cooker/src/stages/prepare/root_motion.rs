@@ -3,7 +3,7 @@
 //! pose exactly once (the seed's `R_char(t) = reference_offset * R(t)`).
 
 use super::{PrepareError, RootMotionSettings};
-use ludus_anim_model::{suggest, Decision, ResampledClip};
+use ludus_anim_model::{suggest, Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::RootMotionPolicy;
 use ludus_anim_runtime::root_motion::{
@@ -173,7 +173,7 @@ pub(super) fn extract_root_motion(
     clip: &mut ResampledClip,
     rm: &RootMotionSettings,
     decisions: &mut Vec<Decision>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Result<PreparedTrajectory, PrepareError> {
     let name = clip.name.clone();
     let joint = skeleton
@@ -194,28 +194,7 @@ pub(super) fn extract_root_motion(
         what: format!("no trajectory for duration {duration} s at {rate} Hz"),
     })?;
 
-    // Character transform per sample: the policy's part of the motion
-    // joint's component transform.
-    let mut comp = vec![Affine3A::IDENTITY; joints];
-    let mut raw = Vec::with_capacity(n);
-    for i in 0..n {
-        let pose = &clip.samples[i * joints..(i + 1) * joints];
-        skeleton.local_to_component(pose, &mut comp);
-        let c = rigid_of(&comp[joint]);
-        let k = match rm.policy {
-            RootMotionPolicy::Planar => extract_planar(c),
-            RootMotionPolicy::Full => c,
-        };
-        if !k.is_finite() {
-            return Err(PrepareError::RootMotion {
-                clip: name.clone(),
-                joint: rm.joint.clone(),
-                time_s: i as f32 / rate,
-                what: "component transform is not finite".into(),
-            });
-        }
-        raw.push(k);
-    }
+    let raw = character_transforms(skeleton, clip, joint, rm)?;
 
     // Keys: sample i for every grid point before the duration, and the
     // pose at the duration last. The resampled grid's last sample is the
@@ -234,10 +213,14 @@ pub(super) fn extract_root_motion(
     }
     hemisphere_continuity(clip);
     if nonuniform {
-        warnings.push(format!(
-            "clip '{name}': root-motion joint '{}' has a parent with non-uniform scale; the removal keeps only the rigid part",
-            rm.joint
-        ));
+        warnings.push(
+            Diagnostic::warning(
+                "root_motion_nonuniform_scale",
+                "the root-motion joint has a parent with non-uniform scale; the removal keeps only the rigid part",
+            )
+            .clip(&name)
+            .joint(&rm.joint),
+        );
     }
     let traj = PreparedTrajectory {
         joint: rm.joint.clone(),
@@ -271,6 +254,40 @@ pub(super) fn extract_root_motion(
         ),
     ));
     Ok(traj)
+}
+
+/// The character transform at every sample: the policy's part of the
+/// motion joint's component transform.
+fn character_transforms(
+    skeleton: &Skeleton,
+    clip: &ResampledClip,
+    joint: usize,
+    rm: &RootMotionSettings,
+) -> Result<Vec<RigidTransform>, PrepareError> {
+    let joints = clip.joint_count;
+    let n = clip.num_samples as usize;
+    let rate = clip.sample_rate_hz;
+    let mut comp = vec![Affine3A::IDENTITY; joints];
+    let mut raw = Vec::with_capacity(n);
+    for i in 0..n {
+        let pose = &clip.samples[i * joints..(i + 1) * joints];
+        skeleton.local_to_component(pose, &mut comp);
+        let c = rigid_of(&comp[joint]);
+        let k = match rm.policy {
+            RootMotionPolicy::Planar => extract_planar(c),
+            RootMotionPolicy::Full => c,
+        };
+        if !k.is_finite() {
+            return Err(PrepareError::RootMotion {
+                clip: clip.name.clone(),
+                joint: rm.joint.clone(),
+                time_s: i as f32 / rate,
+                what: "component transform is not finite".into(),
+            });
+        }
+        raw.push(k);
+    }
+    Ok(raw)
 }
 
 /// Per-tick (30 Hz) composition of `Trajectory::delta` over 100 loops

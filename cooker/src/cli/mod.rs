@@ -1,0 +1,35 @@
+//! The subcommands of `ludus-anim`, one module each, and what they share:
+//! output settings (quiet, verbose, color) and exit codes.
+
+pub mod bench;
+pub mod cache;
+pub mod cook;
+pub mod inspect;
+pub mod merge;
+pub mod output;
+pub mod report;
+pub mod serve;
+
+/// `--version`: the crate version and the source revision it was built
+/// from (packages record only the version; see `COOKER_VERSION`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (rev ",
+    env!("LUDUS_ANIM_REVISION"),
+    ")"
+);
+
+/// Process exit codes (documented in `main.rs` and the README).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    AssetsFailed = 1,
+    Usage = 2,
+    Write = 3,
+}
+
+impl From<Exit> for u8 {
+    fn from(e: Exit) -> u8 {
+        e as u8
+    }
+}

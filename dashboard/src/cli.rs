@@ -1,0 +1,102 @@
+//! The `ludus-anim report` command as a function the cooker's CLI calls:
+//! `report OUT... [--baseline OLD] [--html FILE] [--fail-on-regression]
+//! [--json]`.
+//!
+//! Exit codes: 0 done (regressions, if any, are printed); 1 regressions
+//! found with `fail_on_regression`; an `Err` is the caller's exit code 2
+//! with the error's one line.
+
+use crate::error::DashboardError;
+use crate::html::{render_html, HtmlOptions};
+use crate::input::{load_cook, report_path};
+use crate::model::Dashboard;
+use crate::text::{render_json, render_text};
+use ludus_anim_report::rules::RegressionRules;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The command's arguments (the `[report]` manifest table gives `rules`).
+#[derive(Clone, Debug, Default)]
+pub struct ReportArgs {
+    /// Cooks to report on: output directories or `report.json` files.
+    pub outs: Vec<PathBuf>,
+    /// The cook to compare with: an output directory or a `report.json`.
+    pub baseline: Option<PathBuf>,
+    /// Where to write the page; default `report.html` beside the first
+    /// cook's `report.json`.
+    pub html: Option<PathBuf>,
+    pub fail_on_regression: bool,
+    /// Print the summary as JSON instead of text.
+    pub json: bool,
+    pub rules: RegressionRules,
+}
+
+/// What the command printed and how it should exit.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub stdout: String,
+    pub exit_code: i32,
+    pub html: PathBuf,
+    pub regressions: usize,
+}
+
+/// Load, compare, write the page, and summarize.
+pub fn run(args: &ReportArgs) -> Result<Outcome, DashboardError> {
+    let first = args.outs.first().ok_or(DashboardError::NoInput)?;
+    let cooks = args
+        .outs
+        .iter()
+        .map(|p| load_cook(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let baseline = args.baseline.as_deref().map(load_cook).transpose()?;
+    let d = Dashboard::new(cooks, baseline, args.rules.clone());
+    let html_path = match &args.html {
+        Some(p) => p.clone(),
+        None => default_html(first)?,
+    };
+    write_atomic(
+        &html_path,
+        render_html(&d, &HtmlOptions::default()).as_bytes(),
+    )?;
+    let mut stdout = if args.json {
+        render_json(&d)
+    } else {
+        render_text(&d)
+    };
+    if !args.json {
+        stdout.push_str(&format!("\nDashboard: {}\n", html_path.display()));
+    }
+    let regressions = d.comparison.as_ref().map_or(0, |c| c.regressions.len());
+    let exit_code = i32::from(args.fail_on_regression && regressions > 0);
+    Ok(Outcome {
+        stdout,
+        exit_code,
+        html: html_path,
+        regressions,
+    })
+}
+
+fn default_html(first: &Path) -> Result<PathBuf, DashboardError> {
+    let report = report_path(first)?;
+    Ok(report.with_file_name("report.html"))
+}
+
+/// Write through a temporary file in the same directory, then rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DashboardError> {
+    let err = |source| DashboardError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = std::fs::File::create(&tmp).map_err(err)?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(err)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
+}

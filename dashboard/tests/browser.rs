@@ -1,0 +1,143 @@
+//! The page in a real browser: the shared fixtures cooked under standard,
+//! hero and crowd with sidecars, against a baseline with one clip changed,
+//! rendered by the `report` command and opened from a file in headless
+//! Chromium (Debian's `chromium`, driven over the DevTools protocol on a
+//! pipe by `browser_check.py`, Python standard library only).
+//!
+//! Asserts: no console error or exception; every request is `file:` or
+//! `data:`; one table row per clip; a real mouse click on a header sorts
+//! ascending, a second descending; the text filter works; every plot SVG
+//! has content and every heat-map image decodes; screenshots are written.
+//! Chromium is installed with apt-get when missing (as `.ci/run` does);
+//! the test skips with a message only if that is impossible.
+//! `LUDUS_DASHBOARD_SCREENSHOTS=DIR` also copies the screenshots there
+//! (how `docs/dashboard/*.png` are made).
+
+mod common;
+
+use ludus_anim_dashboard::{run, ReportArgs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CLIP: &str = "clip-pab-locomotions-walk-standard";
+
+fn found(name: &str) -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .ok()?;
+    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!p.is_empty()).then(|| PathBuf::from(p))
+}
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = found("chromium") {
+        return Some(p);
+    }
+    if found("apt-get").is_some() {
+        eprintln!("chromium not found: installing it with apt-get");
+        let install = "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+            || (apt-get update -qq >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1)";
+        let _ = Command::new("sh").arg("-c").arg(install).status();
+    }
+    let p = found("chromium");
+    if p.is_none() {
+        eprintln!("skipped: chromium is not installed and could not be installed with apt-get (the browser test needs Debian's chromium)");
+    }
+    p
+}
+
+fn browser_check(chromium: &Path, html: &Path, out: &Path) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser_check.py");
+    let o = Command::new("python3")
+        .arg(script)
+        .arg(chromium)
+        .arg(html)
+        .arg(out)
+        .arg(CLIP)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        o.status.success(),
+        "browser_check.py failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("browser_check.py prints JSON")
+}
+
+#[test]
+fn the_dashboard_works_in_headless_chromium() {
+    let Some(chromium) = chromium() else { return };
+    if found("python3").is_none() {
+        eprintln!("skipped: python3 not found (it drives Chromium)");
+        return;
+    }
+    let Some(f) = common::fixtures::fixture_cooks() else {
+        return;
+    };
+    let html = f.dir.path().join("dashboard.html");
+    let out = run(&ReportArgs {
+        outs: vec![f.standard.clone(), f.hero.clone(), f.crowd.clone()],
+        baseline: Some(f.baseline.clone()),
+        html: Some(html.clone()),
+        ..Default::default()
+    })
+    .expect("report runs");
+    assert!(
+        out.regressions > 0,
+        "the changed clip regressed:\n{}",
+        out.stdout
+    );
+    let shots = f.dir.path().join("shots");
+    let r = browser_check(&chromium, &html, &shots);
+    eprintln!("{}", serde_json::to_string(&r["sort"]).unwrap_or_default());
+    assert_eq!(r["console_errors"], serde_json::json!([]), "console errors");
+    let requests = r["requests"].as_array().expect("requests");
+    let foreign: Vec<&str> = requests
+        .iter()
+        .filter_map(|u| u.as_str())
+        .filter(|u| !(u.starts_with("file:") || u.starts_with("data:")))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "requests other than file:/data: {foreign:?}"
+    );
+    assert_eq!(r["rows"].as_u64(), Some(f.clips as u64), "one row per clip");
+    assert_eq!(r["data_rows"].as_u64(), Some(f.clips as u64));
+    assert_eq!(r["sort"]["ascending"], true, "first click sorts ascending");
+    assert_eq!(
+        r["sort"]["descending"], true,
+        "second click sorts descending"
+    );
+    let filtered = r["filtered_rows"].as_u64().unwrap_or(0);
+    assert!(
+        filtered > 0 && filtered < f.clips as u64,
+        "filter 'walk' keeps some rows: {filtered}"
+    );
+    assert!(
+        r["plots"].as_u64().unwrap_or(0) >= 3 * f.clips as u64,
+        "plots: {}",
+        r["plots"]
+    );
+    assert_eq!(r["empty_plots"], serde_json::json!([]), "empty plots");
+    assert_eq!(
+        r["images_failed"].as_u64(),
+        Some(0),
+        "heat-map images decode"
+    );
+    assert!(r["images"].as_u64().unwrap_or(0) > 0);
+    for s in r["screenshots"].as_array().expect("screenshots") {
+        let p = PathBuf::from(s.as_str().unwrap_or_default());
+        let bytes = std::fs::read(&p).expect("screenshot written");
+        assert!(
+            bytes.len() > 10_000 && bytes.starts_with(b"\x89PNG"),
+            "{}",
+            p.display()
+        );
+        if let Some(dir) = std::env::var_os("LUDUS_DASHBOARD_SCREENSHOTS") {
+            let name = p.file_name().unwrap_or_default();
+            std::fs::copy(&p, Path::new(&dir).join(name)).expect("screenshot copied");
+        }
+    }
+}

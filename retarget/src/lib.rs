@@ -1,0 +1,287 @@
+//! `ludus-anim-retarget`: offline retargeting of normalized clips from one
+//! skeleton onto another, through an explicit profile (seed: "Import
+//! cooking and decompression", retarget profiles).
+//!
+//! Owns: the profile format ([`Profile`], TOML, unknown keys rejected with
+//! "did you mean"), its validation against two skeletons (errors name the
+//! chain and the joint), the retarget itself (chain rotation transfer
+//! through the declared retarget poses and bases, translation policy,
+//! pelvis and motion-root scaling, twist distribution unwrapped over the
+//! whole clip, contact-aware planting with two-bone IK and pelvis
+//! correction), quality metrics with budgets, and [`suggest()`], which
+//! proposes a profile for a person to check (never applied implicitly).
+//!
+//! Does not own: importing, normalizing, resampling, root-motion
+//! extraction or additive deltas. The output is a normalized asset's clips
+//! on the target skeleton; the cooker's later stages (resample, prepare,
+//! encode, verify, package) run on it unchanged, so root motion is
+//! extracted and additive deltas are computed against the *target*
+//! reference after the retarget: prepared deltas are never retargeted.
+//!
+//! Invariants: pure functions, no I/O; depends only on the model and
+//! runtime crates (plus glam, serde, toml, thiserror); no panic on
+//! input-derived data; deterministic (same inputs, same bits).
+//!
+//! Math and metric definitions: `schemas/retarget.md`.
+
+mod bake;
+mod basis;
+mod contacts;
+pub mod error;
+mod ik;
+pub mod metrics;
+mod names;
+mod plan;
+mod planting;
+mod posecheck;
+pub mod poses;
+pub mod profile;
+mod rig;
+mod root;
+mod setup;
+mod side;
+mod suggest;
+pub mod suggestion;
+mod transfer;
+mod twist;
+
+pub use bake::bake_times;
+pub use error::{ProfileError, RetargetError};
+pub use metrics::{ClipMetrics, ContactMetrics, TwistMetrics, Worst};
+pub use posecheck::pose_kind;
+pub use poses::RetargetPoses;
+pub use profile::Profile;
+pub use setup::RootScales;
+pub use suggest::{rest_kind, suggest};
+
+use ludus_anim_model::{Decision, Diagnostic, Diagnostics, SourceClip};
+use ludus_anim_runtime::math::rotation_angle;
+use ludus_anim_runtime::Skeleton;
+use rig::{sample_clip, PoseFk};
+use side::Side;
+use transfer::Ctx;
+
+/// Bumped whenever the output for the same inputs can change; part of the
+/// retarget stage's cache key.
+pub const RETARGET_VERSION: u32 = 2;
+
+/// The retargeted clips with their metrics.
+#[derive(Clone, Debug)]
+pub struct Retargeted {
+    /// Clips on the target skeleton (joint indices in its order, meters,
+    /// +Y up), baked LINEAR keys at [`bake_times`].
+    pub clips: Vec<SourceClip>,
+    pub metrics: Vec<ClipMetrics>,
+    /// Pose-mismatch warnings and budget breaches (errors fail the asset).
+    pub diagnostics: Diagnostics,
+    pub decisions: Vec<Decision>,
+    /// Resolved pelvis and motion-root scales (the motion-root scale is
+    /// what the target's root-motion trajectory was scaled by).
+    pub scales: RootScales,
+}
+
+/// Retarget `source_clips` (normalized, on `source`) onto `target`.
+pub fn retarget(
+    source: &Skeleton,
+    source_clips: &[SourceClip],
+    target: &Skeleton,
+    profile: &Profile,
+    poses: &RetargetPoses,
+) -> Result<Retargeted, RetargetError> {
+    check_inputs(source, source_clips, target, profile, poses)?;
+    let bad = |side: &'static str| move |message: String| RetargetError::BadPose { side, message };
+    let s = Side::new("source", source, &profile.source, &poses.source).map_err(bad("source"))?;
+    let t = Side::new("target", target, &profile.target, &poses.target).map_err(bad("target"))?;
+    let setup = setup::setup(profile, &s, &t)?;
+    let mut diagnostics = Diagnostics::default();
+    for w in posecheck::check(profile, &s, &t, &setup.src_chains, &setup.tgt_chains)? {
+        diagnostics.push(w);
+    }
+    let ctx = Ctx {
+        setup: &setup,
+        s: &s,
+        t: &t,
+        lift: 0.0,
+    };
+    let mut out = Retargeted {
+        clips: Vec::with_capacity(source_clips.len()),
+        metrics: Vec::with_capacity(source_clips.len()),
+        diagnostics,
+        decisions: decisions(profile, &ctx),
+        scales: setup.scales,
+    };
+    for clip in source_clips {
+        let (baked, metrics) = retarget_clip(&ctx, profile, clip);
+        for d in metrics.breaches(&profile.budgets) {
+            out.diagnostics.push(d);
+        }
+        out.clips.push(baked);
+        out.metrics.push(metrics);
+    }
+    Ok(out)
+}
+
+fn check_inputs(
+    source: &Skeleton,
+    clips: &[SourceClip],
+    target: &Skeleton,
+    profile: &Profile,
+    poses: &RetargetPoses,
+) -> Result<(), RetargetError> {
+    for (side, skel, pose, spec) in [
+        ("source", source, &poses.source, &profile.source),
+        ("target", target, &poses.target, &profile.target),
+    ] {
+        if pose.len() != skel.joint_count() {
+            return Err(RetargetError::BadPose {
+                side,
+                message: format!(
+                    "{} joints in the pose, {} in the skeleton",
+                    pose.len(),
+                    skel.joint_count()
+                ),
+            });
+        }
+        if let Some(id) = &spec.identity {
+            let have = skel.identity().to_hex();
+            if !id.eq_ignore_ascii_case(&have) {
+                return Err(RetargetError::BadPose {
+                    side,
+                    message: format!("skeleton identity {have} is not the profile's {id} (the rig changed: re-check the profile)"),
+                });
+            }
+        }
+    }
+    for c in clips {
+        if let Some(tr) = c.tracks.iter().find(|t| t.joint >= source.joint_count()) {
+            return Err(RetargetError::BadTrack {
+                clip: c.name.clone(),
+                joint: tr.joint,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn decisions(profile: &Profile, ctx: &Ctx) -> Vec<Decision> {
+    let (s, t, sc) = (ctx.s, ctx.t, ctx.setup.scales);
+    let (ps, pt) = ctx.setup.pelvis;
+    vec![Decision::new(
+        "retarget",
+        format!(
+            "profile '{}': pelvis '{}' -> '{}', scales horizontal {:.4}, vertical {:.4}, motion root {:.4}",
+            profile.name,
+            s.skel.name(ps),
+            t.skel.name(pt),
+            sc.horizontal,
+            sc.vertical,
+            sc.motion_root
+        ),
+    )]
+}
+
+fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip, ClipMetrics) {
+    let (s, t) = (ctx.s, ctx.t);
+    let times = bake_times(clip, profile.bake.rate_hz);
+    let mut buf = s.skel.rest_pose().to_vec();
+    let src: Vec<PoseFk> = times
+        .iter()
+        .map(|&time| {
+            sample_clip(s.skel, clip, time, &mut buf);
+            PoseFk::new(s.skel, buf.clone())
+        })
+        .collect();
+    let twist = twist_angles(ctx, &src);
+    let looping = is_loop(ctx, &src);
+    let mut flags = planting::source_contacts(ctx, &profile.contacts, &times, &src);
+    if looping {
+        // The last frame of a loop is its first: same contact state.
+        for f in &mut flags {
+            if let (Some(&first), Some(last)) = (f.first(), f.len().checked_sub(1)) {
+                f[last] = first;
+            }
+        }
+    }
+    // Planted feet stand on the target's ground: the pelvis moves with
+    // them, so that between plants the transferred feet agree with it.
+    let lift = if profile.contacts.plant {
+        planting::ground_lift(ctx, &planting::source_grounds(ctx, &times, &src, &flags))
+    } else {
+        0.0
+    };
+    let ctx = &Ctx { lift, ..*ctx };
+    let mut tgt: Vec<PoseFk> = Vec::with_capacity(src.len());
+    for (f, frame) in src.iter().enumerate() {
+        let mut out = t.pose.clone();
+        ctx.frame(frame, &twist[f], &mut out);
+        tgt.push(out);
+    }
+    if profile.contacts.plant {
+        planting::plant(
+            ctx,
+            &profile.contacts,
+            &times,
+            &src,
+            &mut tgt,
+            &flags,
+            looping,
+        );
+    }
+    let data = metrics::ClipData {
+        name: &clip.name,
+        times: &times,
+        src: &src,
+        tgt: &tgt,
+        flags: &flags,
+        twist: &twist,
+        looping,
+    };
+    let m = metrics::measure(ctx, &profile.contacts, &profile.budgets, &data);
+    (bake::bake_clip(clip, &times, &tgt, t.skel.rest_pose()), m)
+}
+
+/// Unwrapped twist angle of every twist plan, per frame.
+fn twist_angles(ctx: &Ctx, src: &[PoseFk]) -> Vec<Vec<f32>> {
+    let plans = &ctx.setup.twists;
+    let mut per_plan: Vec<Vec<f32>> = plans
+        .iter()
+        .map(|p| {
+            let pose = &ctx.s.pose.local[p.source];
+            let mut a: Vec<f32> = src
+                .iter()
+                .map(|f| twist::twist_angle(&f.local[p.source], pose, p.axis_parent))
+                .collect();
+            twist::unwrap(&mut a);
+            a
+        })
+        .collect();
+    (0..src.len())
+        .map(|f| per_plan.iter_mut().map(|a| a[f]).collect())
+        .collect()
+}
+
+/// A clip loops (for planting) when its first and last frames agree on
+/// every local rotation and on every translation below the pelvis.
+fn is_loop(ctx: &Ctx, src: &[PoseFk]) -> bool {
+    let (Some(a), Some(b)) = (src.first(), src.last()) else {
+        return false;
+    };
+    if src.len() < 3 {
+        return false;
+    }
+    let skel = ctx.s.skel;
+    let pel = ctx.setup.pelvis.0;
+    let tol = 1e-4 * ctx.s.height;
+    (0..skel.joint_count()).all(|j| {
+        let rot_ok = rotation_angle(a.local[j].rotation, b.local[j].rotation) < 1e-3;
+        let moving = rig::is_ancestor_or_self(skel, j, pel);
+        let tr_ok = moving || (a.local[j].translation - b.local[j].translation).length() < tol;
+        rot_ok && tr_ok
+    })
+}
+
+/// A diagnostic helper for callers: an error from [`retarget`] as a
+/// diagnostic naming the asset file.
+pub fn error_diagnostic(file: &str, e: &RetargetError) -> Diagnostic {
+    Diagnostic::error("retarget", e.to_string()).file(file)
+}

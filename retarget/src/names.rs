@@ -1,0 +1,220 @@
+//! Joint-name normalization for [`crate::suggest()`]: namespace prefixes,
+//! side conventions (`Left`, `L_`, `_l`, `.L`, ` L`) and synonyms across
+//! Mixamo, the Unreal mannequin, Blender Rigify-ish, MakeHuman, CMU/BVH and
+//! Quaternius rigs.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Center,
+    Left,
+    Right,
+}
+
+/// Body parts the suggester looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    Spine,
+    Neck,
+    Head,
+    Clavicle,
+    UpperArm,
+    ForeArm,
+    Hand,
+    Thigh,
+    Calf,
+    Foot,
+    Toe,
+    Twist,
+    Other,
+}
+
+/// A normalized name: side, lowercase alphanumeric base without the side
+/// marker, and the recognized part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Name {
+    pub side: Side,
+    pub base: String,
+    pub part: Part,
+}
+
+const PREFIXES: [&str; 6] = [
+    "mixamorig",
+    "bip01",
+    "def-",
+    "org-",
+    "cc_base_",
+    "character1_",
+];
+
+fn strip_namespace(name: &str) -> &str {
+    let n = name.rsplit([':', '|']).next().unwrap_or(name);
+    let lower = n.to_ascii_lowercase();
+    for p in PREFIXES {
+        if lower.starts_with(p) && n.len() > p.len() {
+            return n[p.len()..].trim_start_matches(['_', ' ', '-']);
+        }
+    }
+    n
+}
+
+fn split_side(n: &str) -> (Side, String) {
+    let checks: [(&str, Side, bool); 16] = [
+        ("left", Side::Left, true),
+        ("right", Side::Right, true),
+        ("l_", Side::Left, true),
+        ("r_", Side::Right, true),
+        ("l.", Side::Left, true),
+        ("r.", Side::Right, true),
+        (".l", Side::Left, false),
+        (".r", Side::Right, false),
+        ("_l", Side::Left, false),
+        ("_r", Side::Right, false),
+        (" l", Side::Left, false),
+        (" r", Side::Right, false),
+        ("-l", Side::Left, false),
+        ("-r", Side::Right, false),
+        ("left", Side::Left, false),
+        ("right", Side::Right, false),
+    ];
+    let lower = n.to_ascii_lowercase();
+    for (m, side, prefix) in checks {
+        let rest = if prefix {
+            lower.strip_prefix(m)
+        } else {
+            lower.strip_suffix(m)
+        };
+        if let Some(r) = rest.filter(|r| !r.is_empty()) {
+            return (side, r.to_string());
+        }
+    }
+    // CMU's LHipJoint / RThumb: a capital L or R before another capital.
+    let b = n.as_bytes();
+    if b.len() > 2 && (b[0] == b'L' || b[0] == b'R') && b[1].is_ascii_uppercase() {
+        let side = if b[0] == b'L' {
+            Side::Left
+        } else {
+            Side::Right
+        };
+        return (side, lower[1..].to_string());
+    }
+    (Side::Center, lower)
+}
+
+fn part_of(base: &str) -> Part {
+    let has = |w: &[&str]| w.iter().any(|x| base.contains(x));
+    let starts = |w: &[&str]| w.iter().any(|x| base.starts_with(x));
+    if has(&["twist", "roll"]) {
+        return Part::Twist;
+    }
+    if has(&[
+        "thumb",
+        "index",
+        "middle",
+        "ring",
+        "pinky",
+        "finger",
+        "metacarpal",
+        "jaw",
+        "eye",
+        "tongue",
+        "toe-",
+        "metatarsal",
+    ]) {
+        return if starts(&["toe", "metatarsal"]) {
+            Part::Toe
+        } else {
+            Part::Other
+        };
+    }
+    let table: [(&[&str], Part); 11] = [
+        (&["hipjoint", "pelvis", "root", "hips", "bone"], Part::Other),
+        (
+            &[
+                "spine",
+                "abdomen",
+                "torso",
+                "chest",
+                "lowerback",
+                "back",
+                "waist",
+            ],
+            Part::Spine,
+        ),
+        (&["neck"], Part::Neck),
+        (&["head"], Part::Head),
+        (&["shoulder", "clavicle", "collar"], Part::Clavicle),
+        (&["upperarm", "uparm", "arm", "humerus"], Part::UpperArm),
+        (&["forearm", "lowerarm", "loarm", "elbow"], Part::ForeArm),
+        (&["hand", "wrist", "palm"], Part::Hand),
+        (
+            &["upleg", "upperleg", "thigh", "femur", "thigh"],
+            Part::Thigh,
+        ),
+        (
+            &["leg", "lowerleg", "loleg", "calf", "shin", "knee"],
+            Part::Calf,
+        ),
+        (&["foot", "ankle"], Part::Foot),
+    ];
+    // Longest matching synonym wins ("forearm" before "arm", "upleg" before "leg").
+    let mut best: Option<(usize, Part)> = None;
+    for (words, part) in table {
+        for w in words {
+            if starts(&[w]) && best.map(|(l, _)| w.len() > l).unwrap_or(true) {
+                best = Some((w.len(), part));
+            }
+        }
+    }
+    if let Some((_, p)) = best {
+        return p;
+    }
+    if starts(&["toe", "ball"]) {
+        return Part::Toe;
+    }
+    Part::Other
+}
+
+pub(crate) fn parse(name: &str) -> Name {
+    let (side, rest) = split_side(strip_namespace(name));
+    let base: String = rest
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let base = base.trim_start_matches('_').to_string();
+    Name {
+        side,
+        part: part_of(&base),
+        base,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_conventions_and_synonyms() {
+        let cases = [
+            ("mixamorig:LeftForeArm", Side::Left, Part::ForeArm),
+            ("lowerarm_l", Side::Left, Part::ForeArm),
+            ("upper_arm.R", Side::Right, Part::UpperArm),
+            ("UpArm_L", Side::Left, Part::UpperArm),
+            ("LoLeg_R", Side::Right, Part::Calf),
+            ("thigh_l", Side::Left, Part::Thigh),
+            ("LeftUpLeg", Side::Left, Part::Thigh),
+            ("UpperLeg.L", Side::Left, Part::Thigh),
+            ("L_Hand", Side::Left, Part::Hand),
+            ("Foot.R", Side::Right, Part::Foot),
+            ("LHipJoint", Side::Left, Part::Other),
+            ("upperleg01.L", Side::Left, Part::Thigh),
+            ("lowerarm_twist_01_l", Side::Left, Part::Twist),
+            ("Spine1", Side::Center, Part::Spine),
+            ("Head", Side::Center, Part::Head),
+            ("LeftToeBase", Side::Left, Part::Toe),
+        ];
+        for (n, side, part) in cases {
+            let p = parse(n);
+            assert_eq!((p.side, p.part), (side, part), "{n}: {p:?}");
+        }
+    }
+}

@@ -1,0 +1,565 @@
+//! `suggest`: a proposed profile for a person to check (chains and map from
+//! hierarchy, names and synonyms; axes; retarget poses with the detected
+//! rest kind). It is a starting point, never applied implicitly.
+
+use crate::names::{parse, Part, Side as NSide};
+use crate::posecheck::pose_kind;
+use crate::profile::*;
+use crate::rig::{common_ancestor, is_ancestor_or_self, path_down, PoseFk};
+use glam::EulerRot;
+use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_runtime::Skeleton;
+
+/// What the suggester found on one skeleton.
+struct Found<'a> {
+    spec: SideSpec,
+    pelvis: usize,
+    motion_root: Option<usize>,
+    /// (part, side) -> joint, for contacts and twist.
+    parts: Vec<((Part, NSide), usize)>,
+    /// Upper-arm abduction from the spine, degrees, per side (left, right).
+    arm_deg: [Option<f32>; 2],
+    skel_ref: &'a Skeleton,
+}
+
+fn find(skel: &Skeleton, part: Part, side: NSide) -> Option<usize> {
+    let hits: Vec<usize> = (0..skel.joint_count())
+        .filter(|&j| {
+            let n = parse(skel.name(j));
+            n.part == part && n.side == side
+        })
+        .collect();
+    hits.iter()
+        .copied()
+        .find(|&j| !skel.name(j).starts_with('_'))
+        .or(hits.first().copied())
+}
+
+fn axis_name(v: Vec3) -> String {
+    let a = v.abs();
+    let (letter, c) = if a.x >= a.y && a.x >= a.z {
+        ("x", v.x)
+    } else if a.y >= a.z {
+        ("y", v.y)
+    } else {
+        ("z", v.z)
+    };
+    format!("{}{letter}", if c < 0.0 { "-" } else { "+" })
+}
+
+fn snap(v: Vec3) -> Vec3 {
+    crate::basis::axis(&axis_name(v)).unwrap_or(Vec3::Y)
+}
+
+/// Up from pelvis to head, forward from ankle to toes (or +Z / +Y).
+fn axes(
+    fk: &PoseFk,
+    pelvis: usize,
+    head: Option<usize>,
+    foot: Option<(usize, usize)>,
+) -> (String, String) {
+    let up = head.map_or(Vec3::Y, |h| snap(fk.position(h) - fk.position(pelvis)));
+    let fwd = foot
+        .map(|(f, t)| fk.position(t) - fk.position(f))
+        .map(|d| d - up * d.dot(up))
+        .filter(|d| d.length() > 1e-6)
+        .map(snap)
+        .unwrap_or(if up.z.abs() > 0.5 { -Vec3::Y } else { Vec3::Z });
+    (axis_name(up), axis_name(fwd))
+}
+
+fn chain(name: &str, role: Role, skel: &Skeleton, start: usize, end: usize) -> ChainSpec {
+    ChainSpec {
+        name: name.into(),
+        role,
+        start: skel.name(start).into(),
+        end: skel.name(end).into(),
+        required: None,
+        follow: None,
+    }
+}
+
+fn limbs(skel: &Skeleton, sides: &mut Vec<ChainSpec>, parts: &mut Vec<((Part, NSide), usize)>) {
+    for (side, sfx, arm, leg, clav, foot) in [
+        (
+            NSide::Left,
+            "l",
+            Role::ArmL,
+            Role::LegL,
+            Role::ClavicleL,
+            Role::FootL,
+        ),
+        (
+            NSide::Right,
+            "r",
+            Role::ArmR,
+            Role::LegR,
+            Role::ClavicleR,
+            Role::FootR,
+        ),
+    ] {
+        for p in [
+            Part::Clavicle,
+            Part::UpperArm,
+            Part::ForeArm,
+            Part::Hand,
+            Part::Thigh,
+            Part::Calf,
+            Part::Foot,
+            Part::Toe,
+        ] {
+            if let Some(j) = find(skel, p, side) {
+                parts.push(((p, side), j));
+            }
+        }
+        let get = |p: Part| parts.iter().find(|(k, _)| *k == (p, side)).map(|(_, j)| *j);
+        if let (Some(u), Some(h)) = (get(Part::UpperArm), get(Part::Hand)) {
+            if is_ancestor_or_self(skel, u, h) {
+                sides.push(chain(&format!("arm_{sfx}"), arm, skel, u, h));
+            }
+            if let Some(c) =
+                get(Part::Clavicle).filter(|&c| c != u && is_ancestor_or_self(skel, c, u))
+            {
+                sides.push(chain(
+                    &format!("clavicle_{sfx}"),
+                    clav,
+                    skel,
+                    c,
+                    skel.parent(u).unwrap_or(c),
+                ));
+            }
+        }
+        // Legs end at the shin and the foot is its own chain on every rig,
+        // so a plain leg (thigh, shin, foot) and an IK rig's (thigh, shin;
+        // the foot a control outside the leg that follows the shin) map
+        // bone for bone: the shin takes the shin's rotation, the foot the
+        // foot's.
+        let calf = get(Part::Calf).filter(|&c| {
+            get(Part::Thigh).is_some_and(|t| t != c && is_ancestor_or_self(skel, t, c))
+        });
+        if let (Some(t), Some(c), Some(f)) = (get(Part::Thigh), calf, get(Part::Foot)) {
+            if f != c {
+                sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, c));
+                let mut fc = chain(&format!("foot_{sfx}"), foot, skel, f, f);
+                if !is_ancestor_or_self(skel, c, f) {
+                    fc.follow = Some(skel.name(c).into());
+                }
+                sides.push(fc);
+            }
+        } else if let (Some(t), Some(f)) = (get(Part::Thigh), get(Part::Foot)) {
+            if is_ancestor_or_self(skel, t, f) {
+                sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, f));
+            }
+        }
+        if let (Some(f), Some(t)) = (get(Part::Foot), get(Part::Toe)) {
+            if f != t && is_ancestor_or_self(skel, f, t) {
+                sides.push(chain(&format!("toe_{sfx}"), Role::Custom, skel, t, t));
+            }
+        }
+    }
+}
+
+fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
+    let fk = PoseFk::new(skel, skel.rest_pose().to_vec());
+    let mut chains = Vec::new();
+    let mut parts = Vec::new();
+    limbs(skel, &mut chains, &mut parts);
+    let head = find(skel, Part::Head, NSide::Center);
+    let neck = find(skel, Part::Neck, NSide::Center);
+    let get = |p: Part, s: NSide| parts.iter().find(|(k, _)| *k == (p, s)).map(|(_, j)| *j);
+    let mut anchors: Vec<usize> = [
+        get(Part::Thigh, NSide::Left),
+        get(Part::Thigh, NSide::Right),
+        neck.or(head),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if anchors.is_empty() {
+        anchors.push(0);
+    }
+    let pelvis = common_ancestor(skel, &anchors);
+    if let Some(top) = neck.or(head).filter(|&n| n != pelvis) {
+        if let Some(path) = path_down(skel, pelvis, top) {
+            if path.len() > 2 {
+                chains.insert(
+                    0,
+                    chain("spine", Role::Spine, skel, path[1], path[path.len() - 2]),
+                );
+            }
+        }
+    }
+    if let (Some(n), Some(h)) = (neck, head) {
+        if n != h && is_ancestor_or_self(skel, n, h) {
+            chains.push(chain(
+                "neck",
+                Role::Neck,
+                skel,
+                n,
+                skel.parent(h).unwrap_or(n),
+            ));
+        }
+    }
+    if let Some(h) = head {
+        chains.push(chain("head", Role::Head, skel, h, h));
+    }
+    let foot_toe = get(Part::Foot, NSide::Left).zip(get(Part::Toe, NSide::Left));
+    let (up, forward) = axes(&fk, pelvis, head, foot_toe);
+    let spec = SideSpec {
+        skeleton: file.to_string(),
+        identity: Some(skel.identity().to_hex()),
+        up,
+        forward,
+        floor: 0.0,
+        rest_kind: None,
+        pose: PoseSpec::default(),
+        chains,
+    };
+    let motion_root = (pelvis != 0 && parse(skel.name(0)).base.contains("root")).then_some(0);
+    let mut found = Found {
+        spec,
+        pelvis,
+        motion_root,
+        parts,
+        arm_deg: [None, None],
+        skel_ref: skel,
+    };
+    found.arm_deg = arm_angles(skel, &found);
+    found
+}
+
+fn arm_angles(skel: &Skeleton, f: &Found) -> [Option<f32>; 2] {
+    let Ok(side) = crate::side::Side::new("suggest", skel, &f.spec, skel.rest_pose()) else {
+        return [None, None];
+    };
+    let chains: Vec<crate::plan::Chain> = f
+        .spec
+        .chains
+        .iter()
+        .filter_map(|c| crate::plan::resolve_chain(&side, c).ok())
+        .collect();
+    let angle = |role: Role| {
+        chains
+            .iter()
+            .find(|c| c.role == role)
+            .and_then(|c| crate::posecheck::arm_angle(&side, &chains, c))
+    };
+    [angle(Role::ArmL), angle(Role::ArmR)]
+}
+
+/// The rest kind of a skeleton's arms ("T-pose", "A-pose", "arms down",
+/// or "unknown" without recognizable arms).
+pub fn rest_kind(skeleton: &Skeleton) -> &'static str {
+    let f = find_side(skeleton, "");
+    f.arm_deg[0].or(f.arm_deg[1]).map_or("unknown", pose_kind)
+}
+
+/// Propose a profile retargeting clips of `source` onto `target`.
+/// `source_file` / `target_file` are recorded as the skeleton files.
+pub fn suggest(
+    source: &Skeleton,
+    source_file: &str,
+    target: &Skeleton,
+    target_file: &str,
+) -> Profile {
+    let mut s = find_side(source, source_file);
+    let mut t = find_side(target, target_file);
+    add_name_matches(source, &mut s, target, &mut t);
+    // Both sides keep feet outside the legs (IK controls): transfer the
+    // foot's own motion instead of attaching it to the shin.
+    let is_foot = |c: &ChainSpec| c.role == Role::FootL || c.role == Role::FootR;
+    let src_ik: Vec<String> = s
+        .spec
+        .chains
+        .iter()
+        .filter(|c| is_foot(c) && ik_foot(source, c))
+        .map(|c| c.name.clone())
+        .collect();
+    for c in t
+        .spec
+        .chains
+        .iter_mut()
+        .filter(|c| src_ik.contains(&c.name))
+    {
+        c.follow = None;
+    }
+    let maps = s
+        .spec
+        .chains
+        .iter()
+        .filter_map(|c| Some((c, t.spec.chains.iter().find(|tc| tc.name == c.name)?)))
+        .map(|(c, tc)| ChainMap {
+            source: c.name.clone(),
+            target: c.name.clone(),
+            // Bone for bone when the chains have as many joints (an
+            // interpolated elbow at 48% of a Knight arm would take a tenth
+            // of CMU's upper-arm delta: 0.1 arm lengths off at the hand);
+            // by normalized length otherwise (spines of 3 and 5).
+            rotation: if chain_len(source, c) == chain_len(target, tc) {
+                RotationMode::OneToOne
+            } else {
+                RotationMode::Interpolated
+            },
+            // Limbs keep bone lengths (IK and skinning depend on them);
+            // everything else carries any translation animation it has,
+            // as does a foot that is an IK control on both sides.
+            translation: if c.role.is_arm()
+                || c.role.is_leg()
+                || (is_foot(c) && !src_ik.contains(&c.name))
+            {
+                TranslationMode::None
+            } else {
+                TranslationMode::GloballyScaled
+            },
+        })
+        .collect();
+    pose_overrides(source, &mut s, &t);
+    for (f, skel) in [(&mut s, source), (&mut t, target)] {
+        f.spec.rest_kind = Some(
+            f.arm_deg[0]
+                .or(f.arm_deg[1])
+                .map_or("unknown", pose_kind)
+                .to_string(),
+        );
+        let _ = skel;
+    }
+    let pair = |a: usize, b: usize| JointPair {
+        source: source.name(a).into(),
+        target: target.name(b).into(),
+    };
+    let contacts = contact_joints(source, &s, target, &t);
+    let twists = twist_specs(source, &s, target, &t);
+    Profile {
+        name: format!("{} -> {}", stem(source_file), stem(target_file)),
+        version: PROFILE_VERSION,
+        maps,
+        root: RootSpec {
+            pelvis: Some(pair(s.pelvis, t.pelvis)),
+            motion_root: s.motion_root.zip(t.motion_root).map(|(a, b)| pair(a, b)),
+            ..RootSpec::default()
+        },
+        twists,
+        contacts: ContactSpec {
+            joints: contacts,
+            ..ContactSpec::default()
+        },
+        pose_check: PoseCheck::default(),
+        budgets: Budgets::default(),
+        bake: BakeSpec::default(),
+        source: s.spec,
+        target: t.spec,
+    }
+}
+
+/// Joints in a chain (0 when it does not resolve).
+fn chain_len(skel: &Skeleton, c: &ChainSpec) -> usize {
+    skel.find_by_name(&c.start)
+        .zip(skel.find_by_name(&c.end))
+        .and_then(|(a, b)| path_down(skel, a, b))
+        .map_or(0, |p| p.len())
+}
+
+/// A foot chain whose joint is not below the leg's shin: an IK control.
+fn ik_foot(skel: &Skeleton, c: &ChainSpec) -> bool {
+    let Some(f) = skel.find_by_name(&c.start) else {
+        return false;
+    };
+    foot_side(c.role)
+        .and_then(|side| find(skel, Part::Calf, side))
+        .is_some_and(|k| !is_ancestor_or_self(skel, k, f))
+}
+
+fn foot_side(role: Role) -> Option<NSide> {
+    match role {
+        Role::FootL => Some(NSide::Left),
+        Role::FootR => Some(NSide::Right),
+        _ => None,
+    }
+}
+
+fn stem(path: &str) -> &str {
+    let f = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    f.split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("skeleton")
+}
+
+/// Joints left over on both sides with the same normalized name become
+/// one-joint chains, so an identical rig maps every joint. A match must
+/// hang off the same chain on both sides (its nearest chain-covered
+/// ancestor): the hierarchy wins over a name, so a rig whose left hand
+/// carries a joint named `Thumb.R` (the Quaternius Knight) maps it to the
+/// source's left thumb, never across the body.
+fn add_name_matches(source: &Skeleton, s: &mut Found, target: &Skeleton, t: &mut Found) {
+    // Per joint: the chain covering it (its name), or "" for the pelvis
+    // and motion root, or None.
+    let owners = |skel: &Skeleton, f: &Found| -> Vec<Option<String>> {
+        let mut c = vec![None; skel.joint_count()];
+        for ch in &f.spec.chains {
+            if let (Some(a), Some(b)) = (skel.find_by_name(&ch.start), skel.find_by_name(&ch.end)) {
+                for j in path_down(skel, a, b).unwrap_or_default() {
+                    c[j] = Some(ch.name.clone());
+                }
+            }
+        }
+        c[f.pelvis] = Some(String::new());
+        if let Some(m) = f.motion_root {
+            c[m] = Some(String::new());
+        }
+        c
+    };
+    let anchor = |skel: &Skeleton, own: &[Option<String>], j: usize| -> Option<String> {
+        let mut a = skel.parent(j);
+        while let Some(p) = a {
+            if let Some(name) = &own[p] {
+                return Some(name.clone());
+            }
+            a = skel.parent(p);
+        }
+        None
+    };
+    let (os, ot) = (owners(source, s), owners(target, t));
+    let mut used = vec![false; source.joint_count()];
+    for k in (0..target.joint_count()).filter(|&k| ot[k].is_none()) {
+        let tn = parse(target.name(k));
+        let at = anchor(target, &ot, k);
+        let free = |j: usize| os[j].is_none() && !used[j] && anchor(source, &os, j) == at;
+        let mirrored = match tn.side {
+            NSide::Left => NSide::Right,
+            NSide::Right => NSide::Left,
+            NSide::Center => NSide::Center,
+        };
+        let same = |j: usize, side: NSide| {
+            let n = parse(source.name(j));
+            n.base == tn.base && n.part == tn.part && n.side == side
+        };
+        let hit = (0..source.joint_count())
+            .find(|&j| free(j) && same(j, tn.side))
+            .or_else(|| (0..source.joint_count()).find(|&j| free(j) && same(j, mirrored)));
+        if let Some(j) = hit {
+            used[j] = true;
+            let name = format!("match_{}", target.name(k));
+            s.spec.chains.push(chain(&name, Role::Custom, source, j, j));
+            t.spec.chains.push(chain(&name, Role::Custom, target, k, k));
+        }
+    }
+}
+
+/// Align the source retarget pose to the target's limbs: each upper-arm,
+/// forearm, thigh and shin whose direction differs by more than 2 degrees
+/// (an A-pose source, CMU's splayed BVH zero pose) is turned, parent first,
+/// in component space onto the target's direction.
+fn pose_overrides(source: &Skeleton, s: &mut Found, t: &Found) {
+    let (Ok(bs), Ok(bt)) = (
+        crate::basis::basis(&s.spec.up, &s.spec.forward),
+        crate::basis::basis(&t.spec.up, &t.spec.forward),
+    ) else {
+        return;
+    };
+    let tfk = PoseFk::new(t.skel_ref, t.skel_ref.rest_pose().to_vec());
+    let mut local = source.rest_pose().to_vec();
+    let bones = [
+        (Part::UpperArm, Part::ForeArm),
+        (Part::ForeArm, Part::Hand),
+        (Part::Thigh, Part::Calf),
+        (Part::Calf, Part::Foot),
+    ];
+    for side in [NSide::Left, NSide::Right] {
+        for (from, to) in bones {
+            let get = |f: &Found, p: Part| {
+                f.parts
+                    .iter()
+                    .find(|(k, _)| *k == (p, side))
+                    .map(|(_, j)| *j)
+            };
+            let (Some(a), Some(b), Some(ta), Some(tb)) =
+                (get(s, from), get(s, to), get(t, from), get(t, to))
+            else {
+                continue;
+            };
+            let fk = PoseFk::new(source, local.clone());
+            let (Some(d_s), Some(d_t)) = (
+                (bs * (fk.position(b) - fk.position(a))).try_normalize(),
+                (bt * (tfk.position(tb) - tfk.position(ta))).try_normalize(),
+            ) else {
+                continue;
+            };
+            if d_s.dot(d_t).clamp(-1.0, 1.0).acos().to_degrees() <= 2.0 {
+                continue;
+            }
+            let comp = bs.conjugate() * Quat::from_rotation_arc(d_s, d_t) * bs;
+            let mut f2 = fk;
+            f2.set_global_rotation(source, a, comp * f2.rot[a]);
+            local[a].rotation = f2.local[a].rotation;
+            let (z, y, x) = comp.to_euler(EulerRot::ZYX);
+            s.spec.pose.overrides.push(PoseOverride {
+                joint: source.name(a).into(),
+                rotation: None,
+                rotate_deg: Some([x, y, z].map(|v| (v.to_degrees() * 1000.0).round() / 1000.0)),
+            });
+        }
+    }
+}
+
+fn contact_joints(source: &Skeleton, s: &Found, target: &Skeleton, t: &Found) -> Vec<ContactJoint> {
+    let get = |f: &Found, p: Part, side: NSide| {
+        f.parts
+            .iter()
+            .find(|(k, _)| *k == (p, side))
+            .map(|(_, j)| *j)
+    };
+    let mut out = Vec::new();
+    for side in [NSide::Left, NSide::Right] {
+        let (Some(sf), Some(tf)) = (get(s, Part::Foot, side), get(t, Part::Foot, side)) else {
+            continue;
+        };
+        out.push(ContactJoint {
+            source: source.name(sf).into(),
+            target: target.name(tf).into(),
+            upper: get(t, Part::Thigh, side).map(|j| target.name(j).to_string()),
+            mid: get(t, Part::Calf, side).map(|j| target.name(j).to_string()),
+        });
+    }
+    out
+}
+
+/// Target twist joints under a forearm take the source hand's twist, under
+/// an upper arm the forearm's, evenly weighted along the bone.
+fn twist_specs(source: &Skeleton, s: &Found, target: &Skeleton, t: &Found) -> Vec<TwistSpec> {
+    let get = |f: &Found, p: Part, side: NSide| {
+        f.parts
+            .iter()
+            .find(|(k, _)| *k == (p, side))
+            .map(|(_, j)| *j)
+    };
+    let mut out = Vec::new();
+    for side in [NSide::Left, NSide::Right] {
+        for (bone, driver) in [(Part::ForeArm, Part::Hand), (Part::UpperArm, Part::ForeArm)] {
+            let (Some(tb), Some(sd)) = (get(t, bone, side), get(s, driver, side)) else {
+                continue;
+            };
+            let twists: Vec<usize> = (0..target.joint_count())
+                .filter(|&k| {
+                    target.parent(k) == Some(tb) && parse(target.name(k)).part == Part::Twist
+                })
+                .collect();
+            let n = twists.len() as f32;
+            if twists.is_empty() {
+                continue;
+            }
+            out.push(TwistSpec {
+                source: source.name(sd).into(),
+                targets: twists
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| TwistTarget {
+                        joint: target.name(k).into(),
+                        weight: (i as f32 + 1.0) / (n + 1.0),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,163 @@
+//! Rotations whose reconstruction and blend are deferred and done four at
+//! a time in SIMD lanes (`simd::blend4`, `simd::normalize4`).
+
+use super::format::rotation_from_xyz;
+use super::simd::{blend4, normalize4};
+#[cfg(doc)]
+use crate::math::nlerp_shortest;
+use crate::math::{Quat, Transform, Vec3A};
+
+/// A rotation waiting in a [`RotationBatch`]: x, y, z, w, with w still to
+/// be rebuilt from x, y, z (as [`rotation_from_xyz`]) when `rebuild`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PendingRotation {
+    /// x, y, z and, unless `rebuild`, w (else w is ignored).
+    pub(super) q: Quat,
+    pub(super) rebuild: bool,
+}
+
+impl PendingRotation {
+    /// Stored x, y, z; w rebuilt in the batch.
+    #[inline(always)]
+    pub(super) fn xyz(v: Vec3A) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        let q = Quat::from_vec4(glam::Vec4::from(core::arch::x86_64::__m128::from(v)));
+        #[cfg(not(target_arch = "x86_64"))]
+        let q = Quat::from_xyzw(v.x, v.y, v.z, 0.0);
+        PendingRotation { q, rebuild: true }
+    }
+    /// All four components stored.
+    #[inline(always)]
+    pub(super) fn full(q: Quat) -> Self {
+        PendingRotation { q, rebuild: false }
+    }
+    /// The rotation [`rotation_from_xyz`] gives (scalar path and tests).
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    #[inline(always)]
+    pub(super) fn quat(&self) -> Quat {
+        if self.rebuild {
+            rotation_from_xyz(self.q.x, self.q.y, self.q.z)
+        } else {
+            self.q
+        }
+    }
+}
+
+/// Rotation reconstructions and blends deferred and done four at a time:
+/// the w square roots and the normalizing square roots and divisions of
+/// neighbouring joints run in SIMD lanes instead of one long scalar
+/// dependency chain (they were a fifth of a warm decode). Results are bit
+/// for bit [`rotation_from_xyz`] then [`nlerp_shortest`] (same operations
+/// in the same order per lane; see the `batch_matches_scalar` test).
+pub(super) struct RotationBatch {
+    alpha: f32,
+    len: usize,
+    index: [usize; ROTATION_BATCH],
+    a: [Quat; ROTATION_BATCH],
+    b: [Quat; ROTATION_BATCH],
+    /// Bit k: entry k of `a` (of `b`) has its w rebuilt.
+    rebuild_a: u32,
+    rebuild_b: u32,
+}
+
+/// Entries per batch: a multiple of 4 (the SIMD width), small because the
+/// arrays are initialized on every decode.
+const ROTATION_BATCH: usize = 8;
+
+impl RotationBatch {
+    #[inline(always)]
+    pub(super) fn new(alpha: f32) -> Self {
+        RotationBatch {
+            alpha,
+            len: 0,
+            index: [0; ROTATION_BATCH],
+            a: [Quat::IDENTITY; ROTATION_BATCH],
+            b: [Quat::IDENTITY; ROTATION_BATCH],
+            rebuild_a: 0,
+            rebuild_b: 0,
+        }
+    }
+
+    /// Whether the batch must be flushed before the next push.
+    #[inline(always)]
+    pub(super) fn full(&self) -> bool {
+        self.len >= ROTATION_BATCH
+    }
+
+    /// Queue a blend; the caller flushes when [`RotationBatch::full`]
+    /// (a push into a full batch is dropped).
+    #[inline(always)]
+    pub(super) fn push(&mut self, index: usize, a: PendingRotation, b: PendingRotation) {
+        if let (Some(i), Some(x), Some(y)) = (
+            self.index.get_mut(self.len),
+            self.a.get_mut(self.len),
+            self.b.get_mut(self.len),
+        ) {
+            *i = index;
+            *x = a.q;
+            *y = b.q;
+            self.rebuild_a |= u32::from(a.rebuild) << self.len;
+            self.rebuild_b |= u32::from(b.rebuild) << self.len;
+            self.len += 1;
+        }
+    }
+
+    /// [`RotationBatch::flush`] for a batch of constant rotations, whose
+    /// blend with themselves is just the normalization: the same
+    /// operations minus the ones whose result is known (`q + (q - q) * t`
+    /// is `q`, and `q . q` is never negative), so the results are those of
+    /// [`nlerp_shortest`]`(q, q, t)` (up to the sign of zero components).
+    #[inline(always)]
+    pub(super) fn flush_normalize(&mut self, out: &mut [Transform]) {
+        let n = self.len.min(ROTATION_BATCH);
+        let mut k = 0;
+        while k < n {
+            let Some(a) = self.a.get(k..k + 4) else {
+                break;
+            };
+            let Ok(a) = <&[Quat; 4]>::try_from(a) else {
+                break;
+            };
+            let q = normalize4(a, (self.rebuild_a >> k) & 15);
+            let m = (n - k).min(4);
+            for (l, q) in q.iter().enumerate().take(m) {
+                if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
+                    o.rotation = *q;
+                }
+            }
+            k += 4;
+        }
+        self.len = 0;
+        self.rebuild_a = 0;
+        self.rebuild_b = 0;
+    }
+
+    #[inline(always)]
+    pub(super) fn flush(&mut self, out: &mut [Transform]) {
+        let n = self.len.min(ROTATION_BATCH);
+        // Groups of four straight from the arrays (no copies); lanes past
+        // `n` hold stale but valid entries whose results are dropped.
+        let mut k = 0;
+        while k < n {
+            let (Some(a), Some(b)) = (self.a.get(k..k + 4), self.b.get(k..k + 4)) else {
+                break;
+            };
+            let (Ok(a), Ok(b)) = (<&[Quat; 4]>::try_from(a), <&[Quat; 4]>::try_from(b)) else {
+                break;
+            };
+            let ra = (self.rebuild_a >> k) & 15;
+            let rb = (self.rebuild_b >> k) & 15;
+            let q = blend4(a, b, ra, rb, self.alpha);
+            let m = (n - k).min(4);
+            for (l, q) in q.iter().enumerate().take(m) {
+                if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
+                    o.rotation = *q;
+                }
+            }
+            k += 4;
+        }
+        self.len = 0;
+        self.rebuild_a = 0;
+        self.rebuild_b = 0;
+    }
+}

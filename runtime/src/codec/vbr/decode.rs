@@ -1,0 +1,356 @@
+//! The decode loop: one walk over the joints, generic over an output
+//! policy that says which joint each output slot receives and which
+//! tracks are already in the base pose.
+//!
+//! Adapted idea (Nicholas Frechette, Animation Compression Library): ACL
+//! decompresses through a caller-supplied `track_writer` that decides the
+//! output layout and which default sub-tracks to skip, so one decode loop
+//! serves full poses, sparse requests and custom layouts. Here the three
+//! requests the runtime offers (a full pose, a pose over a static pose, a
+//! joint subset) are [`OutputPolicy`] types whose choices are associated
+//! constants; the loop is monomorphized per policy and per sample pairing,
+//! so a choice costs no test at run time.
+
+use super::batch::{PendingRotation, RotationBatch};
+use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
+use super::format::{ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
+use super::simd::{load_f32x3, prefetch, prefetch_transforms, read_u32};
+use super::tracks::{Cursor, Pair, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS};
+use super::VbrClip;
+use crate::math::{Quat, Transform, Vec3A};
+use crate::timing::SamplePosition;
+
+/// What a decode writes where. Implementations are the three requests of
+/// [`VbrClip`]; the loop reads only these constants and methods.
+pub(super) trait OutputPolicy {
+    /// Output slot `k` receives joint `k`, for every joint in order: the
+    /// walk never seeks, and the output is prefetched.
+    const EVERY_JOINT: bool;
+    /// The base pose already holds every track that is not animated (a
+    /// static pose): default and constant tracks are skipped.
+    const ANIMATED_ONLY: bool;
+    /// Number of output slots, given the clip's joint count.
+    fn slots(&self, joint_count: usize) -> usize;
+    /// The joint output slot `slot` receives.
+    fn joint(&self, slot: usize) -> usize;
+    /// Whether every joint the policy names is below `joint_count`.
+    fn joints_valid(&self, joint_count: usize) -> bool;
+}
+
+/// Every joint, from the rest pose (or any defaults).
+pub(super) struct FullPose;
+
+/// Every joint, from the clip's static pose: only animated tracks decoded.
+pub(super) struct StaticFill;
+
+/// The listed joints (any order, repeats allowed), from the defaults.
+pub(super) struct JointSubset<'j>(pub(super) &'j [u32]);
+
+impl OutputPolicy for FullPose {
+    const EVERY_JOINT: bool = true;
+    const ANIMATED_ONLY: bool = false;
+    #[inline(always)]
+    fn slots(&self, joint_count: usize) -> usize {
+        joint_count
+    }
+    #[inline(always)]
+    fn joint(&self, slot: usize) -> usize {
+        slot
+    }
+    #[inline(always)]
+    fn joints_valid(&self, _: usize) -> bool {
+        true
+    }
+}
+
+impl OutputPolicy for StaticFill {
+    const EVERY_JOINT: bool = true;
+    const ANIMATED_ONLY: bool = true;
+    #[inline(always)]
+    fn slots(&self, joint_count: usize) -> usize {
+        joint_count
+    }
+    #[inline(always)]
+    fn joint(&self, slot: usize) -> usize {
+        slot
+    }
+    #[inline(always)]
+    fn joints_valid(&self, _: usize) -> bool {
+        true
+    }
+}
+
+impl OutputPolicy for JointSubset<'_> {
+    const EVERY_JOINT: bool = false;
+    const ANIMATED_ONLY: bool = false;
+    #[inline(always)]
+    fn slots(&self, _: usize) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn joint(&self, slot: usize) -> usize {
+        self.0.get(slot).map_or(0, |&j| j as usize)
+    }
+    fn joints_valid(&self, joint_count: usize) -> bool {
+        self.0.iter().all(|&j| (j as usize) < joint_count)
+    }
+}
+
+/// Per type byte (6 bits): the same byte with every track kind that is not
+/// animated cleared to default, which is how [`OutputPolicy::ANIMATED_ONLY`]
+/// walks see a joint (a joint without animated tracks reads as 0).
+const ANIMATED_ONLY_TYPE: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut b = 0;
+    while b < 64 {
+        let mut k = 0;
+        while k < 3 {
+            if (b >> (2 * k)) & 3 == KIND_ANIMATED as usize {
+                t[b] |= KIND_ANIMATED << (2 * k);
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The two rotation queues of a walk: blends of animated rotations, and
+/// constant rotations (which only need normalizing; unused under
+/// [`OutputPolicy::ANIMATED_ONLY`]).
+struct Rotations<'r> {
+    blend: &'r mut RotationBatch,
+    constant: &'r mut RotationBatch,
+}
+
+impl<'a> VbrClip<'a> {
+    /// Decode `pos` into `out` through `policy`, starting every slot from
+    /// `base[policy.joint(slot)]`. False (writing nothing) if a length, a
+    /// joint or the position is out of range.
+    #[inline(always)]
+    pub(super) fn decode<P: OutputPolicy>(
+        &self,
+        policy: &P,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if base.len() != self.joint_count
+            || out.len() != policy.slots(self.joint_count)
+            || !policy.joints_valid(self.joint_count)
+        {
+            return false;
+        }
+        let prefetched: &[Transform] = if P::EVERY_JOINT { out } else { &[] };
+        let Some(s) = self.start(pos, base, prefetched, !P::ANIMATED_ONLY) else {
+            return false;
+        };
+        match s.pair {
+            Pair::One => self.walk::<P, PAIR_ONE>(policy, &s, base, out),
+            Pair::SameSegment => self.walk::<P, PAIR_SAME_SEGMENT>(policy, &s, base, out),
+            Pair::TwoSegments => self.walk::<P, PAIR_TWO_SEGMENTS>(policy, &s, base, out),
+        }
+        true
+    }
+
+    /// Locate both samples and issue the prefetches (the type bytes, the
+    /// constants when `constants`, the clip ranges, `base`, `out` and the
+    /// segment data the samples use). None if the position is out of range.
+    #[inline(always)]
+    fn start(
+        &self,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &[Transform],
+        constants: bool,
+    ) -> Option<Samples> {
+        if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
+            return None;
+        }
+        // Independent of the segment table: start these loads first.
+        prefetch(self.types, 0, self.types.len());
+        if constants {
+            prefetch(self.constants, 0, self.constants.len());
+        }
+        prefetch(self.ranges, 0, self.ranges.len());
+        prefetch_transforms(base);
+        prefetch_transforms(out);
+        let s0 = self.sample_ref(pos.i0);
+        let two = pos.i1 != pos.i0 && pos.alpha != 0.0;
+        let s1 = if two { self.sample_ref(pos.i1) } else { s0 };
+        let pair = if !two {
+            Pair::One
+        } else if s0.rates == s1.rates {
+            Pair::SameSegment
+        } else {
+            Pair::TwoSegments
+        };
+        if self.segments != 0 {
+            self.prefetch_segment(&s0);
+            if pair == Pair::TwoSegments {
+                self.prefetch_segment(&s1);
+            } else if pair == Pair::SameSegment {
+                prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);
+            }
+        }
+        let alpha = if pair == Pair::One { 0.0 } else { pos.alpha };
+        Some(Samples {
+            s0,
+            s1,
+            pair,
+            alpha,
+        })
+    }
+
+    /// The loop: each slot's joint is copied from `base`, then its tracks
+    /// (all that are not default, or only the animated ones) are decoded
+    /// over it. The copy is interleaved with the decoding (not one copy up
+    /// front) so that a cold base pose and cold segment data are waited
+    /// for together rather than one after the other; and one 40-byte copy
+    /// is cheaper than a branch per default track.
+    #[inline(always)]
+    fn walk<P: OutputPolicy, const PAIR: u8>(
+        &self,
+        policy: &P,
+        s: &Samples,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) {
+        let start = Cursor::new(s);
+        let mut c = start;
+        let mut blend = RotationBatch::new(s.alpha);
+        let mut constant = RotationBatch::new(s.alpha);
+        // Every-joint walks index three slices by the slot: cut them to the
+        // slot count so that the bounds checks fold away.
+        let slots = policy.slots(self.joint_count);
+        let seen = if P::EVERY_JOINT {
+            slots
+        } else {
+            self.joint_count
+        };
+        let (Some(types), Some(base)) = (self.types.get(..seen), base.get(..seen)) else {
+            return;
+        };
+        for slot in 0..slots {
+            let j = policy.joint(slot);
+            if !P::EVERY_JOINT {
+                if j < c.joint {
+                    c = start;
+                }
+                while c.joint < j {
+                    self.skip_joint::<PAIR>(&mut c, s);
+                }
+                c.joint += 1;
+            }
+            let (Some(o), Some(b), Some(&t)) = (out.get_mut(slot), base.get(j), types.get(j))
+            else {
+                break;
+            };
+            *o = *b;
+            let t = if P::ANIMATED_ONLY {
+                ANIMATED_ONLY_TYPE[(t & 63) as usize]
+            } else {
+                t
+            };
+            if t == 0 {
+                continue;
+            }
+            let mut rot = Rotations {
+                blend: &mut blend,
+                constant: &mut constant,
+            };
+            self.decode_joint::<P, PAIR>(&mut c, s, t, o, &mut rot, slot);
+            if blend.full() {
+                blend.flush(out);
+            }
+            if !P::ANIMATED_ONLY && constant.full() {
+                constant.flush_normalize(out);
+            }
+        }
+        blend.flush(out);
+        if !P::ANIMATED_ONLY {
+            constant.flush_normalize(out);
+        }
+    }
+
+    /// Decode the tracks of a joint with (effective) type byte `t` over
+    /// `out`, which holds its base value, and advance the cursor past them.
+    /// Rotations are queued in `rot` for output slot `slot`.
+    #[inline(always)]
+    fn decode_joint<P: OutputPolicy, const PAIR: u8>(
+        &self,
+        c: &mut Cursor,
+        s: &Samples,
+        t: u8,
+        out: &mut Transform,
+        rot: &mut Rotations<'_>,
+        slot: usize,
+    ) {
+        // Under ANIMATED_ONLY every kind that is not default is animated.
+        match t & 3 {
+            KIND_DEFAULT => {}
+            k if P::ANIMATED_ONLY || k == KIND_ANIMATED => {
+                let (qa, qb) = self.animated_rotation::<PAIR>(c, s);
+                rot.blend.push(slot, qa, qb);
+            }
+            KIND_CONSTANT => {
+                let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant)));
+                rot.constant.push(slot, v, v);
+            }
+            _ => {
+                let v = load_f32x3(self.constants, c.constant);
+                let w = f32::from_bits(read_u32(self.constants, c.constant + 12));
+                c.constant += 16;
+                out.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
+            }
+        }
+        let kind = (t >> 2) & 3;
+        if kind != KIND_DEFAULT {
+            out.translation = if P::ANIMATED_ONLY || kind == KIND_ANIMATED {
+                self.animated_vector::<PAIR>(c, s)
+            } else {
+                self.read_vec3(&mut c.constant)
+            };
+        }
+        let kind = t >> 4;
+        if kind != KIND_DEFAULT {
+            out.scale = if P::ANIMATED_ONLY || kind == KIND_ANIMATED {
+                self.animated_vector::<PAIR>(c, s)
+            } else {
+                self.read_vec3(&mut c.constant)
+            };
+        }
+    }
+
+    /// Advance the cursor past one joint without decoding it (subset walks).
+    #[inline]
+    fn skip_joint<const PAIR: u8>(&self, c: &mut Cursor, s: &Samples) {
+        let t = self.types.get(c.joint).copied().unwrap_or(0);
+        for k in 0..3 {
+            match (t >> (2 * k)) & 3 {
+                KIND_CONSTANT => c.constant += 12,
+                KIND_CONSTANT_FULL => c.constant += 16,
+                KIND_ANIMATED => {
+                    let rot = k == 0;
+                    c.clip_range += if rot {
+                        ROTATION_CLIP_RANGE_BYTES
+                    } else {
+                        VECTOR_CLIP_RANGE_BYTES
+                    };
+                    self.skip_track(s.s0.rates, c.track, rot, &mut c.range0, &mut c.bit0);
+                    if PAIR != PAIR_ONE {
+                        // Same segment: sample 1 shares sample 0's ranges.
+                        let mut range1 = c.range1;
+                        self.skip_track(s.s1.rates, c.track, rot, &mut range1, &mut c.bit1);
+                        if PAIR == PAIR_TWO_SEGMENTS {
+                            c.range1 = range1;
+                        }
+                    }
+                    c.track += 1;
+                }
+                _ => {}
+            }
+        }
+        c.joint += 1;
+    }
+}

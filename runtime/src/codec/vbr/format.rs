@@ -1,0 +1,175 @@
+//! The VBR blob layout (`schemas/codec-vbr.md`) as constants, the rate
+//! byte's meaning, and the reconstruction formulas: what the decoder and
+//! the encoder (`ludus-anim-compress`) must agree on bit for bit. The
+//! decoder evaluates the same formulas lane-wise in `decode` and `simd`.
+
+#[cfg(feature = "cook")]
+use crate::math::nlerp_shortest;
+use crate::math::Quat;
+
+/// Layout version. 2: 16-bit rotation clip ranges, per track and segment
+/// "no segment range" flag in the rate byte, no range bytes for raw
+/// tracks, segment ranges after the samples.
+pub const VERSION: u16 = 2;
+
+/// Bytes of the fixed header.
+pub const HEADER_BYTES: usize = 16;
+/// Zero bytes after the last segment so 64-bit loads never run past the end.
+pub const PADDING_BYTES: usize = 8;
+/// Bytes of the clip range of an animated rotation (u16 min xyz, u16 extent xyz).
+pub const ROTATION_CLIP_RANGE_BYTES: usize = 12;
+/// Bytes of the clip range of an animated translation or scale (f32 min xyz, f32 extent xyz).
+pub const VECTOR_CLIP_RANGE_BYTES: usize = 24;
+/// Bytes of one segment table entry (u32 block offset, u32 sample bits).
+pub const SEGMENT_ENTRY_BYTES: usize = 8;
+/// Bytes of one per-segment range entry of an animated track.
+pub const SEGMENT_RANGE_BYTES: usize = 6;
+
+/// Track kinds (two bits each in a joint's type byte).
+pub const KIND_DEFAULT: u8 = 0;
+pub const KIND_CONSTANT: u8 = 1;
+pub const KIND_ANIMATED: u8 = 2;
+/// Rotation only: constant stored as four floats (x, y, z, w).
+pub const KIND_CONSTANT_FULL: u8 = 3;
+
+/// Bits per component of each bit-rate id. Id 0 stores no sample bits (the
+/// value is in the segment range entry); the last id stores raw f32.
+pub const RATE_BITS: [u32; 19] = [
+    0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 32,
+];
+pub const NUM_RATES: u8 = RATE_BITS.len() as u8;
+/// Segment-constant rate: value = the 3 x u16 stored in the range entry.
+pub const RATE_CONSTANT: u8 = 0;
+/// Raw rate: f32 bit patterns (rotations keep all four components).
+pub const RATE_RAW: u8 = NUM_RATES - 1;
+/// Rate byte flag (quantized ids only): the track has no segment range in
+/// this segment; it is quantized over its whole clip range. Saves the six
+/// range bytes where range reduction does not pay for them.
+pub const RATE_UNRANGED: u8 = 0x20;
+/// Mask of the rate id in a rate byte.
+pub const RATE_ID_MASK: u8 = 0x1f;
+/// The segment range an unranged track uses (min 0, extent 255 per component).
+#[cfg(feature = "cook")]
+pub const FULL_SEGMENT_RANGE: [u8; 6] = [0, 0, 0, 255, 255, 255];
+
+/// Rate id of a rate byte.
+#[inline]
+pub fn rate_id(rate: u8) -> u8 {
+    rate & RATE_ID_MASK
+}
+
+/// Whether a (valid) rate byte stores a segment range entry.
+#[inline]
+pub fn has_segment_range(rate: u8) -> bool {
+    let id = rate_id(rate);
+    id == RATE_CONSTANT || (id < RATE_RAW && rate & RATE_UNRANGED == 0)
+}
+
+/// Whether a rate byte is valid: id in range, reserved bits clear, the
+/// unranged flag only on quantized ids.
+#[inline]
+pub fn rate_is_valid(rate: u8) -> bool {
+    let id = rate_id(rate);
+    rate >> 6 == 0
+        && id < NUM_RATES
+        && (rate & RATE_UNRANGED == 0 || (id != RATE_CONSTANT && id != RATE_RAW))
+}
+
+/// Sample bits one animated track uses at rate byte `rate` (rotation raw keeps w).
+#[inline]
+pub fn track_sample_bits(rate: u8, is_rotation: bool) -> u32 {
+    let id = rate_id(rate);
+    if id == RATE_RAW {
+        if is_rotation {
+            128
+        } else {
+            96
+        }
+    } else {
+        RATE_BITS.get(id as usize).copied().unwrap_or(0) * 3
+    }
+}
+
+/// Reciprocal of the largest integer of each quantized width.
+pub(super) const INV_MAX: [f32; 20] = {
+    let mut t = [0.0f32; 20];
+    let mut b = 1;
+    while b < 20 {
+        t[b] = 1.0 / ((1u32 << b) - 1) as f32;
+        b += 1;
+    }
+    t
+};
+pub(super) const INV_255: f32 = 1.0 / 255.0;
+pub(super) const INV_65535: f32 = 1.0 / 65535.0;
+
+/// `INV_MAX` indexed by any 6-bit width: zero outside 1..=19, so a
+/// segment-constant track (0 bits) dequantizes its zero fields to zero.
+pub(super) const INV_BITS: [f32; 64] = {
+    let mut t = [0.0f32; 64];
+    let mut b = 1;
+    while b < 20 {
+        t[b] = INV_MAX[b];
+        b += 1;
+    }
+    t
+};
+/// Step of a 16-bit rotation clip range code: `[-1, 1]` in 65535 steps.
+pub const ROTATION_RANGE_STEP: f32 = 2.0 / 65535.0;
+
+/// Clip range (min, extent) of one rotation component from its 16-bit
+/// codes: `min = m * step - 1`, `extent = e * step`. Rotation components
+/// lie in [-1, 1], so 16 bits lose at most 1/32768 of the range bounds
+/// while halving the clip range bytes.
+#[cfg(feature = "cook")]
+#[inline]
+pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
+    (
+        code_min as f32 * ROTATION_RANGE_STEP - 1.0,
+        code_ext as f32 * ROTATION_RANGE_STEP,
+    )
+}
+
+/// Reconstruction of a quantized component is `bias + scale * (q / (2^bits - 1))`
+/// with `bias` and `scale` fixed per segment and track. This gives them
+/// from the 8-bit segment range and the clip range; the encoder calls it
+/// and [`dequantize`] so it measures exactly what the decoder makes.
+#[cfg(feature = "cook")]
+#[inline]
+pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32) -> (f32, f32) {
+    (
+        clip_min + clip_ext * (seg_min as f32 * INV_255),
+        clip_ext * (seg_ext as f32 * INV_255),
+    )
+}
+
+/// Dequantize one component at a quantized rate (`bits` in 3..=19).
+#[cfg(feature = "cook")]
+#[inline]
+pub fn dequantize(q: u32, bits: u32, bias: f32, scale: f32) -> f32 {
+    bias + scale * (q as f32 * INV_MAX[(bits as usize).min(19)])
+}
+
+/// Dequantize one component of a segment-constant (rate 0) track.
+#[cfg(feature = "cook")]
+#[inline]
+pub fn dequantize_constant(v: u16, clip_min: f32, clip_ext: f32) -> f32 {
+    clip_min + clip_ext * (v as f32 * INV_65535)
+}
+
+/// Rotation from its stored x, y, z with w >= 0 rebuilt as
+/// `sqrt(max(0, 1 - x^2 - y^2 - z^2))`. Not normalized: the blend
+/// ([`nlerp_shortest`]) normalizes.
+#[inline]
+pub fn rotation_from_xyz(x: f32, y: f32, z: f32) -> Quat {
+    let w2 = 1.0 - (x * x + y * y + z * z);
+    Quat::from_xyzw(x, y, z, w2.max(0.0).sqrt())
+}
+
+/// The rotation the decoder outputs for a single stored value (what a blend
+/// at alpha 0 gives).
+#[cfg(feature = "cook")]
+#[inline]
+pub fn finish_rotation(q: Quat) -> Quat {
+    nlerp_shortest(q, q, 0.0)
+}

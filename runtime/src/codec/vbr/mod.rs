@@ -1,0 +1,167 @@
+//! Variable-bit-rate clip codec: the decoder, and the bit-exact
+//! reconstruction helpers the encoder (`ludus-anim-compress`) reuses so
+//! that what it measures is exactly what the runtime produces.
+//!
+//! Files: `format` (layout constants, rate bytes, reconstruction
+//! formulas), `parse` (validation of a blob into a [`VbrClip`]), `tracks`
+//! (reading one track's samples), `decode` (the one decode loop, over an
+//! output policy), `batch` (deferred rotation blends) and `simd` (every
+//! `unsafe` block of the crate: bounded unaligned loads, prefetches and the
+//! SSE2 lane code, each with its safety argument).
+//!
+//! The layout is specified in `schemas/codec-vbr.md`. In short: per joint a
+//! type byte (default / constant / animated per rotation, translation and
+//! scale track), full-precision constants, a per-clip range for every
+//! animated track (16-bit codes for rotations, f32 for vectors), a segment
+//! table, then per segment one bit-rate byte per animated track, the
+//! sample-major bit-packed samples, and the segment ranges of the tracks
+//! that use one. Eight zero bytes of padding end the blob so that every
+//! 64-bit load inside the sample data is in bounds.
+//!
+//! Adapted ideas (Nicholas Frechette, Animation Compression Library and his
+//! "Animation Compression" blog series): uniform sampling, constant and
+//! default track stripping, uniform segmenting, clip and segment range
+//! reduction, per-track variable bit rates from a fixed table, rotations
+//! stored as a quaternion with w >= 0 and w dropped, and prefetching the
+//! lines a pose needs before decoding (ACL's decoder prefetches its
+//! per-segment data). The byte layout is ours; it is not ACL's and is not
+//! compatible with it.
+
+mod batch;
+mod decode;
+/// The layout and reconstruction formulas shared with the encoder; public
+/// only to cook-time crates (feature `cook`).
+#[cfg(feature = "cook")]
+pub mod format;
+#[cfg(not(feature = "cook"))]
+mod format;
+mod parse;
+#[allow(unsafe_code)]
+mod simd;
+#[cfg(test)]
+mod tests;
+mod tracks;
+
+pub use format::VERSION;
+
+#[cfg(doc)]
+use crate::math::nlerp_shortest;
+use crate::math::Transform;
+use crate::timing::SamplePosition;
+use decode::{FullPose, JointSubset, StaticFill};
+
+/// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
+#[derive(Clone, Copy, Debug)]
+pub struct VbrClip<'a> {
+    types: &'a [u8],
+    constants: &'a [u8],
+    ranges: &'a [u8],
+    table: &'a [u8],
+    /// Segment blocks followed by the padding.
+    data: &'a [u8],
+    joint_count: usize,
+    num_samples: u32,
+    animated: usize,
+    segments: u32,
+    /// Samples in the short segments (`num_samples / segments`).
+    seg_len: u32,
+    /// Number of leading segments holding one more sample.
+    seg_long: u32,
+}
+
+impl<'a> VbrClip<'a> {
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+    pub fn num_samples(&self) -> u32 {
+        self.num_samples
+    }
+    pub fn segment_count(&self) -> u32 {
+        self.segments
+    }
+    pub fn animated_track_count(&self) -> usize {
+        self.animated
+    }
+    /// First sample of segment `s` (`s <= segments`).
+    #[inline]
+    pub fn segment_start(&self, s: u32) -> u32 {
+        s * self.seg_len + s.min(self.seg_long)
+    }
+
+    /// Decode every joint at `pos` into `out` (rotation by
+    /// [`nlerp_shortest`], translation and scale by lerp). `defaults` is the
+    /// skeleton rest pose. Returns false and leaves `out` untouched if a
+    /// buffer has the wrong length or the position is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_pose(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode(&FullPose, pos, defaults, out)
+    }
+
+    /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
+    /// every track that is not animated (defaults from `defaults`,
+    /// constants, constant rotations normalized). Compute it once per clip
+    /// and `defaults` (e.g. when a clip is bound to a skeleton) and decode
+    /// with [`VbrClip::decode_pose_static`], which then touches only the
+    /// animated tracks. Slots of animated tracks hold sample 0 (they are
+    /// overwritten by every decode). False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        self.decode_sample(0, defaults, out)
+    }
+
+    /// [`VbrClip::decode_pose`] from a pose made by
+    /// [`VbrClip::static_pose`]: copies it, then decodes the animated
+    /// tracks only, so a joint without one costs a table lookup rather
+    /// than a walk over its tracks. The output bits are those of
+    /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
+    /// wrong or the position is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_pose_static(
+        &self,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode(&StaticFill, pos, static_pose, out)
+    }
+
+    /// Decode the joints listed in `joints` (any order, repeats allowed)
+    /// into `out` (same length): `out[k]` is joint `joints[k]`, bit for bit
+    /// as [`VbrClip::decode_pose`] gives it. Ascending lists cost one walk
+    /// over the type bytes; others restart the walk when they step back.
+    /// False (writing nothing) if a length or a joint is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_joints(
+        &self,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode(&JointSubset(joints), pos, defaults, out)
+    }
+
+    /// Decode the stored sample `sample` exactly (no blend).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_sample(
+        &self,
+        sample: u32,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode_pose(
+            SamplePosition {
+                i0: sample,
+                i1: sample,
+                alpha: 0.0,
+            },
+            defaults,
+            out,
+        )
+    }
+}

@@ -1,0 +1,239 @@
+//! [`VbrClip::parse`]: the complete validation of a blob. After it, every
+//! offset the decoder derives is in bounds.
+
+use super::format::*;
+use super::simd::read_u32;
+use super::VbrClip;
+use crate::codec::CodecError;
+
+fn truncated(what: &'static str) -> CodecError {
+    CodecError::Truncated { what }
+}
+fn invalid(what: &'static str) -> CodecError {
+    CodecError::Invalid { what }
+}
+impl<'a> VbrClip<'a> {
+    /// Validate `blob` completely. Any byte string gives a valid view or a
+    /// typed error; nothing here or in decoding can panic or read out of
+    /// bounds afterwards. Does not allocate.
+    pub fn parse(
+        blob: &'a [u8],
+        joint_count: usize,
+        num_samples: u32,
+    ) -> Result<VbrClip<'a>, CodecError> {
+        if blob.len() < HEADER_BYTES {
+            return Err(truncated("vbr header"));
+        }
+        let jc = read_u32(blob, 0) as usize;
+        let ns = read_u32(blob, 4);
+        let animated = read_u32(blob, 8) as usize;
+        let segments = read_u32(blob, 12);
+        if jc != joint_count {
+            return Err(invalid("vbr joint count differs from the skeleton"));
+        }
+        if ns != num_samples {
+            return Err(invalid("vbr sample count differs from the clip"));
+        }
+        if ns == 0 {
+            return Err(invalid("vbr clip has no samples"));
+        }
+        let mut at = HEADER_BYTES;
+        let types = take(blob, &mut at, jc, "vbr track types")?;
+        let counts = count_tracks(types)?;
+        if counts.animated != animated {
+            return Err(invalid(
+                "vbr animated track count differs from the type bytes",
+            ));
+        }
+        if (animated == 0) != (segments == 0) {
+            return Err(invalid(
+                "vbr segment count inconsistent with animated tracks",
+            ));
+        }
+        if segments > ns {
+            return Err(invalid("vbr has more segments than samples"));
+        }
+        let constants = take(blob, &mut at, counts.constant_bytes, "vbr constants")?;
+        check_finite(constants, "vbr constant is not finite")?;
+        let ranges = take(blob, &mut at, counts.range_bytes, "vbr clip ranges")?;
+        check_vector_ranges(types, ranges)?;
+        let table_bytes = (segments as usize)
+            .checked_mul(SEGMENT_ENTRY_BYTES)
+            .ok_or(invalid("vbr size overflows"))?;
+        let table = take(blob, &mut at, table_bytes, "vbr segment table")?;
+        let data = blob.get(at..).unwrap_or(&[]);
+        let clip = VbrClip {
+            types,
+            constants,
+            ranges,
+            table,
+            data,
+            joint_count: jc,
+            num_samples: ns,
+            animated,
+            segments,
+            seg_len: ns.checked_div(segments).unwrap_or(0),
+            seg_long: ns.checked_rem(segments).unwrap_or(0),
+        };
+        clip.check_segments()?;
+        Ok(clip)
+    }
+
+    /// Walk the segments: offsets must be contiguous, rate bytes valid,
+    /// the declared sample bits equal to what the rates imply, and the
+    /// last segment followed by exactly the padding.
+    fn check_segments(&self) -> Result<(), CodecError> {
+        let mut off = 0usize;
+        for s in 0..self.segments {
+            let e = s as usize * SEGMENT_ENTRY_BYTES;
+            let block = read_u32(self.table, e) as usize;
+            let sample_bits = read_u32(self.table, e + 4) as usize;
+            if block != off {
+                return Err(invalid("vbr segment offset is not contiguous"));
+            }
+            let rates_end = block
+                .checked_add(self.animated)
+                .ok_or(invalid("vbr size overflows"))?;
+            let rates = self
+                .data
+                .get(block..rates_end)
+                .ok_or(truncated("vbr segment rates"))?;
+            let (bits, ranged) = segment_rates(self.types, rates)?;
+            if bits != sample_bits {
+                return Err(invalid("vbr segment sample bits differ from its rates"));
+            }
+            let n = (self.seg_len + u32::from(s < self.seg_long)) as usize;
+            let sample_bytes = n
+                .checked_mul(sample_bits)
+                .map(|b| b.div_ceil(8))
+                .ok_or(invalid("vbr size overflows"))?;
+            off = ranged
+                .checked_mul(SEGMENT_RANGE_BYTES)
+                .and_then(|h| h.checked_add(rates_end))
+                .and_then(|h| h.checked_add(sample_bytes))
+                .ok_or(invalid("vbr size overflows"))?;
+            if off > self.data.len() {
+                return Err(truncated("vbr segment data"));
+            }
+        }
+        let total = off
+            .checked_add(PADDING_BYTES)
+            .ok_or(invalid("vbr size overflows"))?;
+        if self.data.len() < total {
+            return Err(truncated("vbr padding"));
+        }
+        if self.data.len() > total {
+            return Err(invalid("vbr blob has trailing bytes"));
+        }
+        Ok(())
+    }
+}
+
+/// The next `len` bytes of `blob` at `at` (advanced past them).
+fn take<'a>(
+    blob: &'a [u8],
+    at: &mut usize,
+    len: usize,
+    what: &'static str,
+) -> Result<&'a [u8], CodecError> {
+    let end = at.checked_add(len).ok_or(invalid("vbr size overflows"))?;
+    let bytes = blob.get(*at..end).ok_or(truncated(what))?;
+    *at = end;
+    Ok(bytes)
+}
+
+/// What the type bytes imply for the sizes that follow them.
+struct TrackCounts {
+    constant_bytes: usize,
+    animated: usize,
+    range_bytes: usize,
+}
+
+/// Check every type byte (reserved bits clear, full constants only on
+/// rotations) and count constants, animated tracks and clip range bytes.
+fn count_tracks(types: &[u8]) -> Result<TrackCounts, CodecError> {
+    let mut n = TrackCounts {
+        constant_bytes: 0,
+        animated: 0,
+        range_bytes: 0,
+    };
+    for &t in types {
+        if t >> 6 != 0 {
+            return Err(invalid("vbr type byte has reserved bits set"));
+        }
+        for k in 0..3 {
+            match (t >> (2 * k)) & 3 {
+                KIND_DEFAULT => {}
+                KIND_CONSTANT => n.constant_bytes += 12,
+                KIND_ANIMATED => {
+                    n.animated += 1;
+                    n.range_bytes += if k == 0 {
+                        ROTATION_CLIP_RANGE_BYTES
+                    } else {
+                        VECTOR_CLIP_RANGE_BYTES
+                    };
+                }
+                _ if k != 0 => {
+                    return Err(invalid("vbr full constant on a non-rotation track"));
+                }
+                _ => n.constant_bytes += 16,
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Every little-endian f32 of `bytes` is finite.
+fn check_finite(bytes: &[u8], what: &'static str) -> Result<(), CodecError> {
+    for c in bytes.chunks_exact(4) {
+        if !f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite() {
+            return Err(invalid(what));
+        }
+    }
+    Ok(())
+}
+
+/// Vector clip ranges are f32 and must be finite (16-bit rotation codes
+/// are always valid).
+fn check_vector_ranges(types: &[u8], ranges: &[u8]) -> Result<(), CodecError> {
+    let mut r = 0usize;
+    for &t in types {
+        for k in 0..3 {
+            if (t >> (2 * k)) & 3 != KIND_ANIMATED {
+                continue;
+            }
+            if k == 0 {
+                r += ROTATION_CLIP_RANGE_BYTES;
+                continue;
+            }
+            let entry = ranges
+                .get(r..r + VECTOR_CLIP_RANGE_BYTES)
+                .ok_or(truncated("vbr clip ranges"))?;
+            check_finite(entry, "vbr clip range is not finite")?;
+            r += VECTOR_CLIP_RANGE_BYTES;
+        }
+    }
+    Ok(())
+}
+
+/// Check a segment's rate bytes (one per animated track, in track order)
+/// and return the sample bits per row they imply and how many tracks have
+/// a segment range entry.
+fn segment_rates(types: &[u8], rates: &[u8]) -> Result<(usize, usize), CodecError> {
+    let (mut bits, mut ranged, mut track) = (0usize, 0usize, 0usize);
+    for &t in types {
+        for k in 0..3 {
+            if (t >> (2 * k)) & 3 != KIND_ANIMATED {
+                continue;
+            }
+            let r = *rates.get(track).ok_or(truncated("vbr segment rates"))?;
+            if !rate_is_valid(r) {
+                return Err(invalid("vbr rate byte invalid"));
+            }
+            bits += track_sample_bits(r, k == 0) as usize;
+            ranged += usize::from(has_segment_range(r));
+            track += 1;
+        }
+    }
+    Ok((bits, ranged))
+}

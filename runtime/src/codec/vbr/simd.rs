@@ -1,0 +1,388 @@
+//! Every `unsafe` block of the runtime: bounded unaligned loads, cache
+//! prefetches and the SSE2 lane arithmetic of the decoder. Each block
+//! states why it is sound; the rest of the crate is `deny(unsafe_code)`.
+//! Every function here has a portable fallback (other targets) with the
+//! same results, and the lane code performs exactly the scalar operations
+//! in the same order (tests: `batch_matches_scalar`,
+//! `normalize_batch_matches_scalar`).
+
+#[cfg(not(target_arch = "x86_64"))]
+use super::batch::PendingRotation;
+#[cfg(doc)]
+use super::format::rotation_from_xyz;
+#[cfg(any(doc, not(target_arch = "x86_64")))]
+use crate::math::nlerp_shortest;
+use crate::math::{Quat, Transform, Vec3A};
+
+#[inline(always)]
+pub(super) fn read_u32(b: &[u8], at: usize) -> u32 {
+    if at < b.len().saturating_sub(3) {
+        // SAFETY: `at + 4 <= b.len()`: the four bytes are inside the slice.
+        u32::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u32) })
+    } else {
+        0
+    }
+}
+
+/// Little-endian 64-bit load; zero if out of bounds (never on a validated
+/// view, where padding keeps every load inside the blob). One compare per
+/// load: this is the decoder's most frequent check.
+#[inline(always)]
+pub(super) fn load_u64(b: &[u8], at: usize) -> u64 {
+    if at < b.len().saturating_sub(7) {
+        // SAFETY: `at + 8 <= b.len()`: the eight bytes are inside the slice.
+        u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u64) })
+    } else {
+        0
+    }
+}
+
+/// Three little-endian f32 at `at` (lane w unspecified); zeros if out of bounds.
+#[inline(always)]
+pub(super) fn load_f32x3(b: &[u8], at: usize) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if at < b.len().saturating_sub(15) {
+            // SAFETY: `at + 16 <= b.len()`: the unaligned 16-byte load is
+            // inside the slice. SSE is part of the x86_64 baseline.
+            return Vec3A::from(unsafe {
+                core::arch::x86_64::_mm_loadu_ps(b.as_ptr().add(at) as *const f32)
+            });
+        }
+    }
+    let f = |i: usize| f32::from_bits(read_u32(b, at + i));
+    Vec3A::new(f(0), f(4), f(8))
+}
+/// Lanes x, y, z: the bytes 0, 1 and 2 of `w` as f32 (exact).
+#[inline(always)]
+pub(super) fn u8x3(w: u64) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            let z = _mm_setzero_si128();
+            let v = _mm_cvtsi64_si128(w as i64);
+            let v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(v, z), z);
+            Vec3A::from(_mm_cvtepi32_ps(v))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(
+            (w & 0xff) as f32,
+            ((w >> 8) & 0xff) as f32,
+            ((w >> 16) & 0xff) as f32,
+        )
+    }
+}
+
+/// Lanes x, y, z: the little-endian u16 at bytes 0, 2 and 4 of `w` as f32 (exact).
+#[inline(always)]
+pub(super) fn u16x3(w: u64) -> Vec3A {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            let v = _mm_cvtsi64_si128(w as i64);
+            let v = _mm_unpacklo_epi16(v, _mm_setzero_si128());
+            Vec3A::from(_mm_cvtepi32_ps(v))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(
+            (w & 0xffff) as f32,
+            ((w >> 16) & 0xffff) as f32,
+            ((w >> 32) & 0xffff) as f32,
+        )
+    }
+}
+
+/// Lanes x, y, z: three consecutive `b`-bit fields (b <= 19) of `w` as f32 (exact).
+#[inline(always)]
+pub(super) fn fields3(w: u64, b: usize) -> Vec3A {
+    let mask = (1u64 << b) - 1;
+    let (x, y, z) = (
+        (w & mask) as i32,
+        ((w >> b) & mask) as i32,
+        ((w >> (2 * b)) & mask) as i32,
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe { Vec3A::from(_mm_cvtepi32_ps(_mm_setr_epi32(x, y, z, 0))) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec3A::new(x as f32, y as f32, z as f32)
+    }
+}
+
+/// The 16-bit min and extent codes (x, y, z lanes as f32, exact) of the
+/// rotation clip range entry at `at`: one 16-byte load where the slice
+/// allows it, else two 8-byte loads inside the 12-byte entry.
+#[inline(always)]
+pub(super) fn rotation_codes(r: &[u8], at: usize) -> (Vec3A, Vec3A) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        if at < r.len().saturating_sub(15) {
+            // SAFETY: `at + 16 <= r.len()`: the unaligned load is inside
+            // the slice; the rest are SSE2 register operations (x86_64
+            // baseline).
+            unsafe {
+                let v = _mm_loadu_si128(r.as_ptr().add(at) as *const __m128i);
+                let z = _mm_setzero_si128();
+                let m = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, z));
+                let e = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_srli_si128::<6>(v), z));
+                return (Vec3A::from(m), Vec3A::from(e));
+            }
+        }
+    }
+    (u16x3(load_u64(r, at)), u16x3(load_u64(r, at + 4) >> 16))
+}
+
+/// Cache line size the prefetches step by.
+const LINE: usize = 64;
+
+/// Hint the CPU to start loading `len` bytes of `bytes` from `from`
+/// (clamped to the slice). A pure performance hint: results never depend
+/// on it. Cold decodes are bound by memory latency; issuing every line a
+/// pose needs up front lets the misses overlap instead of queueing behind
+/// the dependent reads of the decode loop.
+#[inline(always)]
+pub(super) fn prefetch(bytes: &[u8], from: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let end = from.saturating_add(len).min(bytes.len());
+        let mut at = from;
+        while at < end {
+            // SAFETY: `at < bytes.len()`, so the pointer is inside the
+            // slice; a prefetch never faults and does not access memory
+            // architecturally.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at) as *const i8) };
+            at += LINE;
+        }
+        if end > from {
+            // The last line, when `from` is not line aligned.
+            // SAFETY: as above, `end - 1 < bytes.len()`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(end - 1) as *const i8) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (bytes, from, len);
+    }
+}
+
+/// [`prefetch`] a slice of transforms (the defaults read, the output written).
+#[inline(always)]
+pub(super) fn prefetch_transforms(t: &[Transform]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bytes = core::mem::size_of_val(t);
+        let base = t.as_ptr() as *const u8;
+        let mut at = 0;
+        while at < bytes {
+            // SAFETY: `at < size_of_val(t)`: inside the slice's memory.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    base.add(at) as *const i8,
+                )
+            };
+            at += LINE;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = t;
+    }
+}
+/// `nlerp_shortest(q, q, _)` of four rotations, w rebuilt (as
+/// [`rotation_from_xyz`]) for the lanes whose bit is set in `rebuild`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
+    core::array::from_fn(|l| {
+        let q = PendingRotation {
+            q: a[l],
+            rebuild: (rebuild >> l) & 1 != 0,
+        }
+        .quat();
+        nlerp_shortest(q, q, 0.0)
+    })
+}
+
+/// `nlerp_shortest(q, q, _)` of four rotations in SSE2 lanes, w rebuilt
+/// (as [`rotation_from_xyz`]) for the lanes whose bit is set in
+/// `rebuild`: the same lane operations as [`blend4`] without the lerp,
+/// which is the identity when both ends are equal.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
+    let q = rebuild_w4(a, rebuild);
+    aos4(normalize_lanes(q, q))
+}
+
+/// Four rotations as x, y, z, w lanes, w rebuilt where `bits` has the
+/// lane's bit set: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`, as
+/// [`rotation_from_xyz`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rebuild_w4(p: &[Quat; 4], bits: u32) -> [core::arch::x86_64::__m128; 4] {
+    use core::arch::x86_64::*;
+    let [x, y, z, w] = soa4(p);
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; register-only
+    // operations.
+    unsafe {
+        let s = _mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
+            _mm_mul_ps(z, z),
+        );
+        let w2 = _mm_sub_ps(_mm_set1_ps(1.0), s);
+        let rebuilt = _mm_sqrt_ps(_mm_max_ps(w2, _mm_setzero_ps()));
+        let f = |i: u32| -(((bits >> i) & 1) as i32);
+        let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
+        [x, y, z, select_ps(mask, rebuilt, w)]
+    }
+}
+
+/// glam's SSE2 quaternion dot product, lane-wise: `(x*x' + z*z') + (y*y' + w*w')`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dot4(
+    p: [core::arch::x86_64::__m128; 4],
+    q: [core::arch::x86_64::__m128; 4],
+) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        _mm_add_ps(
+            _mm_add_ps(_mm_mul_ps(p[0], q[0]), _mm_mul_ps(p[2], q[2])),
+            _mm_add_ps(_mm_mul_ps(p[1], q[1]), _mm_mul_ps(p[3], q[3])),
+        )
+    }
+}
+
+/// The normalizing tail of [`nlerp_shortest`], lane-wise: `q / |q|`, or
+/// `fallback` where `|q|^2` is not in `(1e-12, f32::MAX]`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn normalize_lanes(
+    q: [core::arch::x86_64::__m128; 4],
+    fallback: [core::arch::x86_64::__m128; 4],
+) -> [core::arch::x86_64::__m128; 4] {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        let len2 = dot4(q, q);
+        let ok = _mm_and_ps(
+            _mm_cmpgt_ps(len2, _mm_set1_ps(1e-12)),
+            _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
+        );
+        let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
+        core::array::from_fn(|i| select_ps(ok, _mm_mul_ps(q[i], r), fallback[i]))
+    }
+}
+
+/// Lanes of `yes` where `mask` is set, else of `no`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn select_ps(
+    mask: core::arch::x86_64::__m128,
+    yes: core::arch::x86_64::__m128,
+    no: core::arch::x86_64::__m128,
+) -> core::arch::x86_64::__m128 {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe { _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no)) }
+}
+
+/// Four xyzw rows as x, y, z, w lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn soa4(p: &[Quat; 4]) -> [core::arch::x86_64::__m128; 4] {
+    use core::arch::x86_64::*;
+    let (r0, r1, r2, r3) = (
+        __m128::from(p[0]),
+        __m128::from(p[1]),
+        __m128::from(p[2]),
+        __m128::from(p[3]),
+    );
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        let t0 = _mm_unpacklo_ps(r0, r1);
+        let t1 = _mm_unpacklo_ps(r2, r3);
+        let t2 = _mm_unpackhi_ps(r0, r1);
+        let t3 = _mm_unpackhi_ps(r2, r3);
+        [
+            _mm_movelh_ps(t0, t1),
+            _mm_movehl_ps(t1, t0),
+            _mm_movelh_ps(t2, t3),
+            _mm_movehl_ps(t3, t2),
+        ]
+    }
+}
+
+/// Inverse of [`soa4`]: x, y, z, w lanes back to four rotations.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn aos4(o: [core::arch::x86_64::__m128; 4]) -> [Quat; 4] {
+    let rows = soa4(&o.map(|v| Quat::from_vec4(glam::Vec4::from(v))));
+    rows.map(|r| Quat::from_vec4(glam::Vec4::from(r)))
+}
+
+/// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
+/// for the lanes whose bit is set in `rebuild_a` / `rebuild_b`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn blend4(
+    a: &[Quat; 4],
+    b: &[Quat; 4],
+    rebuild_a: u32,
+    rebuild_b: u32,
+    alpha: f32,
+) -> [Quat; 4] {
+    let get = |q: &[Quat; 4], bits: u32, l: usize| {
+        PendingRotation {
+            q: q[l],
+            rebuild: (bits >> l) & 1 != 0,
+        }
+        .quat()
+    };
+    core::array::from_fn(|l| nlerp_shortest(get(a, rebuild_a, l), get(b, rebuild_b, l), alpha))
+}
+
+/// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
+/// for the lanes whose bit is set in `rebuild_a` / `rebuild_b`, one pair
+/// per SSE2 lane. Every lane performs exactly the scalar operations (glam's
+/// SSE2 4-component dot product sums `(x*x' + z*z') + (y*y' + w*w')`, which
+/// is reproduced here), so the results are bit-identical.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn blend4(
+    a: &[Quat; 4],
+    b: &[Quat; 4],
+    rebuild_a: u32,
+    rebuild_b: u32,
+    alpha: f32,
+) -> [Quat; 4] {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline; register-only operations.
+    unsafe {
+        let qa = rebuild_w4(a, rebuild_a);
+        let qb = rebuild_w4(b, rebuild_b);
+        let neg = _mm_cmplt_ps(dot4(qa, qb), _mm_setzero_ps());
+        let m1 = _mm_set1_ps(-1.0);
+        let t = _mm_set1_ps(alpha);
+        let q: [__m128; 4] = core::array::from_fn(|i| {
+            let bi = select_ps(neg, _mm_mul_ps(qb[i], m1), qb[i]);
+            _mm_add_ps(qa[i], _mm_mul_ps(_mm_sub_ps(bi, qa[i]), t))
+        });
+        aos4(normalize_lanes(q, qa))
+    }
+}

@@ -1,0 +1,327 @@
+use super::batch::PendingRotation;
+use super::format::*;
+use super::simd::{blend4, normalize4};
+use super::*;
+use crate::math::{nlerp_shortest, Quat, Vec3, Vec3A};
+
+fn put_u32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_f32(b: &mut Vec<u8>, v: f32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u16(b: &mut Vec<u8>, v: u16) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Hand-built blob: joint 0 constant translation, animated rotation at
+/// 8 bits then segment-constant; joint 1 default; 3 samples in 2
+/// segments.
+fn tiny_blob() -> Vec<u8> {
+    let mut b = Vec::new();
+    put_u32(&mut b, 2);
+    put_u32(&mut b, 3);
+    put_u32(&mut b, 1);
+    put_u32(&mut b, 2);
+    b.push(KIND_ANIMATED | (KIND_CONSTANT << 2));
+    b.push(0);
+    for v in [1.0, 2.0, 3.0] {
+        put_f32(&mut b, v);
+    }
+    // Clip range of the rotation: min about 0 on every axis, extent 0
+    // on x and y, z up to about 0.5.
+    for v in [32767, 32767, 32767, 0, 0, 16384] {
+        put_u16(&mut b, v);
+    }
+    // Segment 0: 2 samples at rate id 6 (8 bits), segment 1: 1 sample at rate 0.
+    let seg0 = 1 + 6 + 6;
+    put_u32(&mut b, 0);
+    put_u32(&mut b, 24);
+    put_u32(&mut b, seg0 as u32);
+    put_u32(&mut b, 0);
+    b.push(6);
+    // Samples: (0, 0, 0) then (0, 0, 255).
+    b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+    // Segment range: z spans the whole clip range.
+    b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+    b.push(RATE_CONSTANT);
+    b.extend_from_slice(&[0, 0, 0, 0, 0xff, 0xff]);
+    b.extend_from_slice(&[0; PADDING_BYTES]);
+    b
+}
+
+/// Like [`tiny_blob`] with segment 0 unranged at 8 bits and segment 1
+/// raw (no range bytes in either).
+fn tiny_blob_unranged_raw() -> Vec<u8> {
+    let mut b = tiny_blob();
+    let table = HEADER_BYTES + 2 + 12 + 12;
+    let data = table + 2 * SEGMENT_ENTRY_BYTES;
+    b.truncate(data);
+    // Segment 0: rate byte, samples (no range); segment 1: raw w..
+    b[table + 8..table + 12].copy_from_slice(&7u32.to_le_bytes());
+    b[table + 12..table + 16].copy_from_slice(&128u32.to_le_bytes());
+    b.push(6 | RATE_UNRANGED);
+    b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+    b.push(RATE_RAW);
+    for v in [0.0f32, 0.0, 0.6, 0.8] {
+        put_f32(&mut b, v);
+    }
+    b.extend_from_slice(&[0; PADDING_BYTES]);
+    b
+}
+
+#[test]
+fn tiny_blob_decodes() {
+    let blob = tiny_blob();
+    let clip = VbrClip::parse(&blob, 2, 3).expect("valid");
+    let defaults = [
+        Transform::IDENTITY,
+        Transform::new(Vec3::X, Quat::IDENTITY, Vec3::ONE),
+    ];
+    let mut out = [Transform::IDENTITY; 2];
+    assert!(clip.decode_sample(0, &defaults, &mut out));
+    assert_eq!(out[0].translation, Vec3::new(1.0, 2.0, 3.0));
+    assert!(out[0].rotation.abs_diff_eq(Quat::IDENTITY, 1e-4));
+    assert_eq!(out[1], defaults[1]);
+    assert!(clip.decode_sample(1, &defaults, &mut out));
+    assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
+    assert!(clip.decode_sample(2, &defaults, &mut out));
+    assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
+    let pos = SamplePosition {
+        i0: 0,
+        i1: 1,
+        alpha: 0.5,
+    };
+    assert!(clip.decode_pose(pos, &defaults, &mut out));
+    let mut sub = [Transform::IDENTITY; 3];
+    assert!(clip.decode_joints(pos, &defaults, &[1, 0, 0], &mut sub));
+    assert_eq!(sub[1], out[0]);
+    assert_eq!(sub[2], out[0]);
+    assert_eq!(sub[0], out[1]);
+    // Across the segment boundary, and joints-only decoding agrees.
+    let pos = SamplePosition {
+        i0: 1,
+        i1: 2,
+        alpha: 0.25,
+    };
+    assert!(clip.decode_pose(pos, &defaults, &mut out));
+    assert!(clip.decode_joints(pos, &defaults, &[1, 0], &mut sub[..2]));
+    assert_eq!(sub[1], out[0]);
+    assert_eq!(sub[0], out[1]);
+}
+
+/// The batched SIMD blend equals `rotation_from_xyz` + `nlerp_shortest`
+/// bit for bit, over rebuilt and full rotations, both signs and many
+/// blend factors.
+#[test]
+fn batch_matches_scalar() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    };
+    for round in 0..20_000 {
+        let mut p = || {
+            let q = Quat::from_xyzw(next(), next(), next(), next());
+            let q = if round % 7 == 0 {
+                q * 1e-7
+            } else {
+                q.normalize()
+            };
+            if round % 3 == 0 {
+                PendingRotation::full(q)
+            } else {
+                PendingRotation::xyz(Vec3A::new(q.x, q.y, q.z) * 0.9)
+            }
+        };
+        let a: [PendingRotation; 4] = core::array::from_fn(|_| p());
+        let b: [PendingRotation; 4] = core::array::from_fn(|_| p());
+        let alpha = if round % 5 == 0 { 0.0 } else { next().abs() };
+        let bits =
+            |p: &[PendingRotation; 4]| (0..4).fold(0u32, |m, l| m | (u32::from(p[l].rebuild) << l));
+        let got = blend4(&a.map(|p| p.q), &b.map(|p| p.q), bits(&a), bits(&b), alpha);
+        for l in 0..4 {
+            let want = nlerp_shortest(a[l].quat(), b[l].quat(), alpha);
+            assert_eq!(
+                got[l].to_array().map(f32::to_bits),
+                want.to_array().map(f32::to_bits),
+                "round {round} lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn static_pose_decode_matches_direct_decode() {
+    for (blob, joints, samples) in [(tiny_blob(), 2, 3), (tiny_blob_unranged_raw(), 2, 3)] {
+        let clip = VbrClip::parse(&blob, joints, samples).expect("valid");
+        let defaults = [
+            Transform::new(Vec3::Y, Quat::from_rotation_x(0.3), Vec3::splat(2.0)),
+            Transform::new(Vec3::X, Quat::from_rotation_z(-0.7), Vec3::ONE),
+        ];
+        let mut base = [Transform::IDENTITY; 2];
+        assert!(clip.static_pose(&defaults, &mut base));
+        let (mut direct, mut fast) = ([Transform::IDENTITY; 2], [Transform::IDENTITY; 2]);
+        for i0 in 0..samples {
+            for i1 in i0..samples {
+                for alpha in [0.0, 0.25, 0.5, 0.9] {
+                    let pos = SamplePosition { i0, i1, alpha };
+                    assert!(clip.decode_pose(pos, &defaults, &mut direct));
+                    assert!(clip.decode_pose_static(pos, &base, &mut fast));
+                    let bits = |p: &[Transform; 2]| p.map(|t| t.to_array().map(f32::to_bits));
+                    assert_eq!(bits(&direct), bits(&fast), "{i0} {i1} {alpha}");
+                }
+            }
+        }
+        // Wrong lengths and positions write nothing.
+        let before = fast;
+        let pos = SamplePosition {
+            i0: samples,
+            i1: 0,
+            alpha: 0.0,
+        };
+        assert!(!clip.decode_pose_static(pos, &base, &mut fast));
+        let pos = SamplePosition {
+            i0: 0,
+            i1: 0,
+            alpha: 0.0,
+        };
+        assert!(!clip.decode_pose_static(pos, &base[..1], &mut fast));
+        assert!(!clip.static_pose(&defaults[..1], &mut base));
+        assert_eq!(fast, before);
+    }
+}
+
+#[test]
+fn normalize_batch_matches_scalar() {
+    let mut seed = 0x51_7cc1_b727_220au64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    };
+    for round in 0..20_000 {
+        let mut p = || {
+            let q = Quat::from_xyzw(next(), next(), next(), next());
+            let q = match round % 7 {
+                0 => q * 1e-7,
+                1 => Quat::from_xyzw(0.0, -0.0, q.z, q.w),
+                _ => q.normalize(),
+            };
+            if round % 3 == 0 {
+                PendingRotation::full(q)
+            } else {
+                PendingRotation::xyz(Vec3A::new(q.x, q.y, q.z) * 0.9)
+            }
+        };
+        let a: [PendingRotation; 4] = core::array::from_fn(|_| p());
+        let bits = (0..4).fold(0u32, |m, l| m | (u32::from(a[l].rebuild) << l));
+        let alpha = if round % 5 == 0 { 0.0 } else { next().abs() };
+        let got = normalize4(&a.map(|p| p.q), bits);
+        for l in 0..4 {
+            let q = a[l].quat();
+            let want = nlerp_shortest(q, q, alpha);
+            // Equal as numbers (+0 and -0 alike), and so bit for bit
+            // once zeros are folded.
+            assert_eq!(
+                got[l].to_array().map(|v| (v + 0.0).to_bits()),
+                want.to_array().map(|v| (v + 0.0).to_bits()),
+                "round {round} lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn unranged_and_raw_decode() {
+    let blob = tiny_blob_unranged_raw();
+    let clip = VbrClip::parse(&blob, 2, 3).expect("valid");
+    let defaults = [Transform::IDENTITY; 2];
+    let mut out = [Transform::IDENTITY; 2];
+    assert!(clip.decode_sample(1, &defaults, &mut out));
+    assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
+    assert!(clip.decode_sample(2, &defaults, &mut out));
+    assert_eq!(out[0].rotation, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8));
+    // The unranged flag is invalid on the segment-constant and raw ids.
+    let mut bad = blob.clone();
+    let data = HEADER_BYTES + 2 + 12 + 12 + 2 * SEGMENT_ENTRY_BYTES;
+    bad[data + 7] = RATE_RAW | RATE_UNRANGED;
+    assert!(VbrClip::parse(&bad, 2, 3).is_err());
+}
+
+#[test]
+fn rejects_every_truncation_and_bad_counts() {
+    let blob = tiny_blob();
+    for n in 0..blob.len() {
+        assert!(
+            VbrClip::parse(&blob[..n], 2, 3).is_err(),
+            "truncated to {n}"
+        );
+    }
+    assert!(VbrClip::parse(&blob, 3, 3).is_err());
+    assert!(VbrClip::parse(&blob, 2, 4).is_err());
+    let mut longer = blob.clone();
+    longer.push(0);
+    assert!(VbrClip::parse(&longer, 2, 3).is_err());
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    for blob in [tiny_blob(), tiny_blob_unranged_raw()] {
+        corrupt_all(&blob);
+    }
+}
+
+fn corrupt_all(blob: &[u8]) {
+    let defaults = [Transform::IDENTITY; 2];
+    let mut out = [Transform::IDENTITY; 2];
+    for i in 0..blob.len() {
+        for v in [0u8, 1, 3, 7, 0x12, 0x20, 0x26, 0x32, 0x40, 0x80, 0xff] {
+            let mut b = blob.to_vec();
+            b[i] = v;
+            if let Ok(c) = VbrClip::parse(&b, 2, 3) {
+                for s in 0..3 {
+                    let _ = c.decode_sample(s, &defaults, &mut out);
+                    let pos = SamplePosition {
+                        i0: s,
+                        i1: (s + 1).min(2),
+                        alpha: 0.5,
+                    };
+                    let _ = c.decode_pose(pos, &defaults, &mut out);
+                    let _ = c.decode_joints(pos, &defaults, &[1, 0], &mut out);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn segment_lookup_covers_all_samples() {
+    for ns in 1..60u32 {
+        for segs in 1..=ns.min(9) {
+            let clip = VbrClip {
+                types: &[],
+                constants: &[],
+                ranges: &[],
+                table: &[],
+                data: &[],
+                joint_count: 0,
+                num_samples: ns,
+                animated: 1,
+                segments: segs,
+                seg_len: ns / segs,
+                seg_long: ns % segs,
+            };
+            assert_eq!(clip.segment_start(segs), ns);
+            for i in 0..ns {
+                let s = clip.segment_of(i);
+                assert!(s < segs);
+                assert!(clip.segment_start(s) <= i && i < clip.segment_start(s + 1));
+            }
+        }
+    }
+}

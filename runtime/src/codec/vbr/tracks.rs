@@ -1,0 +1,366 @@
+//! Reading one track: where a sample's bits and ranges are, a track's
+//! reconstruction parameters in a segment, and its sample values. The
+//! decode loop (`decode`) walks the joints with these.
+
+use super::batch::PendingRotation;
+use super::format::*;
+use super::simd::{fields3, load_f32x3, load_u64, prefetch, read_u32, rotation_codes, u16x3, u8x3};
+use super::VbrClip;
+use crate::math::{Quat, Vec3, Vec3A};
+
+/// What decoding needs of a rate byte, looked up rather than branched on
+/// (the rates of a track change from segment to segment, so branches on
+/// them mispredict under random access).
+#[derive(Clone, Copy, Debug)]
+struct RateInfo {
+    /// Bits per component: 0 (segment constant), 3..=19, or 32 (raw).
+    bits: u8,
+    /// Bytes of the track's segment range entry: 6, or 0 if it has none.
+    range_bytes: u8,
+    /// Segment constant: the range entry holds the value as three u16 codes.
+    constant: bool,
+}
+
+/// [`RateInfo`] of every 6-bit rate byte (validated bytes have bits 6-7 clear).
+const RATE_INFO: [RateInfo; 64] = {
+    let mut t = [RateInfo {
+        bits: 0,
+        range_bytes: 0,
+        constant: false,
+    }; 64];
+    let mut r = 0;
+    while r < 64 {
+        let id = r & RATE_ID_MASK as usize;
+        let unranged = r & RATE_UNRANGED as usize != 0;
+        t[r] = if id == RATE_CONSTANT as usize {
+            RateInfo {
+                bits: 0,
+                range_bytes: SEGMENT_RANGE_BYTES as u8,
+                constant: true,
+            }
+        } else if id >= RATE_RAW as usize {
+            RateInfo {
+                bits: 32,
+                range_bytes: 0,
+                constant: false,
+            }
+        } else {
+            RateInfo {
+                bits: RATE_BITS[id] as u8,
+                range_bytes: if unranged {
+                    0
+                } else {
+                    SEGMENT_RANGE_BYTES as u8
+                },
+                constant: false,
+            }
+        };
+        r += 1;
+    }
+    t
+};
+/// `bits` (<= 32) bits at absolute bit position `pos` of `b`.
+#[inline]
+fn read_bits(b: &[u8], pos: usize, bits: u32) -> u32 {
+    let v = load_u64(b, pos >> 3) >> (pos & 7);
+    (v & ((1u64 << bits) - 1)) as u32
+}
+/// Where a sample lives inside `data`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SampleRef {
+    /// Byte offset of the segment's rate bytes.
+    pub(super) rates: usize,
+    /// Byte offset of the segment's first range entry.
+    pub(super) ranges: usize,
+    /// Absolute bit position of the sample's first track.
+    pub(super) bit: usize,
+    /// Bits of one sample row of the segment.
+    pub(super) row_bits: usize,
+}
+
+/// Reconstruction parameters of one animated track in one segment.
+#[derive(Clone, Copy, Debug)]
+struct TrackParams {
+    /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
+    bits: u32,
+    bias: Vec3A,
+    scale: Vec3A,
+    /// `1 / (2^bits - 1)`.
+    inv: f32,
+}
+/// How the second sample relates to the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pair {
+    /// Only sample 0 is decoded.
+    One,
+    /// Both samples, in the same segment (parameters shared).
+    SameSegment,
+    /// Both samples, in different segments.
+    TwoSegments,
+}
+
+/// [`Pair`] as const generic parameters of the decode loop, so that the
+/// inner loop carries no test of it.
+pub(super) const PAIR_ONE: u8 = 0;
+pub(super) const PAIR_SAME_SEGMENT: u8 = 1;
+pub(super) const PAIR_TWO_SEGMENTS: u8 = 2;
+
+/// The two samples a decode blends (`s1` is `s0` when only one is read)
+/// and the blend factor.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Samples {
+    pub(super) s0: SampleRef,
+    pub(super) s1: SampleRef,
+    pub(super) pair: Pair,
+    pub(super) alpha: f32,
+}
+
+/// Walk state over joints: byte offsets into the constants and the clip
+/// ranges, the animated track index, and per sample the running segment
+/// range offset and bit position.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Cursor {
+    pub(super) joint: usize,
+    pub(super) constant: usize,
+    pub(super) clip_range: usize,
+    pub(super) track: usize,
+    pub(super) range0: usize,
+    pub(super) range1: usize,
+    pub(super) bit0: usize,
+    pub(super) bit1: usize,
+}
+
+impl Cursor {
+    /// At joint 0, at the first track of both samples.
+    #[inline(always)]
+    pub(super) fn new(s: &Samples) -> Cursor {
+        Cursor {
+            joint: 0,
+            constant: 0,
+            clip_range: 0,
+            track: 0,
+            range0: s.s0.ranges,
+            range1: s.s1.ranges,
+            bit0: s.s0.bit,
+            bit1: s.s1.bit,
+        }
+    }
+}
+
+impl<'a> VbrClip<'a> {
+    /// Segment holding `sample` (< num_samples, and at least one segment).
+    #[inline]
+    pub(super) fn segment_of(&self, sample: u32) -> u32 {
+        let long_end = self.seg_long * (self.seg_len + 1);
+        if sample < long_end {
+            sample / (self.seg_len + 1)
+        } else {
+            self.seg_long + (sample - long_end) / self.seg_len.max(1)
+        }
+    }
+
+    #[inline]
+    pub(super) fn sample_ref(&self, sample: u32) -> SampleRef {
+        if self.segments == 0 {
+            return SampleRef {
+                rates: 0,
+                ranges: 0,
+                bit: 0,
+                row_bits: 0,
+            };
+        }
+        let s = self.segment_of(sample).min(self.segments - 1);
+        let e = s as usize * SEGMENT_ENTRY_BYTES;
+        let block = read_u32(self.table, e) as usize;
+        let row_bits = read_u32(self.table, e + 4) as usize;
+        let start = self.segment_start(s);
+        let len = (self.segment_start(s + 1) - start) as usize;
+        let local = sample.saturating_sub(start) as usize;
+        let samples = block + self.animated;
+        SampleRef {
+            rates: block,
+            ranges: samples + (len * row_bits).div_ceil(8),
+            bit: samples * 8 + local * row_bits,
+            row_bits,
+        }
+    }
+
+    /// Issue prefetches for every line decoding `s0` (and `s1`) touches in
+    /// the segment data: the rate bytes, the sample rows and the range
+    /// entries (at most one per animated track).
+    #[inline(always)]
+    pub(super) fn prefetch_segment(&self, s: &SampleRef) {
+        let d = self.data;
+        prefetch(d, s.rates, self.animated);
+        prefetch(d, s.bit >> 3, s.row_bits.div_ceil(8) + 1);
+        prefetch(d, s.ranges, self.animated * SEGMENT_RANGE_BYTES);
+    }
+
+    /// Clip range (min, extent) of the animated track whose entry starts at
+    /// `at` in the clip ranges (advanced past it).
+    #[inline(always)]
+    fn clip_range(&self, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
+        let r = self.ranges;
+        if rotation {
+            let (m, e) = rotation_codes(r, *at);
+            *at += ROTATION_CLIP_RANGE_BYTES;
+            // Lane-wise exactly `rotation_clip_range`.
+            (
+                m * ROTATION_RANGE_STEP - Vec3A::ONE,
+                e * ROTATION_RANGE_STEP,
+            )
+        } else {
+            let v = (load_f32x3(r, *at), load_f32x3(r, *at + 12));
+            *at += VECTOR_CLIP_RANGE_BYTES;
+            v
+        }
+    }
+
+    /// Reconstruction parameters of an animated track with rate byte `rate`
+    /// and clip range `(cmin, cext)`; `range` is the segment's range
+    /// cursor (advanced past the track's entry if it has one). The three
+    /// cases share one formula, `bias = cmin + cext * (lo * k)` and
+    /// `scale = cext * (hi * (1/255))`: ranged tracks read `lo`, `hi` from
+    /// their 8-bit entry (k = 1/255), unranged ones use 0 and 255, and a
+    /// segment constant reads its 16-bit value as `lo` (k = 1/65535) with
+    /// `hi = 0`; those are exactly the specified operations.
+    #[inline(always)]
+    fn params(&self, rate: u8, cmin: Vec3A, cext: Vec3A, range: &mut usize) -> TrackParams {
+        let info = RATE_INFO[(rate & 63) as usize];
+        // Every range entry is followed by at least 8 bytes (more data or
+        // the padding), and a cursor without an entry sits at most at the
+        // padding, so the load stays in bounds.
+        let w = load_u64(self.data, *range);
+        *range += info.range_bytes as usize;
+        let (lo, k, hi) = if info.constant {
+            (u16x3(w), INV_65535, Vec3A::ZERO)
+        } else if info.range_bytes == 0 {
+            (Vec3A::ZERO, INV_255, Vec3A::splat(255.0))
+        } else {
+            (u8x3(w), INV_255, u8x3(w >> 24))
+        };
+        TrackParams {
+            bits: info.bits as u32,
+            bias: cmin + cext * (lo * k),
+            scale: cext * (hi * INV_255),
+            inv: INV_BITS[(info.bits & 63) as usize],
+        }
+    }
+
+    /// One vector sample at bit position `bit` (advanced). A segment
+    /// constant (0 bits) reads zero fields and gives `bias + 0`.
+    #[inline(always)]
+    fn vec_sample(&self, p: &TrackParams, bit: &mut usize) -> Vec3A {
+        if p.bits == 32 {
+            let d = self.data;
+            let v = Vec3A::new(
+                f32::from_bits(read_bits(d, *bit, 32)),
+                f32::from_bits(read_bits(d, *bit + 32, 32)),
+                f32::from_bits(read_bits(d, *bit + 64, 32)),
+            );
+            *bit += 96;
+            return v;
+        }
+        // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
+        let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
+        let b = (p.bits as usize).min(19);
+        let q = fields3(word, b);
+        *bit += 3 * b;
+        p.bias + p.scale * (q * p.inv)
+    }
+
+    /// One rotation sample (w rebuilt later by the batch) at bit position
+    /// `bit` (advanced).
+    #[inline(always)]
+    fn rot_sample(&self, p: &TrackParams, bit: &mut usize) -> PendingRotation {
+        if p.bits == 32 {
+            let d = self.data;
+            let q = Quat::from_xyzw(
+                f32::from_bits(read_bits(d, *bit, 32)),
+                f32::from_bits(read_bits(d, *bit + 32, 32)),
+                f32::from_bits(read_bits(d, *bit + 64, 32)),
+                f32::from_bits(read_bits(d, *bit + 96, 32)),
+            );
+            *bit += 128;
+            return PendingRotation::full(q);
+        }
+        PendingRotation::xyz(self.vec_sample(p, bit))
+    }
+
+    /// Advance the cursor past one animated track of one sample.
+    #[inline]
+    pub(super) fn skip_track(
+        &self,
+        rates: usize,
+        track: usize,
+        rot: bool,
+        range: &mut usize,
+        bit: &mut usize,
+    ) {
+        let rate = self.data.get(rates + track).copied().unwrap_or(0);
+        *bit += track_sample_bits(rate, rot) as usize;
+        if has_segment_range(rate) {
+            *range += SEGMENT_RANGE_BYTES;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn read_vec3(&self, at: &mut usize) -> Vec3 {
+        let v = load_f32x3(self.constants, *at);
+        *at += 12;
+        Vec3::from(v)
+    }
+
+    /// Parameters of the animated track at the cursor for both samples
+    /// (advancing the clip range and segment range cursors).
+    #[inline(always)]
+    fn track_params<const PAIR: u8>(
+        &self,
+        c: &mut Cursor,
+        s: &Samples,
+        rotation: bool,
+    ) -> (TrackParams, TrackParams) {
+        let (cmin, cext) = self.clip_range(rotation, &mut c.clip_range);
+        let r0 = self.data.get(s.s0.rates + c.track).copied().unwrap_or(0);
+        let p0 = self.params(r0, cmin, cext, &mut c.range0);
+        let p1 = if PAIR == PAIR_TWO_SEGMENTS {
+            let r1 = self.data.get(s.s1.rates + c.track).copied().unwrap_or(0);
+            self.params(r1, cmin, cext, &mut c.range1)
+        } else {
+            p0
+        };
+        c.track += 1;
+        (p0, p1)
+    }
+
+    /// The animated rotation track at the cursor: its two samples, w still
+    /// to be rebuilt by the blend batch (the second is the first when only
+    /// one sample is decoded).
+    #[inline(always)]
+    pub(super) fn animated_rotation<const PAIR: u8>(
+        &self,
+        c: &mut Cursor,
+        s: &Samples,
+    ) -> (PendingRotation, PendingRotation) {
+        let (p0, p1) = self.track_params::<PAIR>(c, s, true);
+        let qa = self.rot_sample(&p0, &mut c.bit0);
+        let qb = if PAIR == PAIR_ONE {
+            qa
+        } else {
+            self.rot_sample(&p1, &mut c.bit1)
+        };
+        (qa, qb)
+    }
+
+    /// The animated translation or scale track at the cursor, blended.
+    #[inline(always)]
+    pub(super) fn animated_vector<const PAIR: u8>(&self, c: &mut Cursor, s: &Samples) -> Vec3 {
+        let (p0, p1) = self.track_params::<PAIR>(c, s, false);
+        let va = self.vec_sample(&p0, &mut c.bit0);
+        if PAIR == PAIR_ONE {
+            Vec3::from(va)
+        } else {
+            Vec3::from(va.lerp(self.vec_sample(&p1, &mut c.bit1), s.alpha))
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! A validated clip and its prepared semantics.
+
+use super::format::*;
+#[cfg(doc)]
+use crate::additive::ADDITIVE_IDENTITY;
+use crate::codec::{ClipCodec, CodecId};
+use crate::events::{Event, EventTrack};
+use crate::math::Transform;
+use crate::root_motion::{RigidTransform, Trajectory};
+use crate::timing::{sample_position, LoopMode, SamplePosition};
+
+/// How a clip's motion root was extracted into its trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum RootMotionPolicy {
+    /// Ground-plane translation (x, z) and heading (yaw about +Y).
+    Planar,
+    /// The whole rigid transform of the motion joint (scale removed).
+    Full,
+}
+
+impl RootMotionPolicy {
+    pub fn as_u8(self) -> u8 {
+        match self {
+            RootMotionPolicy::Planar => ROOT_MOTION_PLANAR,
+            RootMotionPolicy::Full => ROOT_MOTION_FULL,
+        }
+    }
+    pub fn from_u8(v: u8) -> Option<RootMotionPolicy> {
+        match v {
+            ROOT_MOTION_PLANAR => Some(RootMotionPolicy::Planar),
+            ROOT_MOTION_FULL => Some(RootMotionPolicy::Full),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootMotionPolicy::Planar => "planar",
+            RootMotionPolicy::Full => "full",
+        }
+    }
+}
+
+/// What an authored marker is for. Both kinds are delivered as
+/// [`Event`]s; the kind tells a sync group which markers are gait contacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum MarkerKind {
+    /// A named contact marker for locomotion synchronization.
+    SyncMarker,
+    /// A notify (sound, VFX, presentation), delivered once per crossing.
+    Event,
+}
+
+impl MarkerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkerKind::SyncMarker => "sync-marker",
+            MarkerKind::Event => "event",
+        }
+    }
+}
+
+/// A clip's root-motion description, a copy of validated values (fields
+/// are public: editing a copy changes nothing in the package; the keys are behind
+/// [`Clip::trajectory`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootMotion<'a> {
+    /// Debug name of the designated motion joint (a skeleton joint).
+    pub joint: &'a str,
+    pub policy: RootMotionPolicy,
+    /// The trajectory's original first key: `R_char(t) = offset * R(t)`
+    /// places the character in the authored frame.
+    pub reference_offset: RigidTransform,
+    /// Cook-time figure: position error of per-tick (30 Hz) delta
+    /// composition over 100 loops against `C^100` (looping clips only).
+    pub drift_100_loops_m: Option<f32>,
+}
+
+/// One marker with its debug name and kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Marker<'a> {
+    pub event: Event,
+    pub name: &'a str,
+    pub kind: MarkerKind,
+}
+
+/// A validated clip. Its fields are private so that what load validated
+/// cannot be edited afterwards (the decoders and the event and trajectory
+/// views rely on it); read them through the accessors.
+#[derive(Clone, Debug)]
+pub struct Clip<'a> {
+    pub(super) name: &'a str,
+    pub(super) duration_s: f32,
+    pub(super) sample_rate_hz: f32,
+    pub(super) num_samples: u32,
+    pub(super) loop_mode: LoopMode,
+    pub(super) codec_id: CodecId,
+    pub(super) codec_version: u16,
+    pub(super) profile: &'a str,
+    pub(super) source_hash: [u8; 32],
+    pub(super) resample_error_m: f32,
+    pub(super) max_error_m: f32,
+    pub(super) blob_size: usize,
+    pub(super) codec: ClipCodec<'a>,
+    pub(super) loop_seam_error_m: Option<f32>,
+    pub(super) root_motion: Option<RootMotion<'a>>,
+    pub(super) curves: std::ops::Range<usize>,
+    pub(super) joint_count: usize,
+    pub(super) additive_reference: Option<&'a str>,
+    /// Decoded at load (package bytes need not be aligned for
+    /// `RigidTransform`); validated through `Trajectory::new`.
+    pub(super) trajectory_keys: Vec<RigidTransform>,
+    pub(super) trajectory_rate_hz: f32,
+    /// Validated through `EventTrack::new`; `markers[i]` names `events[i]`.
+    pub(super) events: Vec<Event>,
+    pub(super) marker_info: Vec<(&'a str, MarkerKind)>,
+}
+
+impl<'a> Clip<'a> {
+    /// The clip's name (unique in its package).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+    /// Authored duration in seconds.
+    pub fn duration_s(&self) -> f32 {
+        self.duration_s
+    }
+    /// Sample rate of the pose grid in Hz.
+    pub fn sample_rate_hz(&self) -> f32 {
+        self.sample_rate_hz
+    }
+    /// Samples on the pose grid (at least 1).
+    pub fn num_samples(&self) -> u32 {
+        self.num_samples
+    }
+    pub fn loop_mode(&self) -> LoopMode {
+        self.loop_mode
+    }
+    pub fn codec_id(&self) -> CodecId {
+        self.codec_id
+    }
+    pub fn codec_version(&self) -> u16 {
+        self.codec_version
+    }
+    /// The validated codec view (decoding goes through [`Clip::sample`]
+    /// and friends, which also map time to samples).
+    pub fn codec(&self) -> &ClipCodec<'a> {
+        &self.codec
+    }
+    /// Bytes of the codec blob.
+    pub fn blob_size(&self) -> usize {
+        self.blob_size
+    }
+    /// Name of the quality profile the clip was cooked with.
+    pub fn profile(&self) -> &'a str {
+        self.profile
+    }
+    /// blake3 of the source file bytes (and companions).
+    pub fn source_hash(&self) -> &[u8; 32] {
+        &self.source_hash
+    }
+    /// Cook-time figure (informational): resampling error in meters.
+    pub fn resample_error_m(&self) -> f32 {
+        self.resample_error_m
+    }
+    /// Cook-time figure (informational): verified codec error in meters.
+    pub fn max_error_m(&self) -> f32 {
+        self.max_error_m
+    }
+    /// Cook-time figure for looping clips: how far the last authored pose
+    /// was from the first (component space, virtual vertices, meters).
+    pub fn loop_seam_error_m(&self) -> Option<f32> {
+        self.loop_seam_error_m
+    }
+    /// Root motion, if the cooker extracted it (keys: [`Clip::trajectory`]).
+    pub fn root_motion(&self) -> Option<RootMotion<'a>> {
+        self.root_motion
+    }
+
+    /// Bracketing samples for clip-local time `t`, with the clip's duration
+    /// and loop semantics.
+    #[inline]
+    pub fn position(&self, t: f32) -> SamplePosition {
+        sample_position(
+            t,
+            self.duration_s,
+            self.sample_rate_hz,
+            self.num_samples,
+            self.loop_mode,
+        )
+    }
+
+    /// Sample only `joints` (skeleton indices) at time `t`: `out[k]` is
+    /// joint `joints[k]`'s local transform. No allocation; false if a
+    /// length or index is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_joints(
+        &self,
+        t: f32,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        if defaults.len() != self.joint_count {
+            return false;
+        }
+        self.codec
+            .decode_joints(self.position(t), defaults, joints, out)
+    }
+
+    /// Sample the local pose at time `t` into `out` (length = joint count).
+    /// `defaults` is the skeleton rest pose. No allocation. Returns false if
+    /// a buffer has the wrong length.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    #[inline]
+    pub fn sample(&self, t: f32, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        if defaults.len() != self.joint_count {
+            return false;
+        }
+        self.codec.decode_pose(self.position(t), defaults, out)
+    }
+
+    /// The clip's static pose for [`Clip::sample_static`]: the value of
+    /// every track that is not animated. Compute it once per clip and
+    /// `defaults` (when the clip is bound to a skeleton) into caller-owned
+    /// memory. False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
+    }
+
+    /// [`Clip::sample`] that starts from the clip's [`Clip::static_pose`]
+    /// and decodes only the animated tracks: the same pose, faster when
+    /// many tracks are default or constant (most rigs). No allocation.
+    /// False if a length is wrong.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    #[inline]
+    pub fn sample_static(&self, t: f32, static_pose: &[Transform], out: &mut [Transform]) -> bool {
+        self.codec
+            .decode_pose_static(self.position(t), static_pose, out)
+    }
+
+    /// Index range of this clip's curves in [`super::Package::curves`].
+    pub fn curve_range(&self) -> std::ops::Range<usize> {
+        self.curves.clone()
+    }
+
+    /// Whether the clip holds additive deltas (Ludus convention, see
+    /// [`crate::additive`]) rather than a pose. Decode it with
+    /// [`super::Package::sample_defaults`] so untracked joints read as
+    /// [`ADDITIVE_IDENTITY`].
+    pub fn is_additive(&self) -> bool {
+        self.additive_reference.is_some()
+    }
+
+    /// The named, revisioned reference the deltas were made against
+    /// (e.g. `rest rev 0123…`); "" for a non-additive clip.
+    pub fn additive_reference(&self) -> &'a str {
+        self.additive_reference.unwrap_or("")
+    }
+
+    /// The root trajectory, if the clip has one. Borrows the keys decoded
+    /// at load; re-runs the (allocation-free, `O(keys)`) validation load
+    /// already passed, so hold the result for a whole update.
+    pub fn trajectory(&self) -> Option<Trajectory<'_>> {
+        self.root_motion?;
+        Trajectory::new(
+            &self.trajectory_keys,
+            self.trajectory_rate_hz,
+            self.duration_s,
+        )
+        .ok()
+    }
+
+    /// The clip's markers and events as a track for
+    /// [`crate::events::crossed_events`] (looping per the loop mode).
+    /// Validated at load; re-validation here is allocation-free `O(events)`.
+    pub fn event_track(&self) -> EventTrack<'_> {
+        const NO_EVENTS: &[Event] = &[];
+        EventTrack::new(&self.events, self.duration_s, self.loop_mode.is_looping())
+            // Unreachable (load validated these private fields through the
+            // same constructor); an empty track is the safe answer.
+            .or_else(|_| EventTrack::new(NO_EVENTS, 0.0, false))
+            .expect("an empty event track on a zero duration is always valid")
+    }
+
+    /// The debug name of the marker with author id `id`.
+    pub fn event_name(&self, id: u64) -> Option<&'a str> {
+        self.events
+            .iter()
+            .zip(&self.marker_info)
+            .find(|(e, _)| e.id == id)
+            .map(|(_, &(name, _))| name)
+    }
+
+    /// Every marker in track order with its name and kind.
+    pub fn markers(&self) -> impl Iterator<Item = Marker<'a>> + '_ {
+        self.events
+            .iter()
+            .zip(&self.marker_info)
+            .map(|(&event, &(name, kind))| Marker { event, name, kind })
+    }
+}

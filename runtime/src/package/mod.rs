@@ -1,0 +1,341 @@
+//! Package v2 reader. The byte layout is specified in
+//! `schemas/package-format.md`; this module is its reference reader.
+//!
+//! [`Package::load`] validates every count, offset, alignment, size, string
+//! and codec blob before returning a view; afterwards sampling trusts only
+//! what was validated. Any byte string gives either a valid package or a
+//! typed [`PackageError`] — never a panic, never an out-of-bounds read.
+//! Loading allocates (the clip table, the skeleton, decoded root-motion
+//! keys and events); sampling, curve evaluation, trajectory deltas and
+//! event queries do not.
+//!
+//! Scalar curve channels carry a schema (interpolation, default, range
+//! with an optional clamp, composition) and are stored quantized per
+//! channel (range reduction and a fixed sample width, bit-packed); a
+//! [`CurveChannel`] decodes samples straight from the package bytes.
+//!
+//! Version 2 adds the prepared clip semantics: the wrap loop mode, the
+//! additive flag and its named reference, the root-motion trajectory (keys
+//! stored as plain f32, never through a pose codec, so the seed's "preserve
+//! root trajectories and event metadata independently of pose compression"
+//! holds) and the `EVNT` section of markers and events. The trajectory and
+//! event checks are the runtime's own constructors
+//! ([`crate::root_motion::Trajectory::new`], [`crate::events::EventTrack::new`]): a package whose data they
+//! would refuse does not load.
+
+mod bytes;
+mod clip;
+mod clip_record;
+mod curve;
+/// The byte layout: public only to cook-time crates (feature `cook`).
+#[cfg(feature = "cook")]
+pub mod format;
+#[cfg(not(feature = "cook"))]
+mod format;
+mod records;
+#[cfg(test)]
+mod tests;
+
+pub use bytes::Strings;
+pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
+pub use curve::{CurveChannel, CurveComposition};
+
+use crate::additive::ADDITIVE_IDENTITY;
+use crate::codec::CodecError;
+use crate::hash::fnv1a64;
+use crate::math::Transform;
+use crate::skeleton::{Skeleton, SkeletonError};
+use bytes::Bytes;
+use clip_record::{parse_clips, ClipContext};
+use curve::parse_curve;
+use format::*;
+use records::{parse_events, parse_skeleton};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PackageError {
+    #[error("not a ludus-anim package (bad magic)")]
+    BadMagic,
+    #[error("package format version {found} is not supported by this runtime (it reads version {expected}); re-cook the asset")]
+    Version { found: u32, expected: u32 },
+    #[error("package truncated: {what} needs bytes {start}..{end} but the package has {len}")]
+    Truncated {
+        what: &'static str,
+        start: u64,
+        end: u64,
+        len: usize,
+    },
+    #[error("package checksum mismatch (stored {stored:016x}, computed {computed:016x}): the file is corrupted")]
+    Checksum { stored: u64, computed: u64 },
+    #[error("package invalid: {0}")]
+    Invalid(String),
+    #[error("section {0} missing")]
+    MissingSection(&'static str),
+    #[error("skeleton invalid: {0}")]
+    Skeleton(#[from] SkeletonError),
+    #[error("clip '{clip}': {source}")]
+    Codec {
+        clip: String,
+        #[source]
+        source: CodecError,
+    },
+}
+
+fn invalid(msg: impl Into<String>) -> PackageError {
+    PackageError::Invalid(msg.into())
+}
+
+/// Package-wide provenance: a copy of validated strings and the hash
+/// (public fields: editing a copy changes nothing in the package).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta<'a> {
+    pub cooker_version: &'a str,
+    pub asset_name: &'a str,
+    pub source_path: &'a str,
+    /// blake3 of the source file bytes (and companions).
+    pub source_hash: [u8; 32],
+}
+
+/// A loaded, validated package.
+#[derive(Clone, Debug)]
+pub struct Package<'a> {
+    format_version: u32,
+    meta: Meta<'a>,
+    skeleton: Skeleton,
+    strings: Strings<'a>,
+    clips: Vec<Clip<'a>>,
+    curves: Vec<CurveChannel<'a>>,
+    /// `joint_count` copies of [`ADDITIVE_IDENTITY`]: the defaults additive
+    /// clips decode missing tracks with.
+    additive_defaults: Vec<Transform>,
+}
+
+struct Section {
+    kind: u32,
+    offset: u64,
+    size: u64,
+}
+
+impl<'a> Package<'a> {
+    /// Validate `bytes` and build a view. Checks, in order: magic, version,
+    /// declared size, checksum, section table (bounds, alignment, overlap,
+    /// duplicates), strings, meta, skeleton (all invariants plus the stored
+    /// identity), curves, events (flags, names, ids), clips (fields, codec
+    /// blobs, additive reference, root-motion trajectory through
+    /// `Trajectory::new`, event range through `EventTrack::new`).
+    pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
+        let version = check_header(bytes)?;
+        let file = Bytes {
+            b: bytes,
+            what: "header",
+        };
+        let stored = file.u64(32)?;
+        let body = bytes.get(HEADER_SIZE..).ok_or(PackageError::Truncated {
+            what: "header",
+            start: 0,
+            end: HEADER_SIZE as u64,
+            len: bytes.len(),
+        })?;
+        let computed = fnv1a64(body);
+        if stored != computed {
+            return Err(PackageError::Checksum { stored, computed });
+        }
+        Self::load_unchecked_checksum(bytes, version)
+    }
+
+    /// Everything after the checksum. Separate so that robustness tests can
+    /// exercise the structural validation behind a recomputed checksum.
+    fn load_unchecked_checksum(bytes: &'a [u8], version: u32) -> Result<Package<'a>, PackageError> {
+        let file = Bytes {
+            b: bytes,
+            what: "section table",
+        };
+        let sections = parse_sections(&file)?;
+        let section = |kind: u32, what: &'static str| -> Result<Bytes<'a>, PackageError> {
+            let s = sections
+                .iter()
+                .find(|s| s.kind == kind)
+                .ok_or(PackageError::MissingSection(what))?;
+            Ok(Bytes {
+                b: file.range(s.offset, s.size)?,
+                what,
+            })
+        };
+
+        let strings = Strings::parse(section(SECTION_STRINGS, "STRS")?)?;
+        let meta = parse_meta(&section(SECTION_META, "META")?, &strings)?;
+        let skeleton = parse_skeleton(section(SECTION_SKELETON, "SKEL")?, &strings)?;
+        let joint_count = skeleton.joint_count();
+        let data = section(SECTION_DATA, "DATA")?;
+        let curves = parse_curves(&section(SECTION_CURVES, "CURV")?, &data, &strings)?;
+        let events = parse_events(section(SECTION_EVENTS, "EVNT")?, &strings)?;
+        let context = ClipContext {
+            data: &data,
+            strings: &strings,
+            skeleton: &skeleton,
+            curves: &curves,
+            events: &events,
+        };
+        let clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
+
+        Ok(Package {
+            format_version: version,
+            meta,
+            skeleton,
+            strings,
+            clips,
+            curves,
+            additive_defaults: vec![ADDITIVE_IDENTITY; joint_count],
+        })
+    }
+
+    /// Package format version (what this runtime reads).
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+    /// Provenance: cooker version, asset name, source path and hash.
+    pub fn meta(&self) -> &Meta<'a> {
+        &self.meta
+    }
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+    pub fn clips(&self) -> &[Clip<'a>] {
+        &self.clips
+    }
+    pub fn clip(&self, name: &str) -> Option<&Clip<'a>> {
+        self.clips.iter().find(|c| c.name == name)
+    }
+    pub fn curves(&self) -> &[CurveChannel<'a>] {
+        &self.curves
+    }
+    pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {
+        self.curves.get(clip.curve_range()).unwrap_or(&[])
+    }
+    pub fn strings(&self) -> &Strings<'a> {
+        &self.strings
+    }
+
+    /// The `defaults` to pass to [`Clip::sample`] for `clip`: the rest pose
+    /// for a pose clip, [`ADDITIVE_IDENTITY`] for every joint of an
+    /// additive clip (seed: an additive sample's missing tracks are the
+    /// additive identity, never the rest pose).
+    pub fn sample_defaults(&self, clip: &Clip<'_>) -> &[Transform] {
+        if clip.is_additive() {
+            &self.additive_defaults
+        } else {
+            self.skeleton.rest_pose()
+        }
+    }
+}
+
+/// The section table: bounds, alignment, no overlap with the header or
+/// with each other, no repeated kind.
+fn parse_sections(file: &Bytes<'_>) -> Result<Vec<Section>, PackageError> {
+    let count = file.u32(24)?;
+    if count > MAX_SECTIONS {
+        return Err(invalid(format!("{count} sections (limit {MAX_SECTIONS})")));
+    }
+    let table_end = HEADER_SIZE as u64 + count as u64 * SECTION_ENTRY_SIZE as u64;
+    file.range(HEADER_SIZE as u64, count as u64 * SECTION_ENTRY_SIZE as u64)?;
+    let mut sections: Vec<Section> = Vec::with_capacity(count as usize);
+    for i in 0..count as u64 {
+        let at = HEADER_SIZE as u64 + i * SECTION_ENTRY_SIZE as u64;
+        let s = Section {
+            kind: file.u32(at)?,
+            offset: file.u64(at + 8)?,
+            size: file.u64(at + 16)?,
+        };
+        if !s.offset.is_multiple_of(ALIGN as u64) {
+            return Err(invalid(format!("section {i} is not {ALIGN}-byte aligned")));
+        }
+        if s.offset < table_end {
+            return Err(invalid(format!("section {i} overlaps the header")));
+        }
+        file.range(s.offset, s.size)?;
+        if sections.iter().any(|o| o.kind == s.kind) {
+            return Err(invalid(format!("section {i} kind repeated")));
+        }
+        sections.push(s);
+    }
+    let mut spans: Vec<(u64, u64)> = sections
+        .iter()
+        .map(|s| (s.offset, s.offset + s.size))
+        .collect();
+    spans.sort();
+    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err(invalid("sections overlap"));
+    }
+    Ok(sections)
+}
+
+/// META: provenance strings and the source hash.
+fn parse_meta<'a>(sec: &Bytes<'a>, strings: &Strings<'a>) -> Result<Meta<'a>, PackageError> {
+    Ok(Meta {
+        cooker_version: strings.read(sec, 0, "meta cooker version")?,
+        asset_name: strings.read(sec, 4, "meta asset name")?,
+        source_path: strings.read(sec, 8, "meta source path")?,
+        source_hash: sec.hash32(16)?,
+    })
+}
+
+/// Every record of the CURV section.
+fn parse_curves<'a>(
+    sec: &Bytes<'a>,
+    data: &Bytes<'a>,
+    strings: &Strings<'a>,
+) -> Result<Vec<CurveChannel<'a>>, PackageError> {
+    let count = sec.u32(0)? as u64;
+    if count > sec.b.len() as u64 / CURVE_RECORD_SIZE as u64 {
+        return Err(invalid("curve count exceeds section size"));
+    }
+    let mut curves = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let at = 16 + i * CURVE_RECORD_SIZE as u64;
+        curves.push(parse_curve(sec, at, data, strings)?);
+    }
+    Ok(curves)
+}
+
+/// Magic, format version, header size and declared file size: the checks
+/// every load starts with. Returns the format version.
+fn check_header(bytes: &[u8]) -> Result<u32, PackageError> {
+    let file = Bytes {
+        b: bytes,
+        what: "header",
+    };
+    if file.range(0, 8)? != MAGIC {
+        return Err(PackageError::BadMagic);
+    }
+    let version = file.u32(8)?;
+    if version != FORMAT_VERSION {
+        return Err(PackageError::Version {
+            found: version,
+            expected: FORMAT_VERSION,
+        });
+    }
+    let header_size = file.u32(12)? as usize;
+    if header_size != HEADER_SIZE {
+        return Err(invalid(format!(
+            "header size {header_size}, expected {HEADER_SIZE}"
+        )));
+    }
+    let file_size = file.u64(16)?;
+    if file_size != bytes.len() as u64 {
+        return Err(PackageError::Truncated {
+            what: "package",
+            start: 0,
+            end: file_size,
+            len: bytes.len(),
+        });
+    }
+    Ok(version)
+}
+
+/// Structural validation without the checksum, for robustness tests that
+/// corrupt bytes and must reach the deeper checks, and for the benchmark.
+/// Cook-time (feature `cook`): a game always verifies the checksum.
+#[cfg(feature = "cook")]
+pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
+    let version = check_header(bytes)?;
+    Package::load_unchecked_checksum(bytes, version)
+}

@@ -1,0 +1,292 @@
+//! Generations on disk. Layout under the output directory:
+//!
+//! ```text
+//! OUT/packages/<asset>-<hash16>.ludanim   content-named, shared by generations
+//! OUT/generations/<n>/manifest.json        the packages generation n serves
+//! OUT/generations/<n>/report.json          its report (latest cook of every asset)
+//! OUT/generations/<n>/stale.json           assets served from an older cook
+//! OUT/current                              "<n>\n": the published generation
+//! OUT/server.pid                           the serving process (one per directory)
+//! ```
+//!
+//! Publishing writes the generation into `generations/.tmp-<n>-<pid>/`
+//! (every file flushed), renames the directory to `generations/<n>/`, then
+//! replaces `current` by temp file + rename. A crash at any point leaves
+//! `current` naming a complete generation; temp directories are removed
+//! at the next start. `current` is the server's one-entry transaction log
+//! (bevy_asset's processor keeps a log of begun and finished work for the
+//! same reason; a pointer swap makes the log a single atomic record).
+
+use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
+use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
+use ludus_anim_cooker::sink::Sink;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub const CURRENT: &str = "current";
+const PID_FILE: &str = "server.pid";
+const DIR: &str = "generations";
+
+/// Assets served from an older cook because their latest cook failed:
+/// asset name → that cook's diagnostics.
+pub type StaleMap = BTreeMap<String, Vec<ReportDiagnostic>>;
+
+/// One generation as files hold it.
+#[derive(Clone, Debug)]
+pub struct GenerationFiles {
+    pub number: u64,
+    pub manifest: PackageManifest,
+    pub report: Report,
+    pub stale: StaleMap,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StaleFile {
+    stale: StaleMap,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerationError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: {message}")]
+    Corrupt { path: String, message: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> GenerationError + '_ {
+    move |source| GenerationError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The generations of one output directory.
+pub struct Generations {
+    out: PathBuf,
+}
+
+impl Generations {
+    /// Open `out`, creating its directories and removing temp generation
+    /// directories a killed server left.
+    pub fn open(out: &Path) -> Result<Generations, GenerationError> {
+        let dir = out.join(DIR);
+        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        for e in std::fs::read_dir(&dir).map_err(io_err(&dir))?.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        Ok(Generations {
+            out: out.to_path_buf(),
+        })
+    }
+
+    /// Claim the output directory for this process (`OUT/server.pid`):
+    /// two servers publishing into one directory would race for
+    /// generation numbers. A pid file whose process is gone (a `kill -9`)
+    /// is taken over.
+    pub fn claim(&self) -> Result<(), GenerationError> {
+        let p = self.out.join(PID_FILE);
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            let pid = text.trim();
+            let alive = pid
+                .parse::<u32>()
+                .is_ok_and(|n| n != std::process::id() && Path::new("/proc").join(pid).exists());
+            if alive {
+                return Err(GenerationError::Corrupt {
+                    path: p.display().to_string(),
+                    message: format!("another server (pid {pid}) serves this output directory"),
+                });
+            }
+        }
+        write_atomic(&p, format!("{}\n", std::process::id()).as_bytes()).map_err(io_err(&p))
+    }
+
+    /// Give the output directory up (clean shutdown).
+    pub fn release(&self) {
+        let _ = std::fs::remove_file(self.out.join(PID_FILE));
+    }
+
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// The published generation, if any.
+    pub fn current(&self) -> Result<Option<GenerationFiles>, GenerationError> {
+        let p = self.out.join(CURRENT);
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&p)(e)),
+        };
+        let number: u64 = text.trim().parse().map_err(|_| GenerationError::Corrupt {
+            path: p.display().to_string(),
+            message: format!("'{}' is not a generation number", text.trim()),
+        })?;
+        self.load(number).map(Some)
+    }
+
+    fn load(&self, number: u64) -> Result<GenerationFiles, GenerationError> {
+        let dir = self.dir_of(number);
+        let stale: StaleFile = read_json(&dir.join("stale.json"))?;
+        Ok(GenerationFiles {
+            number,
+            manifest: read_json(&dir.join("manifest.json"))?,
+            report: read_json(&dir.join("report.json"))?,
+            stale: stale.stale,
+        })
+    }
+
+    /// `report.json` of generation `number` as written.
+    pub fn report_bytes(&self, number: u64) -> Result<Vec<u8>, GenerationError> {
+        let p = self.dir_of(number).join("report.json");
+        std::fs::read(&p).map_err(io_err(&p))
+    }
+
+    fn dir_of(&self, number: u64) -> PathBuf {
+        self.out.join(DIR).join(number.to_string())
+    }
+
+    /// Where a package file of a generation lives (`rel` as the manifest
+    /// records it: `packages/<name>`).
+    pub fn package_path(&self, rel: &str) -> PathBuf {
+        self.out.join(rel)
+    }
+
+    /// Write generation `g` completely, then point `current` at it.
+    /// Returns the bytes of its `report.json` as written.
+    pub fn publish(&self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
+        let base = self.out.join(DIR);
+        let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        let report = to_json(&g.report);
+        write_synced(&tmp.join("manifest.json"), &to_json(&g.manifest))?;
+        write_synced(&tmp.join("report.json"), &report)?;
+        write_synced(
+            &tmp.join("stale.json"),
+            &to_json(&StaleFile {
+                stale: g.stale.clone(),
+            }),
+        )?;
+        let dir = self.dir_of(g.number);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::rename(&tmp, &dir).map_err(io_err(&dir))?;
+        sync_dir(&base);
+        let cur = self.out.join(CURRENT);
+        write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
+        sync_dir(&self.out);
+        Ok(report)
+    }
+
+    /// Keep the newest `keep` generations up to `current`; remove older
+    /// ones, and packages no kept generation names. Only the cook thread
+    /// calls this, between cooks, so no package being written is removed.
+    /// Returns package hash → path (relative to OUT) over the kept
+    /// generations.
+    pub fn collect(&self, current: u64, keep: usize) -> BTreeMap<String, String> {
+        let first = current.saturating_sub(keep as u64 - 1);
+        let mut kept = BTreeMap::new();
+        let base = self.out.join(DIR);
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let Some(n) = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok()) else {
+                continue;
+            };
+            if n < first || n > current {
+                let _ = std::fs::remove_dir_all(e.path());
+            } else if let Ok(g) = self.load(n) {
+                kept.extend(
+                    g.manifest
+                        .assets
+                        .into_iter()
+                        .map(|a| (a.package_hash, a.package)),
+                );
+            }
+        }
+        let names: std::collections::BTreeSet<&String> = kept.values().collect();
+        let pkgs = self.out.join("packages");
+        for e in std::fs::read_dir(&pkgs).into_iter().flatten().flatten() {
+            let rel = format!("packages/{}", e.file_name().to_string_lossy());
+            if !names.contains(&rel) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        kept
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, GenerationError> {
+    let bytes = std::fs::read(p).map_err(io_err(p))?;
+    serde_json::from_slice(&bytes).map_err(|e| GenerationError::Corrupt {
+        path: p.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    // The report types serialize to JSON infallibly (string keys, no
+    // non-finite floats reach them: the cooker writes them the same way).
+    serde_json::to_vec_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
+}
+
+fn write_synced(p: &Path, bytes: &[u8]) -> Result<(), GenerationError> {
+    let mut f = std::fs::File::create(p).map_err(io_err(p))?;
+    f.write_all(bytes).map_err(io_err(p))?;
+    f.sync_all().map_err(io_err(p))
+}
+
+/// Flush a directory's entries (the renames) to disk; best effort.
+fn sync_dir(p: &Path) {
+    if let Ok(d) = std::fs::File::open(p) {
+        let _ = d.sync_all();
+    }
+}
+
+/// The cook's [`Sink`] in the server: packages go to the shared,
+/// content-named `OUT/packages/` (atomically, through `OUT/.tmp/`); the
+/// cook's `manifest.json` is kept in memory, since a generation's files
+/// are assembled by the server from every asset's latest state.
+pub struct PackageSink {
+    out: OutputDir,
+    manifest: Mutex<Option<Vec<u8>>>,
+}
+
+impl PackageSink {
+    pub fn new(out: &Path) -> io::Result<PackageSink> {
+        Ok(PackageSink {
+            out: OutputDir::prepare(out)?,
+            manifest: Mutex::new(None),
+        })
+    }
+
+    /// The manifest the cook wrote.
+    pub fn take_manifest(&self) -> Option<PackageManifest> {
+        let bytes = self.manifest.lock().ok()?.take()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+impl Sink for PackageSink {
+    fn write(&self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        match rel {
+            "manifest.json" => {
+                if let Ok(mut m) = self.manifest.lock() {
+                    *m = Some(bytes.to_vec());
+                }
+                Ok(())
+            }
+            "report.json" => Ok(()),
+            _ => self.out.write(rel, bytes),
+        }
+    }
+    fn describe(&self, rel: &str) -> String {
+        self.out.path(rel).display().to_string()
+    }
+}

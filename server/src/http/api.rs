@@ -1,0 +1,453 @@
+//! The endpoints. Every JSON response has a schema in `schemas/server/`.
+
+use super::validate::{is_hash, name_problem};
+use super::{App, MAX_STREAMS};
+use crate::state::{unix_ms, Cooking, LastCook, Published};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use futures_util::StreamExt;
+use ludus_anim_cooker::report::{AssetReport, AssetStatus, ReportDiagnostic};
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use tokio_stream::wrappers::BroadcastStream;
+
+/// An error response: `{"error": code, "message": ...}`.
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    message: &'a str,
+}
+
+pub fn error(status: StatusCode, code: &str, message: String) -> Response {
+    let body = ErrorBody {
+        error: code,
+        message: &message,
+    };
+    (status, Json(body)).into_response()
+}
+
+fn api_error(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        code,
+        message: message.into(),
+    }
+}
+
+fn no_generation() -> ApiError {
+    api_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "no_generation",
+        "nothing is published yet: the first cook is running",
+    )
+}
+
+pub async fn not_found() -> ApiError {
+    api_error(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}
+
+/// `/`: the dashboard of the current generation (the page `ludus-anim
+/// report` writes), rendered once per generation off the async threads.
+pub async fn index(State(app): State<App>) -> Result<Html<String>, ApiError> {
+    let current = app.shared.current().ok_or_else(no_generation)?;
+    let page = tokio::task::spawn_blocking(move || current.dashboard())
+        .await
+        .map_err(|_| {
+            api_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "dashboard",
+                "rendering failed",
+            )
+        })?;
+    Ok(Html(page.as_str().to_string()))
+}
+
+#[derive(Serialize)]
+pub struct Status {
+    generation: Option<u64>,
+    published_unix_ms: Option<u64>,
+    cooker_version: &'static str,
+    revision: &'static str,
+    watch: String,
+    queue: Queue,
+    last_cook: Option<LastCook>,
+    counts: Counts,
+}
+
+#[derive(Serialize)]
+struct Queue {
+    pending_changes: usize,
+    pending_assets: Vec<String>,
+    cooking: Option<Cooking>,
+}
+
+#[derive(Serialize, Default)]
+struct Counts {
+    assets: usize,
+    ok: usize,
+    failed: usize,
+    stale: usize,
+    packages: usize,
+}
+
+pub async fn status(State(app): State<App>) -> Json<Status> {
+    let s = &app.shared;
+    let current = s.current();
+    let (pending_changes, pending_assets) = s
+        .pending
+        .lock()
+        .map(|p| (p.paths.len(), p.assets.iter().cloned().collect()))
+        .unwrap_or_default();
+    Json(Status {
+        generation: current.as_ref().map(|c| c.number),
+        published_unix_ms: current.as_ref().map(|c| unix_ms(c.published_at)),
+        cooker_version: ludus_anim_cooker::COOKER_VERSION,
+        revision: ludus_anim_cooker::REVISION,
+        watch: s.watch_mode.lock().map(|m| m.clone()).unwrap_or_default(),
+        queue: Queue {
+            pending_changes,
+            pending_assets,
+            cooking: s.cooking.lock().ok().and_then(|c| c.clone()),
+        },
+        last_cook: s.last_cook.lock().ok().and_then(|l| l.clone()),
+        counts: counts(current.as_deref()),
+    })
+}
+
+fn counts(current: Option<&Published>) -> Counts {
+    let Some(c) = current else {
+        return Counts::default();
+    };
+    let a = &c.files.report.assets;
+    Counts {
+        assets: a.len(),
+        ok: a.iter().filter(|x| x.status == AssetStatus::Ok).count(),
+        failed: a.iter().filter(|x| x.status == AssetStatus::Failed).count(),
+        stale: c.stale().len(),
+        packages: c.files.manifest.assets.len(),
+    }
+}
+
+#[derive(Serialize)]
+struct AssetSummary<'a> {
+    name: &'a str,
+    status: &'static str,
+    stale: bool,
+    package: Option<&'a str>,
+    package_hash: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub struct AssetList<'a> {
+    generation: Option<u64>,
+    assets: Vec<AssetSummary<'a>>,
+}
+
+fn status_name(r: Option<&AssetReport>) -> &'static str {
+    match r.map(|r| &r.status) {
+        Some(AssetStatus::Ok) => "ok",
+        Some(AssetStatus::Failed) => "failed",
+        None => "pending",
+    }
+}
+
+fn summary<'a>(c: Option<&'a Published>, name: &'a str) -> AssetSummary<'a> {
+    let served = c.and_then(|c| c.served(name));
+    AssetSummary {
+        name,
+        status: status_name(c.and_then(|c| c.report_of(name))),
+        stale: c.is_some_and(|c| c.stale().contains_key(name)),
+        package: served.map(|m| m.package.as_str()),
+        package_hash: served.map(|m| m.package_hash.as_str()),
+    }
+}
+
+pub async fn assets(State(app): State<App>) -> Response {
+    let names = app
+        .shared
+        .names
+        .read()
+        .map(|n| n.clone())
+        .unwrap_or_default();
+    let current = app.shared.current();
+    let list = AssetList {
+        generation: current.as_ref().map(|c| c.number),
+        assets: names
+            .iter()
+            .map(|n| summary(current.as_deref(), n))
+            .collect(),
+    };
+    Json(list).into_response()
+}
+
+#[derive(Serialize)]
+struct AssetDetail<'a> {
+    #[serde(flatten)]
+    summary: AssetSummary<'a>,
+    generation: Option<u64>,
+    /// The error diagnostics of the failing cook, when stale.
+    stale_diagnostics: Vec<ReportDiagnostic>,
+    report: Option<&'a AssetReport>,
+}
+
+pub async fn asset(State(app): State<App>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    if let Some(why) = name_problem(&name) {
+        return Err(api_error(StatusCode::BAD_REQUEST, "bad_name", why));
+    }
+    let known = app.shared.names.read().is_ok_and(|n| n.contains(&name));
+    if !known {
+        return Err(api_error(
+            StatusCode::NOT_FOUND,
+            "unknown_asset",
+            format!("no asset '{name}' in the project (GET /assets lists them)"),
+        ));
+    }
+    let current = app.shared.current();
+    let c = current.as_deref();
+    let detail = AssetDetail {
+        summary: summary(c, &name),
+        generation: c.map(|c| c.number),
+        stale_diagnostics: c
+            .and_then(|c| c.stale().get(&name).cloned())
+            .unwrap_or_default(),
+        report: c.and_then(|c| c.report_of(&name)),
+    };
+    Ok(Json(detail).into_response())
+}
+
+pub async fn package(
+    State(app): State<App>,
+    Path(hash): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if !is_hash(&hash) {
+        return Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "bad_hash",
+            "a package hash is 64 lowercase hex digits (manifest.json's package_hash)",
+        ));
+    }
+    let rel = app
+        .shared
+        .packages
+        .read()
+        .ok()
+        .and_then(|p| p.get(&hash).cloned());
+    let Some(rel) = rel else {
+        return Err(api_error(
+            StatusCode::NOT_FOUND,
+            "unknown_package",
+            "no kept generation serves a package with this hash",
+        ));
+    };
+    let etag = format!("\"{hash}\"");
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+    {
+        return Ok(with_cache_headers(
+            StatusCode::NOT_MODIFIED.into_response(),
+            &etag,
+        ));
+    }
+    let bytes = tokio::fs::read(app.shared.out.join(&rel))
+        .await
+        .map_err(|e| {
+            api_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "package_unreadable",
+                format!("{rel}: {e}"),
+            )
+        })?;
+    if blake3::hash(&bytes).to_hex().as_str() != hash {
+        return Err(api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "package_corrupt",
+            format!("{rel} does not hash to its name"),
+        ));
+    }
+    let mut r = (
+        [(header::CONTENT_TYPE, "application/octet-stream")],
+        Body::from(bytes),
+    )
+        .into_response();
+    r = with_cache_headers(r, &etag);
+    Ok(r)
+}
+
+fn with_cache_headers(mut r: Response, etag: &str) -> Response {
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=31536000, immutable"),
+    );
+    r
+}
+
+pub async fn report(State(app): State<App>) -> Result<Response, ApiError> {
+    let c = app.shared.current().ok_or_else(no_generation)?;
+    let mut r = (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(c.report_json.as_ref().clone()),
+    )
+        .into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("\"gen-{}\"", c.number)) {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    Ok(r)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CookRequest {
+    #[serde(default)]
+    assets: Option<Vec<String>>,
+}
+
+#[derive(Serialize)]
+pub struct CookAccepted {
+    queued: Vec<String>,
+    all: bool,
+    generation: Option<u64>,
+}
+
+/// `POST /cook`: body `{"assets": [names]}` (optional; empty cooks all).
+pub async fn cook(State(app): State<App>, body: Bytes) -> Result<Response, ApiError> {
+    let req: CookRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        CookRequest::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| api_error(StatusCode::BAD_REQUEST, "bad_request", format!("body: {e}")))?
+    };
+    let names = app
+        .shared
+        .names
+        .read()
+        .map(|n| n.clone())
+        .unwrap_or_default();
+    let queued = match &req.assets {
+        Some(list) => check_names(list, &names)?,
+        None => Vec::new(),
+    };
+    let all = req.assets.is_none();
+    app.shared.submit(|p| {
+        p.all |= all;
+        p.assets.extend(queued.iter().cloned());
+    });
+    let body = CookAccepted {
+        queued,
+        all,
+        generation: app.shared.current().map(|c| c.number),
+    };
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+fn check_names(list: &[String], names: &[String]) -> Result<Vec<String>, ApiError> {
+    if list.len() > names.len().max(1) {
+        return Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "more names than assets",
+        ));
+    }
+    for n in list {
+        if let Some(why) = name_problem(n) {
+            return Err(api_error(StatusCode::BAD_REQUEST, "bad_name", why));
+        }
+        if !names.contains(n) {
+            return Err(api_error(
+                StatusCode::NOT_FOUND,
+                "unknown_asset",
+                format!("no asset '{n}' in the project"),
+            ));
+        }
+    }
+    Ok(list.to_vec())
+}
+
+/// Decrements the open-stream count when a stream ends.
+struct StreamSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `GET /events`: every cook event as `cook --json` prints it, plus
+/// `generation_published`, as server-sent events (`data:` one JSON object).
+pub async fn events(State(app): State<App>) -> Result<Response, ApiError> {
+    if app.streams.fetch_add(1, Ordering::Relaxed) >= MAX_STREAMS {
+        app.streams.fetch_sub(1, Ordering::Relaxed);
+        return Err(api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_streams",
+            format!("at most {MAX_STREAMS} event streams at once"),
+        ));
+    }
+    let slot = StreamSlot(Arc::clone(&app.streams));
+    let mut stop = app.shutdown.clone();
+    let ended = async move {
+        let _ = stop.wait_for(|v| *v).await;
+    };
+    let rx = app.shared.events.subscribe();
+    let first = hello(app.shared.current().map(|c| c.number));
+    let stream = futures_util::stream::once(async move { first })
+        .chain(BroadcastStream::new(rx).map(to_sse))
+        .take_until(ended)
+        .map(move |e| {
+            let _keep = &slot;
+            e
+        });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+/// The first event of a stream: which generation is being served.
+fn hello(generation: Option<u64>) -> Result<Event, Infallible> {
+    let v = serde_json::json!({"event": "hello", "generation": generation});
+    Ok(Event::default().data(v.to_string()))
+}
+
+fn to_sse(r: Result<Arc<str>, BroadcastStreamRecvError>) -> Result<Event, Infallible> {
+    Ok(match r {
+        Ok(line) => Event::default().data(&*line),
+        Err(BroadcastStreamRecvError::Lagged(n)) => {
+            let v = serde_json::json!({"event": "lagged", "missed": n});
+            Event::default().data(v.to_string())
+        }
+    })
+}
+
+pub async fn metrics(State(app): State<App>) -> Response {
+    let s = &app.shared;
+    let c = s.current();
+    let dirty = s
+        .pending
+        .lock()
+        .map(|p| p.paths.len() + p.assets.len())
+        .unwrap_or(0);
+    let text = s.metrics.render(
+        c.as_ref().map_or(0, |c| c.number),
+        c.as_ref().map_or(0, |c| c.stale().len()),
+        dirty,
+    );
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}

@@ -1,0 +1,173 @@
+//! The HTTP API (`schemas/server-api.md`): axum handlers over the shared
+//! state, behind a bearer-token check (when a token is set), body-size and
+//! time limits, and a connection cap. Connections are served by hyper with
+//! a header-read timeout, so a client that never finishes its request
+//! holds nothing for long.
+
+mod api;
+mod validate;
+
+use crate::state::Shared;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+
+/// Largest request body (`POST /cook`).
+pub const MAX_BODY: usize = 64 * 1024;
+/// Longest time to produce a response (event streams: their headers).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest time for a client to send its request headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once; more wait in the listen backlog.
+pub const MAX_CONNECTIONS: usize = 512;
+/// `/events` streams open at once.
+pub const MAX_STREAMS: usize = 64;
+
+/// What handlers share.
+#[derive(Clone)]
+pub struct App {
+    pub shared: Arc<Shared>,
+    pub token: Option<Arc<str>>,
+    pub streams: Arc<AtomicUsize>,
+    /// Flips to true at shutdown: event streams end.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+pub fn router(app: App) -> Router {
+    Router::new()
+        .route("/", get(api::index))
+        .route("/status", get(api::status))
+        .route("/assets", get(api::assets))
+        .route("/assets/{*name}", get(api::asset))
+        .route("/packages/{hash}", get(api::package))
+        .route("/report", get(api::report))
+        .route("/cook", post(api::cook))
+        .route("/events", get(api::events))
+        .route("/metrics", get(api::metrics))
+        .fallback(api::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(middleware::from_fn_with_state(app.clone(), authorize))
+        .layer(middleware::from_fn_with_state(app.clone(), count))
+        .with_state(app)
+}
+
+/// Every request carries `Authorization: Bearer <token>` when a token is
+/// set; compared in constant time.
+async fn authorize(State(app): State<App>, req: Request, next: Next) -> Response {
+    let Some(token) = &app.token else {
+        return next.run(req).await;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
+        return next.run(req).await;
+    }
+    let mut r = api::error(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "this server requires 'Authorization: Bearer <token>'".into(),
+    );
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    r
+}
+
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Count the response; an error the framework or a layer produced (413,
+/// 408, 405, a path that does not decode) gets the API's JSON error body.
+async fn count(State(app): State<App>, req: Request, next: Next) -> Response {
+    let mut r = next.run(req).await;
+    let status = r.status();
+    let json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if (status.is_client_error() || status.is_server_error()) && !json {
+        let (code, message) = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => (
+                "too_large",
+                format!("request bodies are at most {MAX_BODY} bytes"),
+            ),
+            StatusCode::REQUEST_TIMEOUT => (
+                "timeout",
+                format!("no response within {} s", REQUEST_TIMEOUT.as_secs()),
+            ),
+            StatusCode::METHOD_NOT_ALLOWED => (
+                "method_not_allowed",
+                "method not allowed on this endpoint".into(),
+            ),
+            _ => ("bad_request", format!("request refused ({status})")),
+        };
+        r = api::error(status, code, message);
+    }
+    app.shared.metrics.response(status.as_u16());
+    r
+}
+
+/// Serve `router` on `listener` until `stop` resolves, then let open
+/// requests finish (event streams end at shutdown) for up to `grace`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    stop: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) {
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    tokio::pin!(stop);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&slots).acquire_owned() => p,
+            _ = &mut stop => break,
+        };
+        let Ok(permit) = permit else { break };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut stop => break,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let service = TowerToHyperService::new(router.clone());
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+}
+
+impl IntoResponse for crate::http::api::ApiError {
+    fn into_response(self) -> Response {
+        api::error(self.status, self.code, self.message)
+    }
+}

@@ -1,0 +1,416 @@
+//! Cook a set of assets, fold the results into every asset's state, and
+//! publish a generation when anything a client sees changed.
+
+use super::{AssetState, Worker};
+use crate::generation::{GenerationFiles, PackageSink, StaleMap};
+use crate::observer::ServerObserver;
+use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
+use crate::state::{unix_ms, Cooking, LastCook, Published};
+use ludus_anim_cache::Store;
+use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions};
+use ludus_anim_cooker::project::Origin;
+use ludus_anim_cooker::report::{
+    AssetReport, AssetStatus, PackageManifest, Report, ReportDiagnostic, Severity,
+};
+use ludus_anim_cooker::stage_cache::StageCache;
+use ludus_anim_importers::ImportOptions;
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+/// Why a cook did not run.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Cook(#[from] CookError),
+    #[error("cannot prepare the output directory: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// What one cook returned.
+struct Cooked {
+    report: Report,
+    manifest: Option<PackageManifest>,
+    inputs: Vec<(String, Vec<PathBuf>)>,
+    stamps: HashMap<PathBuf, Stamp>,
+}
+
+impl Worker {
+    /// Cook `dirty` (in project order) and publish what changed.
+    pub(super) fn cook(&mut self, dirty: &BTreeSet<String>, first_event: Option<Instant>) {
+        let names: Vec<String> = self
+            .order
+            .iter()
+            .filter(|n| dirty.contains(*n))
+            .cloned()
+            .collect();
+        let start = Instant::now();
+        self.set_cooking(Some(&names));
+        self.cook_names(&names);
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        self.shared.metrics.cook_seconds.observe(ms / 1000.0);
+        let published = self.publish_if_changed(first_event);
+        let failed = names
+            .iter()
+            .filter(|n| {
+                self.assets
+                    .get(*n)
+                    .is_some_and(|s| s.report.status == AssetStatus::Failed)
+            })
+            .count();
+        if let Ok(mut l) = self.shared.last_cook.lock() {
+            *l = Some(LastCook {
+                finished_unix_ms: unix_ms(SystemTime::now()),
+                ms,
+                assets: names.len(),
+                failed,
+                published,
+            });
+        }
+        self.set_cooking(None);
+    }
+
+    /// One cook of `names`; a cook that cannot run (a profile that does
+    /// not load) is retried asset by asset, so only the assets that read
+    /// the broken file fail.
+    fn cook_names(&mut self, names: &[String]) {
+        let profiles = self.stamp_profiles(names);
+        self.shared.metrics.cooks.fetch_add(1, Relaxed);
+        match self.run_cook(names) {
+            Ok(c) => self.merge(c, profiles),
+            Err(RunError::Cook(CookError::Profile(_))) if names.len() > 1 => {
+                for n in names {
+                    self.cook_names(std::slice::from_ref(n));
+                }
+            }
+            Err(e) => {
+                self.shared.metrics.cooks_failed.fetch_add(1, Relaxed);
+                self.warn(format!("cook of {} assets did not run: {e}", names.len()));
+                self.mark_failed(names, &e.to_string(), profiles);
+            }
+        }
+    }
+
+    fn run_cook(&self, names: &[String]) -> Result<Cooked, RunError> {
+        let options = CookOptions {
+            jobs: names
+                .iter()
+                .filter_map(|n| self.jobs.get(n).cloned())
+                .collect(),
+            project_root: self.project.root.clone(),
+            out: self.project.out.clone(),
+            default_profile: self.project.profile.clone(),
+            units_override_m: None,
+            import: ImportOptions::default(),
+            encoder_slack: 1.0,
+            threads: self.settings.threads,
+            shard: None,
+            codec_override: None,
+            retarget: None,
+        };
+        let store = match Store::open(&self.project.cache_dir) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.warn(format!("cache unavailable, cooking without it: {e}"));
+                None
+            }
+        };
+        let cache = StageCache::local(store);
+        let reader = WatchedReader::new(&self.roots());
+        let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
+        let sink = PackageSink::new(&self.project.out)?;
+        let report = cook_with(&options, &cache, &observer, &reader, &sink)?;
+        Ok(Cooked {
+            report,
+            manifest: sink.take_manifest(),
+            inputs: observer.take_inputs(),
+            stamps: reader.take_stamps(),
+        })
+    }
+
+    /// The directories cooks may read: the manifest's, else the inputs'
+    /// (a file's directory), else the bundled fixtures.
+    fn roots(&self) -> Vec<PathBuf> {
+        let r = &self.resolver;
+        match (self.project.origin, &self.project.root) {
+            (Origin::Manifest, Some(root)) => vec![r.cwd.join(root)],
+            (Origin::Bundled, _) => vec![r.cwd.join(&r.fixtures)],
+            _ => r
+                .args
+                .inputs
+                .iter()
+                .map(|i| r.cwd.join(i))
+                .map(|p| match p.is_dir() {
+                    true => p,
+                    false => p.parent().map(PathBuf::from).unwrap_or(p),
+                })
+                .collect(),
+        }
+    }
+
+    /// Stamp the profile files `names` read, before the cook reads them:
+    /// a change during the cook is then seen as a change afterwards.
+    fn stamp_profiles(&self, names: &[String]) -> Vec<(PathBuf, Stamp)> {
+        let files: BTreeSet<PathBuf> = names.iter().flat_map(|n| self.extra_files(n)).collect();
+        files
+            .into_iter()
+            .filter_map(|f| stamp_now(&f).map(|s| (f, s)))
+            .collect()
+    }
+
+    fn merge(&mut self, c: Cooked, profiles: Vec<(PathBuf, Stamp)>) {
+        if let Some(m) = &c.manifest {
+            self.format_version = m.package_format_version;
+        }
+        for a in &c.report.assets {
+            let good = match a.status {
+                AssetStatus::Ok => c
+                    .manifest
+                    .as_ref()
+                    .and_then(|m| m.assets.iter().find(|e| e.source == a.source).cloned()),
+                AssetStatus::Failed => {
+                    self.shared.metrics.asset_errors.fetch_add(1, Relaxed);
+                    self.assets.get(&a.source).and_then(|s| s.good.clone())
+                }
+            };
+            self.assets.insert(
+                a.source.clone(),
+                AssetState {
+                    report: a.clone(),
+                    good,
+                },
+            );
+        }
+        for (name, files) in c.inputs {
+            let mut set: BTreeSet<PathBuf> = files.iter().map(|f| absolute(f)).collect();
+            set.extend(self.extra_files(&name));
+            self.deps.set(&name, set);
+        }
+        for (p, s) in c.stamps.into_iter().chain(profiles) {
+            self.deps.record(p, s);
+        }
+        self.template = Some(Report {
+            assets: Vec::new(),
+            ..c.report
+        });
+    }
+
+    /// A cook that did not run: every asset in it failed with `why`
+    /// (keeping its last good package, so it is stale).
+    fn mark_failed(&mut self, names: &[String], why: &str, profiles: Vec<(PathBuf, Stamp)>) {
+        for n in names {
+            let prev = self.assets.get(n).cloned();
+            let format = self.jobs.get(n).and_then(|j| {
+                ludus_anim_model::SourceFormat::of_path(&j.path).map(|f| f.name().to_string())
+            });
+            let report = AssetReport {
+                source: n.clone(),
+                source_hash: prev
+                    .as_ref()
+                    .map(|p| p.report.source_hash.clone())
+                    .unwrap_or_default(),
+                format: format.unwrap_or_else(|| "unknown".into()),
+                status: AssetStatus::Failed,
+                diagnostics: vec![ReportDiagnostic {
+                    severity: Severity::Error,
+                    code: "cook_failed".into(),
+                    message: why.to_string(),
+                    file: None,
+                    clip: None,
+                    joint: None,
+                    time_s: None,
+                }],
+                decisions: Vec::new(),
+                package: None,
+                package_bytes: 0,
+                skeleton: None,
+                clips: Vec::new(),
+            };
+            let good = prev.and_then(|p| p.good);
+            self.assets.insert(n.clone(), AssetState { report, good });
+            let mut files = self.deps.files_of(n).cloned().unwrap_or_default();
+            files.extend(self.extra_files(n));
+            self.deps.set(n, files);
+        }
+        for (p, s) in profiles {
+            self.deps.record(p, s);
+        }
+    }
+
+    /// Publish the assets' state as a new generation if a client would
+    /// see a difference (packages, statuses, diagnostics, stale flags).
+    pub(super) fn publish_if_changed(&mut self, first_event: Option<Instant>) -> Option<u64> {
+        let current = self.shared.current();
+        let number = current.as_ref().map_or(1, |c| c.number + 1);
+        let files = self.assemble(number, current.as_deref());
+        if current
+            .as_ref()
+            .is_some_and(|c| fingerprint(&c.files) == fingerprint(&files))
+        {
+            return None;
+        }
+        let report = match self.gens.publish(&files) {
+            Ok(r) => r,
+            Err(e) => {
+                self.warn(format!("generation {number} could not be published: {e}"));
+                return None;
+            }
+        };
+        let changed = changed_assets(current.as_deref(), &files);
+        let stale: Vec<&String> = files.stale.keys().collect();
+        let event = json!({
+            "event": "generation_published",
+            "generation": number,
+            "assets": files.report.assets.len(),
+            "changed": changed,
+            "stale": stale,
+        });
+        self.install(files, Some(report));
+        self.shared.metrics.generations.fetch_add(1, Relaxed);
+        if let Some(t) = first_event {
+            self.shared
+                .metrics
+                .change_to_publish_seconds
+                .observe(t.elapsed().as_secs_f64());
+        }
+        self.shared.emit(event.to_string());
+        Some(number)
+    }
+
+    /// Make `files` the served generation (`report`: its report.json bytes,
+    /// read from disk when not given) and collect old generations.
+    pub(super) fn install(&mut self, files: GenerationFiles, report: Option<Vec<u8>>) {
+        let number = files.number;
+        let report = match report {
+            Some(r) => r,
+            None => self.gens.report_bytes(number).unwrap_or_default(),
+        };
+        let packages = self.gens.collect(number, self.settings.keep);
+        if let Ok(mut p) = self.shared.packages.write() {
+            *p = packages.into_iter().collect();
+        }
+        let published = Published::new(files, report, SystemTime::now());
+        if let Ok(mut c) = self.shared.current.write() {
+            *c = Some(Arc::new(published));
+        }
+    }
+
+    /// The generation the assets' state describes.
+    fn assemble(&self, number: u64, current: Option<&Published>) -> GenerationFiles {
+        let states: Vec<(&String, &AssetState)> = self
+            .order
+            .iter()
+            .filter_map(|n| self.assets.get(n).map(|s| (n, s)))
+            .collect();
+        let template = self
+            .template
+            .clone()
+            .or_else(|| current.map(|c| c.files.report.clone()));
+        let mut report = template.unwrap_or_else(empty_report);
+        report.assets = states.iter().map(|(_, s)| s.report.clone()).collect();
+        report.compute_totals(report.totals.cook_ms, report.totals.peak_rss_mb);
+        let stale: StaleMap = states
+            .iter()
+            .filter(|(_, s)| s.report.status == AssetStatus::Failed && s.good.is_some())
+            .map(|(n, s)| ((*n).clone(), errors_of(&s.report)))
+            .collect();
+        GenerationFiles {
+            number,
+            manifest: PackageManifest {
+                cooker_version: ludus_anim_cooker::COOKER_VERSION.to_string(),
+                package_format_version: self.format_version,
+                assets: states.iter().filter_map(|(_, s)| s.good.clone()).collect(),
+                shard: None,
+            },
+            report,
+            stale,
+        }
+    }
+
+    fn set_cooking(&self, names: Option<&[String]>) {
+        if let Ok(mut c) = self.shared.cooking.lock() {
+            *c = names.map(|n| Cooking {
+                assets: n.to_vec(),
+                started_unix_ms: unix_ms(SystemTime::now()),
+            });
+        }
+    }
+
+    /// Watch the directories of every file an asset reads, the sources'
+    /// and the manifest's.
+    pub(super) fn update_watches(&mut self) {
+        let mut dirs: BTreeSet<PathBuf> = self
+            .deps
+            .watched()
+            .chain(self.manifest.as_ref().map(|(p, _)| p))
+            .filter_map(|p| p.parent().map(PathBuf::from))
+            .collect();
+        dirs.extend(
+            self.jobs
+                .values()
+                .filter_map(|j| absolute(&j.path).parent().map(PathBuf::from)),
+        );
+        self.watch.update(dirs, &self.shared);
+    }
+}
+
+fn errors_of(r: &AssetReport) -> Vec<ReportDiagnostic> {
+    r.diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .cloned()
+        .collect()
+}
+
+fn empty_report() -> Report {
+    Report {
+        cooker_version: ludus_anim_cooker::COOKER_VERSION.to_string(),
+        build: None,
+        profile: String::new(),
+        assets: Vec::new(),
+        totals: Default::default(),
+        stages: Default::default(),
+        cache_notices: Vec::new(),
+        remote: None,
+        shard: None,
+    }
+}
+
+/// What a client sees of a generation: served packages, each asset's
+/// status, package, source hash and diagnostics, and the stale set
+/// (timings and stage counters are left out).
+fn fingerprint(g: &GenerationFiles) -> [u8; 32] {
+    let assets: Vec<_> = g
+        .report
+        .assets
+        .iter()
+        .map(|a| {
+            (
+                &a.source,
+                &a.status,
+                &a.package,
+                &a.source_hash,
+                &a.diagnostics,
+            )
+        })
+        .collect();
+    let v = json!({"manifest": g.manifest.assets, "assets": assets, "stale": g.stale});
+    *blake3::hash(v.to_string().as_bytes()).as_bytes()
+}
+
+/// Assets whose served package differs from the previous generation's.
+fn changed_assets(prev: Option<&Published>, g: &GenerationFiles) -> Vec<String> {
+    g.manifest
+        .assets
+        .iter()
+        .filter(|a| {
+            prev.and_then(|p| p.served(&a.source))
+                .map(|m| &m.package_hash)
+                != Some(&a.package_hash)
+        })
+        .map(|a| a.source.clone())
+        .collect()
+}

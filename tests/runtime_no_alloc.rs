@@ -1,0 +1,274 @@
+//! ARCHITECTURE.md: "decoding and sampling never allocate". Checked here
+//! with a counting global allocator over real cooked packages: the bundled
+//! biped as a project with every clip preparation (loop, root motion,
+//! markers, additive clips), and every shared fixture (glTF, FBX, BVH;
+//! morph-weight and custom curves) when `../shared` is present. Loading
+//! allocates and happens before counting starts; then every clip is
+//! decoded at many times through every runtime path a game uses per frame
+//! (`Clip::sample`, `static_pose` + `sample_static`, `sample_joints`,
+//! curve evaluation, event crossings, root-motion deltas, FK, additive
+//! application), and the test asserts that not one allocation happened.
+
+mod common;
+use common::*;
+
+use ludus_anim_runtime::additive::apply_additive_pose;
+use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
+use ludus_anim_runtime::{Affine3A, Clip, Package, Transform};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The system allocator, counting the calls made by a thread while it is
+/// armed (other test threads and the harness are not counted).
+struct Counting;
+
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note() {
+    if ARMED.try_with(Cell::get).unwrap_or(false) {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged; counting touches only an atomic and a const thread-local.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded as received.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded as received.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: forwarded as received.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note();
+        // SAFETY: forwarded as received.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocator calls made by this thread while running `f`.
+fn count<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    let before = CALLS.load(Ordering::Relaxed);
+    ARMED.with(|a| a.set(true));
+    let r = f();
+    ARMED.with(|a| a.set(false));
+    (CALLS.load(Ordering::Relaxed) - before, r)
+}
+
+const PROJECT: &str = r#"
+[project]
+output = "out"
+
+[[asset]]
+sources = ["biped.glb"]
+
+[asset.clips.walk]
+loop = "loop"
+drop_duplicate_end = true
+root_motion = { joint = "Root", policy = "planar" }
+markers = [
+  { name = "foot_l", time_s = 0.0, kind = "sync" },
+  { name = "foot_r", time_s = 0.6, kind = "sync" },
+  { name = "step", time_s = 0.3, kind = "event", reversible = true },
+]
+
+[asset.clips.walk_once]
+from = "walk"
+range = [0.0, 0.9]
+loop = "once"
+root_motion = { joint = "Root", policy = "full" }
+markers = [{ name = "end", time_s = 0.5, kind = "event" }]
+
+[asset.clips.idle_additive]
+from = "idle"
+range = [0.0, 3.0]
+additive = { reference = "frame", clip = "idle", time_s = 0.0 }
+
+[asset.clips.walk_rest_additive]
+from = "walk"
+range = [0.2, 0.9]
+additive = { reference = "rest" }
+"#;
+
+fn cook(cwd: &Path, args: &[&str]) {
+    let o = ludus_anim(args, cwd);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// Package bytes of the project and, when present, the shared fixtures.
+fn cooked_packages() -> Vec<(String, Vec<u8>)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(repo().join("fixtures/biped.glb"), project.join("biped.glb")).unwrap();
+    std::fs::write(project.join("ludus-anim.toml"), PROJECT).unwrap();
+    cook(&project, &["cook", "--no-cache"]);
+    let mut all = packages(&project.join("out"));
+    if let Some(fx) = shared_fixtures() {
+        let out = tmp.path().join("fixtures");
+        let mut args = vec![
+            "cook".to_string(),
+            "--no-cache".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        for prefix in ["gltf/", "fbx/", "bvh/"] {
+            args.extend(
+                manifest_files(&fx, prefix)
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            );
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        cook(&fx, &refs);
+        all.extend(packages(&out));
+    }
+    all
+}
+
+/// Buffers a game owns for one clip, made before counting.
+struct Buffers {
+    rest: Vec<Transform>,
+    static_pose: Vec<Transform>,
+    direct: Vec<Transform>,
+    fast: Vec<Transform>,
+    additive: Vec<Transform>,
+    model: Vec<Affine3A>,
+    ascending: Vec<u32>,
+    descending: Vec<u32>,
+    subset: Vec<Transform>,
+    crossings: Vec<Crossing>,
+}
+
+impl Buffers {
+    fn new(p: &Package<'_>) -> Buffers {
+        let n = p.skeleton().joint_count();
+        let picked: Vec<u32> = (0..n as u32).step_by(3).collect();
+        Buffers {
+            rest: p.skeleton().rest_pose().to_vec(),
+            static_pose: vec![Transform::IDENTITY; n],
+            direct: vec![Transform::IDENTITY; n],
+            fast: vec![Transform::IDENTITY; n],
+            additive: vec![Transform::IDENTITY; n],
+            model: vec![Affine3A::IDENTITY; n],
+            subset: vec![Transform::IDENTITY; picked.len()],
+            descending: picked.iter().rev().copied().collect(),
+            ascending: picked,
+            crossings: vec![Crossing::EMPTY; 256],
+        }
+    }
+}
+
+/// What one frame of a game does with a clip at time `t` (previous frame
+/// at `prev`); returns a checksum so nothing is optimized away, and
+/// panics (outside the counted region's allocations: a panic message
+/// allocates, which also fails the count) on any refused call.
+fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers, prev: f64, t: f64) -> f32 {
+    let defaults = p.sample_defaults(c);
+    let ts = t as f32;
+    assert!(c.sample(ts, defaults, &mut b.direct));
+    assert!(c.sample_static(ts, &b.static_pose, &mut b.fast));
+    assert!(c.sample_joints(ts, defaults, &b.ascending, &mut b.subset));
+    assert!(c.sample_joints(ts, defaults, &b.descending, &mut b.subset));
+    let pose = if c.is_additive() {
+        assert!(apply_additive_pose(
+            &b.rest,
+            &b.direct,
+            0.5,
+            &mut b.additive
+        ));
+        &b.additive
+    } else {
+        &b.direct
+    };
+    assert!(p.skeleton().local_to_component(pose, &mut b.model));
+    let mut sum = b.model.last().map_or(0.0, |m| m.translation.x);
+    let pos = c.position(ts);
+    for ch in p.clip_curves(c) {
+        sum += ch.evaluate(pos);
+    }
+    let track = c.event_track();
+    let mut latch = PlaybackLatch::new();
+    let n = crossed_events(&track, prev, t, &mut latch, &mut b.crossings).unwrap_or(0);
+    let back = crossed_events(&track, t, prev, &mut latch, &mut b.crossings).unwrap_or(0);
+    sum += (n + back) as f32;
+    if let Some(tr) = c.trajectory() {
+        sum += tr.delta(prev, t, c.loop_mode().is_looping()).translation.x;
+    }
+    sum + c.markers().count() as f32
+}
+
+#[test]
+fn decoding_and_sampling_never_allocate() {
+    // The counter sees this thread's allocations.
+    let (n, v) = count(|| vec![1u8; 16]);
+    assert!(n >= 1 && v.len() == 16, "the counting allocator counts");
+    drop(v);
+
+    let cooked = cooked_packages();
+    assert!(!cooked.is_empty());
+    let (mut clips, mut poses, mut with_events, mut with_root, mut additive) = (0, 0, 0, 0, 0);
+    let mut curves = 0;
+    let mut checksum = 0.0f32;
+    for (name, bytes) in &cooked {
+        let p = Package::load(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut b = Buffers::new(&p);
+        for c in p.clips() {
+            clips += 1;
+            with_events += usize::from(!c.event_track().events().is_empty());
+            with_root += usize::from(c.root_motion().is_some());
+            additive += usize::from(c.is_additive());
+            curves += p.clip_curves(c).len();
+            let d = c.duration_s() as f64;
+            let (calls, sum) = count(|| {
+                // Bind time (once per clip and skeleton), then frames:
+                // forward, across loops, at the ends, and non-finite.
+                assert!(c.static_pose(p.sample_defaults(c), &mut b.static_pose));
+                let mut sum = 0.0;
+                let mut prev = -0.25 * d;
+                for k in 0..200 {
+                    let t = k as f64 * d * 0.0173 - 0.1 * d;
+                    sum += frame(&p, c, &mut b, prev, t);
+                    prev = t;
+                }
+                for t in [0.0, d, 2.5 * d, 1e9, f64::NAN] {
+                    sum += frame(&p, c, &mut b, prev, t);
+                }
+                sum
+            });
+            assert_eq!(
+                calls,
+                0,
+                "{name}: clip '{}' allocated {calls} times while decoding",
+                c.name()
+            );
+            poses += 205;
+            checksum += sum;
+        }
+    }
+    std::hint::black_box(checksum);
+    // The project alone has events, root motion and additive clips.
+    assert!(clips >= 5 && poses >= 1000, "{clips} clips, {poses} poses");
+    assert!(with_events >= 2 && with_root >= 2 && additive >= 2);
+    if shared_fixtures().is_some() {
+        assert!(curves > 0, "the shared fixtures have curve channels");
+    }
+}
