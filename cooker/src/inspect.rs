@@ -1,6 +1,7 @@
 //! `ludus-anim inspect`: a package, readable by a person (or as JSON).
 
-use ludus_anim_runtime::package::Package;
+use ludus_anim_runtime::package::{Clip, Package, RootMotion};
+use ludus_anim_runtime::Skeleton;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -12,27 +13,32 @@ fn hex(b: &[u8]) -> String {
 pub fn describe(p: &Package<'_>) -> String {
     let mut s = String::new();
     let sk = p.skeleton();
-    let _ = writeln!(s, "format version: {}", p.format_version);
-    let _ = writeln!(s, "cooker:         {}", p.meta.cooker_version);
-    let _ = writeln!(s, "asset:          {}", p.meta.asset_name);
-    let _ = writeln!(s, "source:         {}", p.meta.source_path);
-    let _ = writeln!(s, "source hash:    {}", hex(&p.meta.source_hash));
+    let _ = writeln!(s, "format version: {}", p.format_version());
+    let _ = writeln!(s, "cooker:         {}", p.meta().cooker_version);
+    let _ = writeln!(s, "asset:          {}", p.meta().asset_name);
+    let _ = writeln!(s, "source:         {}", p.meta().source_path);
+    let _ = writeln!(s, "source hash:    {}", hex(&p.meta().source_hash));
     let _ = writeln!(
         s,
         "skeleton:       {} joints, identity {}",
         sk.joint_count(),
         sk.identity().to_hex()
     );
+    describe_joints(&mut s, sk);
+    let _ = writeln!(s, "clips:          {}", p.clips().len());
+    for c in p.clips() {
+        describe_clip(&mut s, p, c);
+    }
+    s
+}
+
+/// One line per joint, indented by depth.
+fn describe_joints(s: &mut String, sk: &Skeleton) {
+    // Parents come before children: one pass gives every depth.
+    let mut depths = vec![0usize; sk.joint_count()];
     for j in 0..sk.joint_count() {
-        let depth = {
-            let mut d = 0;
-            let mut a = sk.parent(j);
-            while let Some(p) = a {
-                d += 1;
-                a = sk.parent(p);
-            }
-            d
-        };
+        let depth = sk.parent(j).map_or(0, |p| depths[p] + 1);
+        depths[j] = depth;
         let t = sk.rest_pose()[j];
         let _ = writeln!(
             s,
@@ -53,85 +59,89 @@ pub fn describe(p: &Package<'_>) -> String {
             indent = depth * 2
         );
     }
-    let _ = writeln!(s, "clips:          {}", p.clips().len());
-    for c in p.clips() {
-        let _ = writeln!(
-            s,
-            "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
-            c.name,
-            c.duration_s,
-            c.num_samples,
-            c.sample_rate_hz,
-            c.loop_mode.as_str(),
-            c.codec_id.name(),
-            c.codec_version,
-            c.blob_size,
-            c.profile,
-            c.resample_error_m * 1000.0,
-            c.max_error_m * 1000.0
-        );
-        if let Some(seam) = c.loop_seam_error_m {
-            let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
-        }
-        if c.is_additive() {
-            let _ = writeln!(s, "    additive against {}", c.additive_reference());
-        }
-        if let Some(rm) = &c.root_motion {
-            let o = rm.reference_offset;
-            let keys = c.trajectory().map_or(0, |t| t.keys().len());
-            let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
+}
+
+/// A clip's line, then its loop, additive, root motion, markers, curves.
+fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
+    let _ = writeln!(
+        s,
+        "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
+        c.name(),
+        c.duration_s(),
+        c.num_samples(),
+        c.sample_rate_hz(),
+        c.loop_mode().as_str(),
+        c.codec_id().name(),
+        c.codec_version(),
+        c.blob_size(),
+        c.profile(),
+        c.resample_error_m() * 1000.0,
+        c.max_error_m() * 1000.0
+    );
+    if let Some(seam) = c.loop_seam_error_m() {
+        let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
+    }
+    if c.is_additive() {
+        let _ = writeln!(s, "    additive against {}", c.additive_reference());
+    }
+    if let Some(rm) = &c.root_motion() {
+        describe_root_motion(s, c, rm);
+    }
+    let markers: Vec<_> = c.markers().collect();
+    if !markers.is_empty() {
+        let _ = writeln!(s, "    markers/events: {}", markers.len());
+        for m in &markers {
             let _ = writeln!(
                 s,
-                "    root motion: joint {}, {}, {} keys, cycle t=({:.4}, {:.4}, {:.4}), reference offset t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}){}",
-                rm.joint,
-                rm.policy.as_str(),
-                keys,
-                cycle.translation.x,
-                cycle.translation.y,
-                cycle.translation.z,
-                o.translation.x,
-                o.translation.y,
-                o.translation.z,
-                o.rotation.x,
-                o.rotation.y,
-                o.rotation.z,
-                o.rotation.w,
-                rm.drift_100_loops_m
-                    .map(|d| format!(", drift over 100 loops {:.5} mm", d * 1000.0))
-                    .unwrap_or_default()
-            );
-        }
-        let markers: Vec<_> = c.markers().collect();
-        if !markers.is_empty() {
-            let _ = writeln!(s, "    markers/events: {}", markers.len());
-            for m in &markers {
-                let _ = writeln!(
-                    s,
-                    "      {:.4} s  {} '{}' (id {:016x}{})",
-                    m.event.time_s,
-                    m.kind.as_str(),
-                    m.name,
-                    m.event.id,
-                    if m.event.reversible {
-                        ", reversible"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
-        for ch in p.clip_curves(c) {
-            let _ = writeln!(
-                s,
-                "    curve {} (id {:016x}, default {}, {})",
-                ch.name,
-                ch.id,
-                ch.default,
-                if ch.step { "step" } else { "linear" }
+                "      {:.4} s  {} '{}' (id {:016x}{})",
+                m.event.time_s,
+                m.kind.as_str(),
+                m.name,
+                m.event.id,
+                if m.event.reversible {
+                    ", reversible"
+                } else {
+                    ""
+                }
             );
         }
     }
-    s
+    for ch in p.clip_curves(c) {
+        let _ = writeln!(
+            s,
+            "    curve {} (id {:016x}, default {}, {})",
+            ch.name(),
+            ch.id(),
+            ch.default_value(),
+            if ch.is_step() { "step" } else { "linear" }
+        );
+    }
+}
+
+fn describe_root_motion(s: &mut String, c: &Clip<'_>, rm: &RootMotion<'_>) {
+    let o = rm.reference_offset;
+    let keys = c.trajectory().map_or(0, |t| t.keys().len());
+    let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "    root motion: joint {}, {}, {} keys, cycle t=({:.4}, {:.4}, {:.4}), reference offset t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}){}",
+        rm.joint,
+        rm.policy.as_str(),
+        keys,
+        cycle.translation.x,
+        cycle.translation.y,
+        cycle.translation.z,
+        o.translation.x,
+        o.translation.y,
+        o.translation.z,
+        o.rotation.x,
+        o.rotation.y,
+        o.rotation.z,
+        o.rotation.w,
+        rm.drift_100_loops_m
+            .map(|d| format!(", drift over 100 loops {:.5} mm", d * 1000.0))
+            .unwrap_or_default()
+    );
 }
 
 /// The same as JSON.
@@ -158,22 +168,22 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         .iter()
         .map(|c| {
             json!({
-                "name": c.name,
-                "duration_s": c.duration_s,
-                "samples": c.num_samples,
-                "sample_rate_hz": c.sample_rate_hz,
-                "loop_mode": c.loop_mode.as_str(),
-                "codec": c.codec_id.name(),
-                "codec_version": c.codec_version,
-                "compressed_bytes": c.blob_size,
-                "profile": c.profile,
-                "resample_error_m": c.resample_error_m,
-                "max_error_m": c.max_error_m,
-                "source_hash": hex(&c.source_hash),
-                "loop_seam_error_m": c.loop_seam_error_m,
+                "name": c.name(),
+                "duration_s": c.duration_s(),
+                "samples": c.num_samples(),
+                "sample_rate_hz": c.sample_rate_hz(),
+                "loop_mode": c.loop_mode().as_str(),
+                "codec": c.codec_id().name(),
+                "codec_version": c.codec_version(),
+                "compressed_bytes": c.blob_size(),
+                "profile": c.profile(),
+                "resample_error_m": c.resample_error_m(),
+                "max_error_m": c.max_error_m(),
+                "source_hash": hex(c.source_hash()),
+                "loop_seam_error_m": c.loop_seam_error_m(),
                 "additive": c.is_additive(),
                 "additive_reference": c.is_additive().then(|| c.additive_reference()),
-                "root_motion": c.root_motion.as_ref().map(|rm| {
+                "root_motion": c.root_motion().as_ref().map(|rm| {
                     let o = rm.reference_offset;
                     json!({
                         "joint": rm.joint,
@@ -195,20 +205,20 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                     "reversible": m.event.reversible,
                 })).collect::<Vec<_>>(),
                 "curves": p.clip_curves(c).iter().map(|ch| json!({
-                    "name": ch.name,
-                    "id": format!("{:016x}", ch.id),
-                    "default": ch.default,
-                    "interpolation": if ch.step { "step" } else { "linear" },
+                    "name": ch.name(),
+                    "id": format!("{:016x}", ch.id()),
+                    "default": ch.default_value(),
+                    "interpolation": if ch.is_step() { "step" } else { "linear" },
                 })).collect::<Vec<_>>(),
             })
         })
         .collect();
     json!({
-        "format_version": p.format_version,
-        "cooker_version": p.meta.cooker_version,
-        "asset": p.meta.asset_name,
-        "source": p.meta.source_path,
-        "source_hash": hex(&p.meta.source_hash),
+        "format_version": p.format_version(),
+        "cooker_version": p.meta().cooker_version,
+        "asset": p.meta().asset_name,
+        "source": p.meta().source_path,
+        "source_hash": hex(&p.meta().source_hash),
         "skeleton": {
             "joints": joints,
             "identity": sk.identity().to_hex(),

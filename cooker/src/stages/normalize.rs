@@ -4,7 +4,7 @@
 //! made hemisphere-continuous. Axes are already converted by importers.
 
 use ludus_anim_model::curve::Interpolation;
-use ludus_anim_model::{Decision, SourceAsset, SourceClip};
+use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::{Skeleton, SkeletonError, Transform};
 
@@ -21,6 +21,8 @@ pub struct Normalized {
     pub file_shells_m: Option<Vec<f32>>,
     pub unit_scale_m: f32,
     pub decisions: Vec<Decision>,
+    /// What looks wrong but does not stop the cook (an implausible unit).
+    pub warnings: Vec<ludus_anim_model::Diagnostic>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,112 +39,152 @@ pub fn normalize(
     asset: &SourceAsset,
     units_override_m: Option<f32>,
 ) -> Result<Normalized, NormalizeError> {
-    let mut decisions = Vec::new();
-    let unit = match units_override_m {
-        Some(u) => {
-            if (u - asset.unit_scale_m).abs() > f32::EPSILON * u.abs() {
-                decisions.push(Decision::new(
-                    "units_override",
-                    format!(
-                        "source units {} m replaced by --units ({} m per unit)",
-                        asset.unit_scale_m, u
-                    ),
-                ));
-            }
-            u
-        }
-        None => asset.unit_scale_m,
-    };
-
-    // Depth-first order, children in source order; a synthetic root above
-    // several roots.
+    let units = super::units::choose_units(asset, units_override_m);
+    let mut decisions = units.decisions;
+    let unit = units.meters;
     let src = &asset.skeleton.joints;
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); src.len()];
-    let mut roots = Vec::new();
-    for (i, j) in src.iter().enumerate() {
-        match j.parent {
-            Some(p) if p < src.len() && p != i => children[p].push(i),
-            Some(_) => {
-                return Err(NormalizeError::BrokenHierarchy {
-                    joint: j.name.clone(),
-                })
+    let order = JointOrder::depth_first(src)?;
+    decisions.push(order.root_decision(src));
+    let skeleton = build_skeleton(src, &order, unit)?;
+    let clips = asset
+        .clips
+        .iter()
+        .map(|c| normalize_clip(c, &order.new_index, unit))
+        .collect();
+    let file_shells_m = asset.joint_shell_distance.as_ref().map(|s| {
+        let mut out = vec![0.0; skeleton.joint_count()];
+        for (j, &v) in s.iter().enumerate() {
+            if let Some(&k) = order.new_index.get(j) {
+                out[k] = v * unit;
             }
-            None => roots.push(i),
         }
-    }
-    let synthetic = roots.len() != 1;
-    let mut order: Vec<usize> = Vec::with_capacity(src.len());
-    let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
-    while let Some(j) = stack.pop() {
-        if order.len() > src.len() {
-            break;
+        out
+    });
+    Ok(Normalized {
+        skeleton,
+        clips,
+        file_shells_m,
+        unit_scale_m: unit,
+        decisions,
+        warnings: units.warnings,
+    })
+}
+
+/// The source joints in the package's order: depth-first, children in
+/// source order, under a synthetic root when there is not exactly one.
+struct JointOrder {
+    /// Source indices in package order (synthetic root excluded).
+    order: Vec<usize>,
+    roots: Vec<usize>,
+    synthetic: bool,
+    /// Source index -> package index.
+    new_index: Vec<usize>,
+}
+
+impl JointOrder {
+    fn depth_first(src: &[SourceJoint]) -> Result<JointOrder, NormalizeError> {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); src.len()];
+        let mut roots = Vec::new();
+        for (i, j) in src.iter().enumerate() {
+            match j.parent {
+                Some(p) if p < src.len() && p != i => children[p].push(i),
+                Some(_) => {
+                    return Err(NormalizeError::BrokenHierarchy {
+                        joint: j.name.clone(),
+                    })
+                }
+                None => roots.push(i),
+            }
         }
-        order.push(j);
-        stack.extend(children[j].iter().rev().copied());
-    }
-    if order.len() != src.len() {
-        let mut seen = vec![false; src.len()];
-        for &j in &order {
-            seen[j] = true;
+        let mut order: Vec<usize> = Vec::with_capacity(src.len());
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(j) = stack.pop() {
+            if order.len() > src.len() {
+                break;
+            }
+            order.push(j);
+            stack.extend(children[j].iter().rev().copied());
         }
-        let missing = seen.iter().position(|&s| !s).unwrap_or(0);
-        return Err(NormalizeError::BrokenHierarchy {
-            joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
-        });
-    }
-    let offset = usize::from(synthetic);
-    let mut new_index = vec![0usize; src.len()];
-    for (k, &j) in order.iter().enumerate() {
-        new_index[j] = k + offset;
+        if order.len() != src.len() {
+            let mut seen = vec![false; src.len()];
+            for &j in &order {
+                seen[j] = true;
+            }
+            let missing = seen.iter().position(|&s| !s).unwrap_or(0);
+            return Err(NormalizeError::BrokenHierarchy {
+                joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
+            });
+        }
+        let synthetic = roots.len() != 1;
+        let offset = usize::from(synthetic);
+        let mut new_index = vec![0usize; src.len()];
+        for (k, &j) in order.iter().enumerate() {
+            new_index[j] = k + offset;
+        }
+        Ok(JointOrder {
+            order,
+            roots,
+            synthetic,
+            new_index,
+        })
     }
 
-    let mut parents = Vec::with_capacity(src.len() + offset);
-    let mut names = Vec::with_capacity(src.len() + offset);
-    // Each joint's ID hashes its full path; the hash state of the parent's
-    // path is kept instead of the path itself (full paths of a deep chain
-    // take memory quadratic in its depth).
-    let mut path_hashes: Vec<u64> = Vec::with_capacity(src.len() + offset);
-    let mut rest = Vec::with_capacity(src.len() + offset);
-    if synthetic {
-        parents.push(NO_PARENT);
-        names.push(SYNTHETIC_ROOT.to_string());
-        path_hashes.push(fnv1a64_extend(FNV64_OFFSET, SYNTHETIC_ROOT.as_bytes()));
-        rest.push(Transform::IDENTITY);
-        let root_names: Vec<&str> = roots.iter().map(|&r| src[r].name.as_str()).collect();
-        if roots.is_empty() {
-            decisions.push(Decision::new(
+    /// What became the root, for the report.
+    fn root_decision(&self, src: &[SourceJoint]) -> Decision {
+        if !self.synthetic {
+            let name = self.roots.first().map_or("", |&r| src[r].name.as_str());
+            return Decision::new("root", format!("skeleton root is '{name}'"));
+        }
+        if self.roots.is_empty() {
+            return Decision::new(
                 "synthetic_root",
                 format!(
                     "no joints: a synthetic identity root '{SYNTHETIC_ROOT}' carries the curves"
                 ),
-            ));
-        } else {
-            decisions.push(Decision::new(
-                "synthetic_root",
-                format!(
-                    "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
-                    roots.len(),
-                    root_names.join(", ")
-                ),
-            ));
+            );
         }
-    } else if let Some(&r) = roots.first() {
-        decisions.push(Decision::new(
-            "root",
-            format!("skeleton root is '{}'", src[r].name),
-        ));
+        let root_names: Vec<&str> = self.roots.iter().map(|&r| src[r].name.as_str()).collect();
+        Decision::new(
+            "synthetic_root",
+            format!(
+                "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
+                self.roots.len(),
+                root_names.join(", ")
+            ),
+        )
     }
-    for &j in &order {
+}
+
+/// The package skeleton: parents, path-hash IDs, names and the rest pose
+/// in meters.
+fn build_skeleton(
+    src: &[SourceJoint],
+    order: &JointOrder,
+    unit: f32,
+) -> Result<Skeleton, NormalizeError> {
+    let n = src.len() + usize::from(order.synthetic);
+    let mut parents = Vec::with_capacity(n);
+    let mut names = Vec::with_capacity(n);
+    // Each joint's ID hashes its full path; the hash state of the parent's
+    // path is kept instead of the path itself (full paths of a deep chain
+    // take memory quadratic in its depth).
+    let mut path_hashes: Vec<u64> = Vec::with_capacity(n);
+    let mut rest = Vec::with_capacity(n);
+    if order.synthetic {
+        parents.push(NO_PARENT);
+        names.push(SYNTHETIC_ROOT.to_string());
+        path_hashes.push(fnv1a64_extend(FNV64_OFFSET, SYNTHETIC_ROOT.as_bytes()));
+        rest.push(Transform::IDENTITY);
+    }
+    for &j in &order.order {
         let s = &src[j];
-        let parent = match s.parent {
-            Some(p) => new_index[p] as u32,
-            None if synthetic => 0,
-            None => NO_PARENT,
-        };
-        let path_hash = match s.parent {
-            Some(p) => child_path_hash(path_hashes[new_index[p]], &s.name),
-            None if synthetic => child_path_hash(path_hashes[0], &s.name),
-            None => fnv1a64_extend(FNV64_OFFSET, s.name.as_bytes()),
+        let (parent, path_hash) = match s.parent {
+            Some(p) => {
+                let k = order.new_index[p];
+                (k as u32, child_path_hash(path_hashes[k], &s.name))
+            }
+            None if order.synthetic => (0, child_path_hash(path_hashes[0], &s.name)),
+            None => (NO_PARENT, fnv1a64_extend(FNV64_OFFSET, s.name.as_bytes())),
         };
         parents.push(parent);
         names.push(s.name.clone());
@@ -153,31 +195,7 @@ pub fn normalize(
         rest.push(t);
     }
     let ids = path_hashes.into_iter().map(JointId).collect();
-    let skeleton = Skeleton::new(parents, ids, rest, names)?;
-
-    let clips = asset
-        .clips
-        .iter()
-        .map(|c| normalize_clip(c, &new_index, unit))
-        .collect();
-
-    let file_shells_m = asset.joint_shell_distance.as_ref().map(|s| {
-        let mut out = vec![0.0; skeleton.joint_count()];
-        for (j, &v) in s.iter().enumerate() {
-            if let Some(&k) = new_index.get(j) {
-                out[k] = v * unit;
-            }
-        }
-        out
-    });
-
-    Ok(Normalized {
-        skeleton,
-        clips,
-        file_shells_m,
-        unit_scale_m: unit,
-        decisions,
-    })
+    Ok(Skeleton::new(parents, ids, rest, names)?)
 }
 
 /// FNV-1a 64 (the joint ID hash, `schemas/package-format.md`): offset
