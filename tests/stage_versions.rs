@@ -76,11 +76,19 @@ fn retargeted_job(fx: &Path, dir: &Path) -> AssetJob {
     .unwrap();
     let profile = std::fs::read_to_string(repo().join("profiles/retarget/cmu_to_knight.toml"))
         .unwrap()
-        .replace("../../../shared/fixtures/bvh/cmu_12_01_walk.bvh", "cmu_walk.bvh")
-        .replace("../../../shared/fixtures/gltf/quaternius_KnightCharacter.glb", "knight.glb");
+        .replace(
+            "../../../shared/fixtures/bvh/cmu_12_01_walk.bvh",
+            "cmu_walk.bvh",
+        )
+        .replace(
+            "../../../shared/fixtures/gltf/quaternius_KnightCharacter.glb",
+            "knight.glb",
+        );
     std::fs::write(dir.join("cmu_to_knight.toml"), profile).unwrap();
-    let mut settings = ludus_anim_cooker::manifest::AssetEntry::default();
-    settings.retarget = Some("cmu_to_knight.toml".into());
+    let settings = ludus_anim_cooker::manifest::AssetEntry {
+        retarget: Some("cmu_to_knight.toml".into()),
+        ..Default::default()
+    };
     AssetJob {
         path: dir.join("cmu_walk.bvh"),
         settings,
