@@ -12,8 +12,8 @@
 //!   `Clip::sample_static` / `Clip::sample_joints` (the five joints `dump`
 //!   picks for pose 0), nothing else (also `loop-context`: a
 //!   `DecodeContext` pose; `loop-joint=J` / `loop-walk=J`: joint J, by
-//!   default the last, through the index / by the walk; `loop-sub10`: ten
-//!   joints spread over the skeleton): a steady target for `perf record` or
+//!   default the last, through the index / by the walk; `loop-sub10` /
+//!   `loop-sub10-walk`: ten joints spread over the skeleton): a steady target for `perf record` or
 //!   `valgrind --tool=callgrind` instruction counts. The clip is the first
 //!   one unless `--clip NAME` follows N. Instructions per pose: the
 //!   difference of two runs' totals over the difference of their N.
@@ -88,9 +88,9 @@ fn main() {
                     .collect();
                 let mut sub = vec![Transform::IDENTITY; picked.len().max(ten.len())];
                 let mut ctx = ludus_anim_runtime::DecodeContext::new(clip);
+                let kind = mode.split('=').next().unwrap_or("");
                 for i in 0..count {
                     let t = times[i % times.len()];
-                    let kind = mode.split('=').next().unwrap_or("");
                     let ok = match kind {
                         "loop" => clip.sample(t, rest_pose, &mut out),
                         "loop-static" => clip.sample_static(t, &static_pose, &mut out),
@@ -98,7 +98,7 @@ fn main() {
                             ctx.seek(t);
                             ctx.sample_static(&static_pose, &mut out)
                         }
-                        "loop-last" => {
+                        "loop-joint" => {
                             clip.sample_joints_static(t, &static_pose, &last, &mut sub[..1])
                         }
                         "loop-walk" => clip.codec().decode_joints(
@@ -110,6 +110,15 @@ fn main() {
                         "loop-sub10" => {
                             let n = ten.len();
                             clip.sample_joints_static(t, &static_pose, &ten, &mut sub[..n])
+                        }
+                        "loop-sub10-walk" => {
+                            let n = ten.len();
+                            clip.codec().decode_joints(
+                                clip.position(t),
+                                rest_pose,
+                                &ten,
+                                &mut sub[..n],
+                            )
                         }
                         "loop-joints" => clip.sample_joints(t, rest_pose, &picked, &mut sub[..5]),
                         other => fail(format!("unknown mode {other}")),
