@@ -167,20 +167,30 @@ impl KeyInput for ImportOptions {
     }
 }
 
-/// What an import reads: the source file's bytes and the companion files
-/// (a `.gltf`'s buffers) with their content hashes.
+/// What an import reads: the source's recorded path (companions resolve
+/// against it, diagnostics name it), its bytes, and the companion files (a
+/// `.gltf`'s buffers) with their recorded paths and content hashes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceDigest {
+    /// Relative to the project root, normalized (`crate::paths`).
+    pub path: String,
     pub format: SourceFormat,
     pub bytes: [u8; 32],
     pub companions: Vec<(String, [u8; 32])>,
 }
 
 /// The key under which an import's companion list is remembered: known
-/// from the source bytes alone, before the companions are read.
-pub fn companions_key(format: SourceFormat, bytes: &[u8; 32], options: &ImportOptions) -> Key {
+/// from the source's recorded path and bytes alone, before the companions
+/// are read (the same bytes elsewhere name other companions).
+pub fn companions_key(
+    path: &str,
+    format: SourceFormat,
+    bytes: &[u8; 32],
+    options: &ImportOptions,
+) -> Key {
     KeyWriter::stage(Stage::Import)
         .tag("companions")
+        .put(path)
         .put(bytes)
         .put(&format)
         .put(options)
@@ -218,6 +228,7 @@ pub struct AssetKeys {
 /// The import key of a source with these bytes, companions and options.
 pub fn import_key(digest: &SourceDigest, import: &ImportOptions) -> Key {
     KeyWriter::stage(Stage::Import)
+        .put(&digest.path)
         .put(&digest.bytes)
         .put(&digest.format)
         .put(import)

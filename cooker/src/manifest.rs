@@ -37,6 +37,32 @@ pub struct ProjectSettings {
     pub cache: Option<String>,
     /// Default quality profile: a bundled name or a .toml path.
     pub profile: Option<String>,
+    /// The build farm's shared remote cache (`docs/remote-cache.md`);
+    /// `--remote-cache*` flags and `LUDUS_ANIM_REMOTE_CACHE*` variables
+    /// override it field by field.
+    pub remote_cache: Option<RemoteCacheEntry>,
+}
+
+/// `[project] remote_cache = { url, mode, auth }`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteCacheEntry {
+    /// Base URL of a Bazel HTTP remote cache, e.g. `http://cache:8080/ludus`.
+    pub url: String,
+    /// `read` (default) or `read-write`.
+    pub mode: Option<RemoteMode>,
+    /// `bearer-file:PATH`, `bearer-env:NAME`, `basic-file:PATH` or
+    /// `basic-env:NAME` (a relative PATH is relative to the manifest).
+    pub auth: Option<String>,
+}
+
+/// Whether a cook may write to the remote cache (artists read, CI writes).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemoteMode {
+    #[default]
+    Read,
+    ReadWrite,
 }
 
 /// A source length unit a person can declare (manifest `units`, `--units`).
@@ -340,6 +366,27 @@ range = [0.0, 0.6]
         .unwrap_err()
         .to_string();
         assert!(e.contains("did you mean `loop`?"), "{e}");
+    }
+
+    #[test]
+    fn remote_cache_settings_parse_and_typos_are_caught() {
+        let text = EXAMPLE.replace(
+            "profile = \"standard\"\n",
+            "profile = \"standard\"\nremote_cache = { url = \"http://cache:8080/ludus\", mode = \"read-write\", auth = \"bearer-file:token\" }\n",
+        );
+        let m = Manifest::parse(&text, "p.toml").unwrap();
+        let r = m.project.remote_cache.unwrap();
+        assert_eq!(r.url, "http://cache:8080/ludus");
+        assert_eq!(r.mode, Some(RemoteMode::ReadWrite));
+        assert_eq!(r.auth.as_deref(), Some("bearer-file:token"));
+        let e = Manifest::parse(&text.replace("auth =", "auht ="), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `auth`?"), "{e}");
+        let e = Manifest::parse(&text.replace("\"read-write\"", "\"write\""), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("write") && e.contains("read-write"), "{e}");
     }
 
     #[test]

@@ -58,21 +58,43 @@ pub struct ReadFile {
 
 /// Every file one asset's cook read, each read once: companion hashes
 /// for the key and companion bytes for the importer come from here.
+///
+/// Paths are asked for in their recorded form (relative to the project
+/// root, `crate::paths`) and normalized, so `gltf/a/../x.bin` and
+/// `gltf/x.bin` are one file; a relative path is read at `root.join(path)`.
 pub struct Snapshot<'a> {
     reader: &'a dyn SourceReader,
+    root: Option<PathBuf>,
     files: Mutex<Vec<(PathBuf, ReadFile)>>,
 }
 
 impl<'a> Snapshot<'a> {
+    /// Paths are read as given (relative to the working directory).
     pub fn new(reader: &'a dyn SourceReader) -> Snapshot<'a> {
+        Snapshot::rooted(reader, None)
+    }
+
+    /// Relative paths are read under `root` (the project root as the cook
+    /// was given it; `None`: the working directory).
+    pub fn rooted(reader: &'a dyn SourceReader, root: Option<&Path>) -> Snapshot<'a> {
         Snapshot {
             reader,
+            root: root.map(Path::to_path_buf),
             files: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Where the reader finds `path` (already normalized).
+    fn location(&self, path: &Path) -> PathBuf {
+        match &self.root {
+            Some(r) if !r.as_os_str().is_empty() => r.join(path),
+            _ => path.to_path_buf(),
         }
     }
 
     /// `path`'s bytes and hash, read on first use.
     pub fn file(&self, path: &Path) -> io::Result<ReadFile> {
+        let path = &crate::paths::normalize(path);
         let mut files = self
             .files
             .lock()
@@ -80,7 +102,7 @@ impl<'a> Snapshot<'a> {
         if let Some((_, f)) = files.iter().find(|(p, _)| p == path) {
             return Ok(f.clone());
         }
-        let bytes = self.reader.read(path)?;
+        let bytes = self.reader.read(&self.location(path))?;
         let f = ReadFile {
             hash: *blake3::hash(&bytes).as_bytes(),
             bytes: std::sync::Arc::new(bytes),
@@ -105,10 +127,11 @@ impl CompanionReader for Snapshot<'_> {
         self.file(path).map(|f| f.bytes.to_vec())
     }
     fn exists(&self, path: &Path) -> bool {
+        let path = &crate::paths::normalize(path);
         self.files
             .lock()
             .map(|f| f.iter().any(|(p, _)| p == path))
             .unwrap_or(false)
-            || self.reader.exists(path)
+            || self.reader.exists(&self.location(path))
     }
 }

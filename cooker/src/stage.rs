@@ -43,15 +43,17 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 3: format and marker kind as enums; companions read through the
-    /// cook's source snapshot. (2: markers from glTF extras, FBX
-    /// custom-property curves.)
-    Import: "import", version 3, per Asset;
+    /// 4: the importer sees the source's recorded path (relative to the
+    /// project root, normalized), which its key now covers. (3: format and
+    /// marker kind as enums; companions read through the cook's source
+    /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
+    Import: "import", version 4, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 4: the CMU unit as the retarget profiles write it
+    /// continuity. 5: the recorded (root-relative) path in its located
+    /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 4, per Asset;
+    Normalize: "normalize", version 5, per Asset;
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only).
     Retarget: "retarget", version 1, per Asset;

@@ -12,7 +12,7 @@ use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
 use crate::source::Snapshot;
 use crate::stage::Stage;
-use crate::stage_cache::Fingerprint;
+use crate::stage_cache::{Fingerprint, Tier};
 use crate::stages::import::{import, Imported};
 use crate::stages::normalize::{normalize, Normalized};
 use crate::stages::package::{package, PackageHeader};
@@ -23,6 +23,7 @@ use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,7 +73,10 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
         .event(&CookEvent::AssetStarted { source: &file });
     let format = SourceFormat::of_path(&job.path);
     let mut r = new_report(&file, format.map_or("unknown", SourceFormat::name));
-    let snapshot = Snapshot::new(cx.reader);
+    // The importer sees the recorded path, so what it derives from it
+    // (companion paths, diagnostics) is the same on every machine; the
+    // snapshot reads it under the project root.
+    let snapshot = Snapshot::rooted(cx.reader, cx.options.project_root.as_deref());
     let result = cook_format(job, &file, &snapshot, &mut r, cx);
     cx.observer.event(&CookEvent::Inputs {
         source: &file,
@@ -121,13 +125,14 @@ pub(super) struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    /// Read `path` into the snapshot.
+    /// Read the source recorded as `file` (a path relative to the project
+    /// root) into the snapshot.
     pub fn read(
-        path: &'a std::path::Path,
         file: &'a str,
         snapshot: &'a Snapshot<'a>,
         options: ImportOptions,
     ) -> Result<(Source<'a>, [u8; 32]), Stop> {
+        let path = std::path::Path::new(file);
         let format = SourceFormat::of_path(path).ok_or_else(|| {
             Diagnostic::error(
                 "unknown_format",
@@ -164,7 +169,7 @@ fn cook_format<'a>(
             .unwrap_or(cx.options.import.keep_unused_leaves),
         custom_curves: job.settings.curves.clone(),
     };
-    let (src, bytes_hash) = Source::read(&job.path, file, snapshot, options)?;
+    let (src, bytes_hash) = Source::read(file, snapshot, options)?;
     let (digest, fresh) = companions(&src, &bytes_hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
@@ -257,8 +262,9 @@ pub(super) fn companions(
     bytes_hash: &[u8; 32],
     cx: &Cook<'_>,
 ) -> Result<(SourceDigest, Option<Imported>), Stop> {
-    let key = companions_key(src.format, bytes_hash, &src.options);
+    let key = companions_key(src.file, src.format, bytes_hash, &src.options);
     let digest = |companions: Companions| SourceDigest {
+        path: src.file.to_string(),
         format: src.format,
         bytes: *bytes_hash,
         companions,
@@ -271,23 +277,22 @@ pub(super) fn companions(
     let imported = import(src.path, src.format, &src.bytes, &src.options, src.snapshot)?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
-        let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
+        let f = src.snapshot.file(Path::new(c)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
         })?;
-        read.push((c.clone(), f.hash));
+        // `dir.join(uri)` of the recorded path: normalized like it.
+        read.push((crate::paths::normalize_recorded(c), f.hash));
     }
     cx.cache.put(Stage::Import, &key, &read);
-    cx.record(src.file, Stage::Import, None, false, start);
+    cx.record(src.file, Stage::Import, None, None, start);
     Ok((digest(read), Some(imported)))
 }
 
 /// Whether every remembered companion still has the remembered bytes.
 fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
-    companions.iter().all(|(p, h)| {
-        snapshot
-            .file(std::path::Path::new(p))
-            .is_ok_and(|f| &f.hash == h)
-    })
+    companions
+        .iter()
+        .all(|(p, h)| snapshot.file(Path::new(p)).is_ok_and(|f| &f.hash == h))
 }
 
 /// blake3 over the source's bytes and every companion's, in import order.
@@ -295,7 +300,7 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
     let mut h = blake3::Hasher::new();
     h.update(&src.bytes);
     for (p, _) in &digest.companions {
-        let f = src.snapshot.file(std::path::Path::new(p)).map_err(|_| {
+        let f = src.snapshot.file(Path::new(p)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
         })?;
         h.update(&f.bytes);
@@ -307,15 +312,20 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
 /// package bytes are intact.
 fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     let start = Instant::now();
-    let outcome: AssetOutcome =
-        serde_json::from_slice(&cx.cache.get_bytes(Stage::Package, key)?).ok()?;
-    let pkg = cx
+    let (outcome, t1) = cx.cache.lookup_bytes(Stage::Package, key)?;
+    let outcome: AssetOutcome = serde_json::from_slice(&outcome).ok()?;
+    let (pkg, t2) = cx
         .cache
-        .get_bytes(Stage::Package, &package_bytes_key(key))?;
+        .lookup_bytes(Stage::Package, &package_bytes_key(key))?;
     if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
         return None;
     }
-    cx.record(file, Stage::Package, None, true, start);
+    let tier = if t1 == Tier::Remote || t2 == Tier::Remote {
+        Tier::Remote
+    } else {
+        Tier::Local
+    };
+    cx.record(file, Stage::Package, None, Some(tier), start);
     Some(AssetResult {
         report: outcome.report,
         package: Some((outcome.package_name, Arc::new(pkg))),
@@ -596,7 +606,7 @@ fn package_asset(
     }
     cx.cache
         .record_fingerprint(Stage::Package, *blake3::hash(&packaged.bytes).as_bytes());
-    cx.record(a.file, Stage::Package, None, false, start);
+    cx.record(a.file, Stage::Package, None, None, start);
     Ok(AssetResult {
         report: r.clone(),
         package: Some((packaged.file_name, Arc::new(packaged.bytes))),

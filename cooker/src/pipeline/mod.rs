@@ -26,7 +26,7 @@ use crate::report::{self, PackageManifest, Report};
 use crate::sink::Sink;
 use crate::source::{FileSystem, SourceReader};
 use crate::stage::Stage;
-use crate::stage_cache::{Fingerprint, StageCache};
+use crate::stage_cache::{Fingerprint, StageCache, Tier};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
 use rayon::prelude::*;
@@ -41,8 +41,10 @@ pub use asset::AssetResult;
 #[derive(Clone, Debug)]
 pub struct CookOptions {
     pub jobs: Vec<AssetJob>,
-    /// Source paths in packages and reports are written relative to this
-    /// directory (the project root), so cooks on different machines agree.
+    /// Source paths in packages, reports and keys are recorded relative to
+    /// this directory (the project root; `None`: the working directory), so
+    /// cooks on different machines agree. Job paths, like every path a
+    /// person types, are relative to the working directory or absolute.
     pub project_root: Option<PathBuf>,
     pub out: PathBuf,
     /// Profile for assets and clips that name none: bundled name or path.
@@ -89,17 +91,13 @@ impl CookOptions {
         }
     }
 
-    /// A source path as packages and reports record it: relative to the
-    /// project root when there is one, else as given.
+    /// A source path as packages, reports and keys record it: relative to
+    /// the project root (the working directory without one), normalized,
+    /// `/`-separated (`crate::paths`), so cooks on different machines and
+    /// from different spellings of one file agree.
     pub fn recorded_path(&self, path: &Path) -> String {
-        match &self.project_root {
-            Some(root) => path
-                .strip_prefix(root)
-                .unwrap_or(path)
-                .display()
-                .to_string(),
-            None => path.display().to_string(),
-        }
+        let root = crate::paths::absolute_root(self.project_root.as_deref());
+        crate::paths::record(path, &root)
     }
 }
 
@@ -140,7 +138,7 @@ impl Profiles {
         let mut map = BTreeMap::new();
         for n in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
-                let mut p = Profile::load(slot.key())?;
+                let mut p = Profile::load(&profile_location(slot.key(), options))?;
                 if let Some(c) = &options.codec_override {
                     p.codec = c.clone();
                 }
@@ -170,6 +168,20 @@ impl Profiles {
     }
 }
 
+/// Where a profile named in a project is read: a relative `.toml` path
+/// that exists under the project root is read there (the manifest's
+/// `profile = "bench.toml"` works from any working directory), anything
+/// else as given. Keys and reports use the name as written.
+fn profile_location(name: &str, options: &CookOptions) -> String {
+    let bundled = crate::profile::BUNDLED.iter().any(|(b, _)| *b == name);
+    match &options.project_root {
+        Some(root) if !bundled && Path::new(name).is_relative() && root.join(name).is_file() => {
+            root.join(name).display().to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// Everything one cook shares between its workers.
 pub(crate) struct Cook<'a> {
     pub options: &'a CookOptions,
@@ -193,27 +205,30 @@ impl Cook<'_> {
         T: serde::Serialize + serde::de::DeserializeOwned + Fingerprint,
     {
         let start = Instant::now();
-        let (v, hit) = self.cache.run(stage, key, f)?;
+        let (v, found) = self.cache.run(stage, key, f)?;
         self.observer.event(&CookEvent::Stage {
             source,
             clip,
             stage,
-            hit,
+            hit: found.is_some(),
+            remote: found == Some(Tier::Remote),
             ms: start.elapsed().as_secs_f64() * 1000.0,
         });
         Ok(v)
     }
 
-    /// Count a stage that ran outside [`Cook::run`] and tell the observer.
+    /// Count a stage that ran outside [`Cook::run`] (`found`: the tier of
+    /// a hit; `None`: it ran) and tell the observer.
     pub fn record(
         &self,
         source: &str,
         stage: Stage,
         clip: Option<&str>,
-        hit: bool,
+        found: Option<Tier>,
         start: Instant,
     ) {
         let elapsed = start.elapsed();
+        let hit = found.is_some();
         self.cache
             .counters
             .record(stage, hit, elapsed.as_nanos() as u64);
@@ -222,6 +237,7 @@ impl Cook<'_> {
             clip,
             stage,
             hit,
+            remote: found == Some(Tier::Remote),
             ms: elapsed.as_secs_f64() * 1000.0,
         });
     }
@@ -241,7 +257,9 @@ pub fn cook(
 }
 
 /// Cook every job, reading sources through `reader` and writing packages,
-/// `manifest.json` and `report.json` to `sink`.
+/// `manifest.json` and `report.json` to `sink` (a shard writes
+/// `manifest.shard-I-of-N.json` and `report.shard-I-of-N.json` instead, so
+/// shards sharing one output directory never overwrite each other).
 pub fn cook_with(
     options: &CookOptions,
     cache: &StageCache,
@@ -258,6 +276,7 @@ pub fn cook_with(
         observer,
         reader,
     };
+    let shard = shard_info(options);
     let jobs: Vec<&AssetJob> = options
         .jobs
         .iter()
@@ -287,20 +306,44 @@ pub fn cook_with(
         cooker_version: crate::COOKER_VERSION.to_string(),
         package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
         assets: Vec::new(),
+        shard: shard.clone(),
     };
     for r in results {
         let r = r?;
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
     }
+    // Uploads finish (bounded) before the report counts them.
+    cache.flush();
+    report.shard = shard;
     finish_report(&mut report, cache, observer, start);
-    write(sink, "manifest.json", &to_json(&manifest)?)?;
-    write(sink, "report.json", &to_json(&report)?)?;
+    let shard = report.shard.as_ref();
+    write(
+        sink,
+        &report::farm::manifest_file(shard),
+        &to_json(&manifest)?,
+    )?;
+    write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
     });
     Ok(report)
+}
+
+/// With `--shard I/N`: which shard, and every job of the whole cook by
+/// recorded path (what `merge` orders by and checks completeness with).
+fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
+    let (index, count) = options.shard?;
+    Some(report::ShardInfo {
+        index,
+        count,
+        jobs: options
+            .jobs
+            .iter()
+            .map(|j| options.recorded_path(&j.path))
+            .collect(),
+    })
 }
 
 /// Cook one asset job (no output is written).
@@ -333,6 +376,8 @@ fn new_report(options: &CookOptions) -> Report {
         totals: Default::default(),
         stages: BTreeMap::new(),
         cache_notices: Vec::new(),
+        remote: None,
+        shard: None,
     }
 }
 
@@ -344,6 +389,7 @@ fn finish_report(report: &mut Report, cache: &StageCache, observer: &dyn Observe
         .into_iter()
         .map(|(s, st)| (s.name().to_string(), st))
         .collect();
+    report.remote = cache.remote_report();
     report.cache_notices = cache.take_notices();
     for n in &report.cache_notices {
         observer.event(&CookEvent::Notice { message: n });

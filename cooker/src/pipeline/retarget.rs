@@ -23,7 +23,7 @@ pub struct RetargetPlan {
     /// The profile path as the report records it.
     pub profile_path: String,
     pub profile_hash: [u8; 32],
-    pub target_path: PathBuf,
+    /// The target skeleton's file, relative to the project root.
     pub target_file: String,
     pub inputs: RetargetInputs,
     target_digest: crate::keys::SourceDigest,
@@ -53,7 +53,7 @@ pub fn plan(
     };
     let profile_path = cx.options.recorded_path(&path);
     let fail = |m: String| Diagnostic::error("retarget_profile", m).file(file);
-    let read = snapshot.file(&path).map_err(|e| {
+    let read = snapshot.file(Path::new(&profile_path)).map_err(|e| {
         fail(format!(
             "cannot read retarget profile '{profile_path}': {e}"
         ))
@@ -61,22 +61,18 @@ pub fn plan(
     let text = std::str::from_utf8(&read.bytes)
         .map_err(|_| fail(format!("retarget profile '{profile_path}' is not UTF-8")))?;
     let profile = Profile::parse(text, &profile_path).map_err(|e| fail(e.to_string()))?;
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let target_path = dir.join(&profile.target.skeleton);
-    let target_file = cx.options.recorded_path(&target_path);
-    let (src, hash) = Source::read(
-        &target_path,
-        &target_file,
-        snapshot,
-        ImportOptions::default(),
-    )?;
+    // The target's path is relative to the profile's directory.
+    let dir = Path::new(&profile_path).parent().unwrap_or(Path::new(""));
+    let target_file = crate::paths::normalize(&dir.join(&profile.target.skeleton))
+        .display()
+        .to_string();
+    let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default())?;
     let (target_digest, _) = companions(&src, &hash, cx)?;
     let target = normalize_key(&import_key(&target_digest, &src.options), None);
     Ok(Some(RetargetPlan {
         profile,
         profile_path,
         profile_hash: read.hash,
-        target_path,
         target_file,
         inputs: RetargetInputs {
             profile: read.hash,
@@ -95,13 +91,8 @@ pub fn run(
     r: &mut AssetReport,
     cx: &Cook<'_>,
 ) -> Result<RetargetedAsset, Stop> {
-    let snapshot = Snapshot::new(cx.reader);
-    let (src, _) = Source::read(
-        &plan.target_path,
-        &plan.target_file,
-        &snapshot,
-        ImportOptions::default(),
-    )?;
+    let snapshot = Snapshot::rooted(cx.reader, cx.options.project_root.as_deref());
+    let (src, _) = Source::read(&plan.target_file, &snapshot, ImportOptions::default())?;
     let import = import_key(&plan.target_digest, &src.options);
     let imported = run_import(&src, &import, None, cx)?;
     // The target's own import notes are not the asset's: keep only errors.

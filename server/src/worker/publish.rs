@@ -323,6 +323,7 @@ impl Worker {
                 cooker_version: ludus_anim_cooker::COOKER_VERSION.to_string(),
                 package_format_version: self.format_version,
                 assets: states.iter().filter_map(|(_, s)| s.good.clone()).collect(),
+                shard: None,
             },
             report,
             stale,
@@ -373,6 +374,8 @@ fn empty_report() -> Report {
         totals: Default::default(),
         stages: Default::default(),
         cache_notices: Vec::new(),
+        remote: None,
+        shard: None,
     }
 }
 
