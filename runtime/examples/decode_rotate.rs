@@ -8,7 +8,8 @@
 //! each copy with its own clip view, static pose and `DecodeContext`; N
 //! decodes rotate through the copies (the time moves on after each pass
 //! over them), so every decode finds its clip data and context cold while
-//! code and output stay warm. Modes: `pose` (`sample_static`), `rest`
+//! code and output stay warm. Modes: `pose` (`sample_static`), `packed`
+//! (`sample_packed`, from the clip's packed static tracks), `rest`
 //! (`sample`, from the rest pose), `joint=J` (one joint, default the
 //! last), `sub10` (ten joints spread over the skeleton), `sub10-walk` (the same
 //! without the index: the walk over every joint before the last). Per-decode figures
@@ -68,7 +69,10 @@ fn main() {
             if !clip.static_pose(p.sample_defaults(&clip), &mut sp) {
                 fail("no static pose".into());
             }
-            (p, clip, sp)
+            let st = clip
+                .static_tracks(p.sample_defaults(&clip))
+                .unwrap_or_else(|| fail("no static tracks".into()));
+            (p, clip, sp, st)
         })
         .collect();
     let mut contexts: Vec<_> = views.iter().map(|v| DecodeContext::new(&v.1)).collect();
@@ -94,10 +98,12 @@ fn main() {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let m = (n - done).min(views.len());
         let mut start = Instant::now();
-        for (i, ((p, _, sp), ctx)) in views.iter().zip(contexts.iter_mut()).take(m).enumerate() {
+        for (i, ((p, _, sp, st), ctx)) in views.iter().zip(contexts.iter_mut()).take(m).enumerate()
+        {
             ctx.seek(t);
             let ok = match kind {
                 "pose" => ctx.sample_static(sp, &mut out),
+                "packed" => ctx.sample_packed(st, &mut out),
                 "rest" => ctx.sample(p.sample_defaults(ctx.clip()), &mut out),
                 "joint" => ctx.sample_joints_static(sp, &last, &mut out[..1]),
                 "sub10" => ctx.sample_joints_static(sp, &ten, &mut out[..ten.len()]),

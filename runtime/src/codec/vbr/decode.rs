@@ -22,7 +22,7 @@ use super::tracks::{
     Cursor, Pair, SampleRef, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
 };
 use super::VbrClip;
-use crate::math::{Quat, Transform, Vec3A};
+use crate::math::{Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
 
 /// What a decode writes where. Implementations are the three requests of
@@ -50,6 +50,9 @@ pub(super) trait OutputPolicy {
     fn out_slot(&self, slot: usize, _joint: usize) -> usize {
         slot
     }
+    /// Each slot starts from [`Transform::IDENTITY`], not from the base
+    /// pose (which is not read): a walk over [`super::StaticTracks`].
+    const LITERAL_BASE: bool = false;
     /// The index that lets a subset seek each joint directly (None: walk).
     #[inline(always)]
     fn index(&self) -> Option<&VbrIndex> {
@@ -62,6 +65,10 @@ pub(super) struct FullPose;
 
 /// Every joint, from the clip's static pose: only animated tracks decoded.
 pub(super) struct StaticFill;
+
+/// Every joint, from the identity, over a view whose type bytes and
+/// constants are a [`super::StaticTracks`]'s.
+pub(super) struct PackedPose;
 
 /// The listed joints (any order, repeats allowed), from the defaults or,
 /// with `ANIMATED`, from the static pose; seeking each joint through the
@@ -92,6 +99,24 @@ impl OutputPolicy for FullPose {
 impl OutputPolicy for StaticFill {
     const EVERY_JOINT: bool = true;
     const ANIMATED_ONLY: bool = true;
+    #[inline(always)]
+    fn slots(&self, joint_count: usize) -> usize {
+        joint_count
+    }
+    #[inline(always)]
+    fn joint(&self, slot: usize) -> usize {
+        slot
+    }
+    #[inline(always)]
+    fn joints_valid(&self, _: usize) -> bool {
+        true
+    }
+}
+
+impl OutputPolicy for PackedPose {
+    const EVERY_JOINT: bool = true;
+    const ANIMATED_ONLY: bool = false;
+    const LITERAL_BASE: bool = true;
     #[inline(always)]
     fn slots(&self, joint_count: usize) -> usize {
         joint_count
@@ -206,7 +231,7 @@ impl<'a> VbrClip<'a> {
         out: &mut [Transform],
         locate: impl FnMut(u32) -> SampleRef,
     ) -> bool {
-        if base.len() != self.joint_count
+        if (!P::LITERAL_BASE && base.len() != self.joint_count)
             || out.len() != policy.out_len(self.joint_count)
             || !policy.joints_valid(self.joint_count)
         {
@@ -306,7 +331,12 @@ impl<'a> VbrClip<'a> {
         } else {
             self.joint_count
         };
-        let (Some(types), Some(base)) = (self.types.get(..seen), base.get(..seen)) else {
+        let base = if P::LITERAL_BASE {
+            Some(base)
+        } else {
+            base.get(..seen)
+        };
+        let (Some(types), Some(base)) = (self.types.get(..seen), base) else {
             return;
         };
         if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
@@ -396,10 +426,21 @@ impl<'a> VbrClip<'a> {
         w: &mut Walk,
     ) -> bool {
         let o_slot = policy.out_slot(slot, j);
-        let (Some(o), Some(b), Some(&t)) = (out.get_mut(o_slot), base.get(j), types.get(j)) else {
+        let (Some(o), Some(&t)) = (out.get_mut(o_slot), types.get(j)) else {
             return false;
         };
-        *o = *b;
+        if P::LITERAL_BASE {
+            // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
+            if (t >> 1) & !t & 0b01_0101 == 0 {
+                *o = self.packed_static(&mut c.constant, t);
+                return true;
+            }
+            *o = Transform::IDENTITY;
+        } else if let Some(b) = base.get(j) {
+            *o = *b;
+        } else {
+            return false;
+        }
         let t = if P::ANIMATED_ONLY {
             ANIMATED_ONLY_TYPE[(t & 63) as usize]
         } else {
@@ -420,6 +461,35 @@ impl<'a> VbrClip<'a> {
             w.constant.flush_normalize(out);
         }
         true
+    }
+
+    /// A joint of a packed walk without animated tracks, from its packed
+    /// type byte `t` and the values at `at` (advanced): every track read
+    /// whether stored or not (the values end with a 16-byte padding), the
+    /// identity's value selected where nothing is stored, so that the
+    /// joint costs no branch on its kinds.
+    #[inline(always)]
+    fn packed_static(&self, at: &mut usize, t: u8) -> Transform {
+        let id = Transform::IDENTITY;
+        let v = self.constants;
+        let rotation = if t & 3 != 0 {
+            let xyz = load_f32x3(v, *at);
+            Quat::from_xyzw(xyz.x, xyz.y, xyz.z, f32::from_bits(read_u32(v, *at + 12)))
+        } else {
+            id.rotation
+        };
+        *at += usize::from(t & 1) * 16;
+        let tr = Vec3::from(load_f32x3(v, *at));
+        let translation = if t & 4 != 0 { tr } else { id.translation };
+        *at += usize::from((t >> 2) & 1) * 12;
+        let sc = Vec3::from(load_f32x3(v, *at));
+        let scale = if t & 16 != 0 { sc } else { id.scale };
+        *at += usize::from((t >> 4) & 1) * 12;
+        Transform {
+            rotation,
+            translation,
+            scale,
+        }
     }
 
     /// Decode the tracks of a joint with (effective) type byte `t` over
