@@ -69,9 +69,14 @@ fn main() {
             if !clip.static_pose(p.sample_defaults(&clip), &mut sp) {
                 fail("no static pose".into());
             }
-            let st = clip
-                .static_tracks(p.sample_defaults(&clip))
-                .unwrap_or_else(|| fail("no static tracks".into()));
+            // Only where used: another allocation per copy moves the
+            // copies' heap layout and with it the cache-set conflicts.
+            let st = if mode == "packed" {
+                clip.static_tracks(p.sample_defaults(&clip))
+                    .unwrap_or_else(|| fail("no static tracks".into()))
+            } else {
+                Default::default()
+            };
             (p, clip, sp, st)
         })
         .collect();
