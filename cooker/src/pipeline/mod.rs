@@ -16,6 +16,7 @@
 mod asset;
 mod clip;
 mod plan;
+mod sidecar;
 
 use crate::events::{CookEvent, Observer};
 use crate::fsutil::OutputDir;
@@ -35,6 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use asset::AssetResult;
+pub use sidecar::SidecarSettings;
 
 /// What to cook and how.
 #[derive(Clone, Debug)]
@@ -59,6 +61,8 @@ pub struct CookOptions {
     pub shard: Option<(u32, u32)>,
     /// Codec for every profile (`--codec`), replacing the profiles' own.
     pub codec_override: Option<CodecChoice>,
+    /// `OUT/report-sidecar.json` (the dashboard's per-time data).
+    pub sidecar: SidecarSettings,
 }
 
 impl CookOptions {
@@ -81,6 +85,7 @@ impl CookOptions {
             threads: 0,
             shard: None,
             codec_override: None,
+            sidecar: SidecarSettings::default(),
         }
     }
 
@@ -283,14 +288,24 @@ pub fn cook_with(
         package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
         assets: Vec::new(),
     };
+    let mut clips = Vec::new();
     for r in results {
         let r = r?;
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
+        clips.extend(r.sidecar);
     }
     finish_report(&mut report, cache, observer, start);
     write(sink, "manifest.json", &to_json(&manifest)?)?;
     write(sink, "report.json", &to_json(&report)?)?;
+    if options.sidecar.write {
+        let json =
+            sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| CookError::Write {
+                path: ludus_anim_report::sidecar::SIDECAR_FILE.to_string(),
+                source: std::io::Error::other(e),
+            })?;
+        write(sink, ludus_anim_report::sidecar::SIDECAR_FILE, &json)?;
+    }
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
