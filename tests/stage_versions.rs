@@ -53,6 +53,7 @@ fn fingerprints(fx: &Path, dir: &Path) -> Vec<(Stage, [u8; 32])> {
         std::fs::copy(anchors.join("acl-clips").join(clip), dir.join(clip)).unwrap();
         jobs.push(plain(dir.join(clip)));
     }
+    jobs.push(retargeted_job(fx, dir));
     let mut options = CookOptions::for_files(vec![], dir.join("out"), "standard");
     options.project_root = Some(dir.to_path_buf());
     options.jobs = jobs.clone();
@@ -62,6 +63,36 @@ fn fingerprints(fx: &Path, dir: &Path) -> Vec<(Stage, [u8; 32])> {
         assert!(r.package.is_some(), "{:?}", r.report.diagnostics);
     }
     cache.stage_fingerprints()
+}
+
+/// The CMU walk retargeted onto the Knight with the shipped profile (its
+/// skeleton paths pointed at copies in the project).
+fn retargeted_job(fx: &Path, dir: &Path) -> AssetJob {
+    std::fs::copy(fx.join("bvh/cmu_12_01_walk.bvh"), dir.join("cmu_walk.bvh")).unwrap();
+    std::fs::copy(
+        fx.join("gltf/quaternius_KnightCharacter.glb"),
+        dir.join("knight.glb"),
+    )
+    .unwrap();
+    let profile = std::fs::read_to_string(repo().join("profiles/retarget/cmu_to_knight.toml"))
+        .unwrap()
+        .replace(
+            "../../../shared/fixtures/bvh/cmu_12_01_walk.bvh",
+            "cmu_walk.bvh",
+        )
+        .replace(
+            "../../../shared/fixtures/gltf/quaternius_KnightCharacter.glb",
+            "knight.glb",
+        );
+    std::fs::write(dir.join("cmu_to_knight.toml"), profile).unwrap();
+    let settings = ludus_anim_cooker::manifest::AssetEntry {
+        retarget: Some("cmu_to_knight.toml".into()),
+        ..Default::default()
+    };
+    AssetJob {
+        path: dir.join("cmu_walk.bvh"),
+        settings,
+    }
 }
 
 #[test]

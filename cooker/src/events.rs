@@ -5,13 +5,15 @@
 //!
 //! JSON events: `asset_start` {source}; `plan` {source, keys: {stage: hex},
 //! clips: [{name, keys}]}; `stage` {source, clip, stage, cache:
-//! "hit"|"miss", ms}; `diagnostic` {source, severity, code, message, file,
+//! "hit"|"remote"|"miss", ms} ("remote": a hit the build farm's remote
+//! cache served); `diagnostic` {source, severity, code, message, file,
 //! clip, joint, time_s} (one per diagnostic, before its `asset_done`);
 //! `inputs` {source, files} (every file the asset's cook read: the source
 //! and its companions, so a watcher knows what to watch);
 //! `asset_done` {source, status, package, clips}; `notice` {message}; and
 //! last `summary` {assets, failed, clips, raw_bytes, compressed_bytes,
-//! max_error_m, warnings, cook_ms, stages, report}.
+//! max_error_m, warnings, cook_ms, stages, remote, report} (`remote`: the
+//! report's remote cache traffic per stage, or null without a remote cache).
 
 use crate::keys::{AssetKeys, ClipKeys};
 use crate::report::{AssetReport, AssetStatus, Report};
@@ -35,6 +37,8 @@ pub enum CookEvent<'a> {
         clip: Option<&'a str>,
         stage: Stage,
         hit: bool,
+        /// The hit came from the build farm's remote cache.
+        remote: bool,
         ms: f64,
     },
     /// Every file one asset's cook read (source first, then companions),
@@ -103,13 +107,18 @@ impl CookEvent<'_> {
                 clip,
                 stage,
                 hit,
+                remote,
                 ms,
             } => vec![json!({
                 "event": "stage",
                 "source": source,
                 "clip": clip,
                 "stage": stage.name(),
-                "cache": if *hit { "hit" } else { "miss" },
+                "cache": match (hit, remote) {
+                    (true, true) => "remote",
+                    (true, false) => "hit",
+                    (false, _) => "miss",
+                },
                 "ms": ms,
             })],
             CookEvent::Inputs { source, files } => vec![json!({
@@ -125,11 +134,15 @@ impl CookEvent<'_> {
 }
 
 fn asset_keys_json(k: &AssetKeys) -> Value {
-    json!({
+    let mut v = json!({
         Stage::Import.name(): k.import.to_hex(),
         Stage::Normalize.name(): k.normalize.to_hex(),
         Stage::Package.name(): k.package.to_hex(),
-    })
+    });
+    if let (Some(r), Some(o)) = (&k.retarget, v.as_object_mut()) {
+        o.insert(Stage::Retarget.name().into(), r.to_hex().into());
+    }
+    v
 }
 
 fn clip_keys_json(k: &ClipKeys) -> Value {
@@ -174,6 +187,10 @@ fn summary_json(report: &Report, out: &Path) -> Value {
         "warnings": t.warnings,
         "cook_ms": t.cook_ms,
         "stages": report.stages,
-        "report": out.join("report.json").display().to_string(),
+        "remote": report.remote,
+        "report": out
+            .join(crate::report::farm::report_file(report.shard.as_ref()))
+            .display()
+            .to_string(),
     })
 }

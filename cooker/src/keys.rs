@@ -167,20 +167,30 @@ impl KeyInput for ImportOptions {
     }
 }
 
-/// What an import reads: the source file's bytes and the companion files
-/// (a `.gltf`'s buffers) with their content hashes.
+/// What an import reads: the source's recorded path (companions resolve
+/// against it, diagnostics name it), its bytes, and the companion files (a
+/// `.gltf`'s buffers) with their recorded paths and content hashes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceDigest {
+    /// Relative to the project root, normalized (`crate::paths`).
+    pub path: String,
     pub format: SourceFormat,
     pub bytes: [u8; 32],
     pub companions: Vec<(String, [u8; 32])>,
 }
 
 /// The key under which an import's companion list is remembered: known
-/// from the source bytes alone, before the companions are read.
-pub fn companions_key(format: SourceFormat, bytes: &[u8; 32], options: &ImportOptions) -> Key {
+/// from the source's recorded path and bytes alone, before the companions
+/// are read (the same bytes elsewhere name other companions).
+pub fn companions_key(
+    path: &str,
+    format: SourceFormat,
+    bytes: &[u8; 32],
+    options: &ImportOptions,
+) -> Key {
     KeyWriter::stage(Stage::Import)
         .tag("companions")
+        .put(path)
         .put(bytes)
         .put(&format)
         .put(options)
@@ -200,6 +210,8 @@ pub struct PackageInputs<'a> {
     /// Every profile the cook references, by name, after overrides.
     pub profiles: &'a BTreeMap<String, Profile>,
     pub default_profile: &'a str,
+    /// The retarget profile and target, for retargeted assets.
+    pub retarget: Option<RetargetInputs>,
 }
 
 /// The asset-level keys.
@@ -207,27 +219,77 @@ pub struct PackageInputs<'a> {
 pub struct AssetKeys {
     pub import: Key,
     pub normalize: Key,
+    /// Retargeted assets only.
+    pub retarget: Option<Key>,
     /// The whole asset: package bytes, manifest entry and report.
     pub package: Key,
 }
 
+/// The import key of a source with these bytes, companions and options.
+pub fn import_key(digest: &SourceDigest, import: &ImportOptions) -> Key {
+    KeyWriter::stage(Stage::Import)
+        .put(&digest.path)
+        .put(&digest.bytes)
+        .put(&digest.format)
+        .put(import)
+        .put(&digest.companions)
+        .finish()
+}
+
+/// The normalize key of an import under a units override.
+pub fn normalize_key(import: &Key, units_m: Option<f32>) -> Key {
+    KeyWriter::stage(Stage::Normalize)
+        .put(import)
+        .put(&units_m)
+        .finish()
+}
+
+/// What a retargeted asset's keys cover besides its own source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetargetInputs {
+    /// blake3 of the retarget profile's bytes.
+    pub profile: [u8; 32],
+    /// The normalize key of the target skeleton's file.
+    pub target: Key,
+}
+
+impl KeyInput for RetargetInputs {
+    fn feed(&self, k: &mut KeyWriter) {
+        let RetargetInputs { profile, target } = self;
+        k.put(profile).put(target);
+    }
+}
+
+/// The retarget stage's key: the source's normalize key, the profile's
+/// content and the target skeleton's normalize key (which fixes its
+/// skeleton identity and rest pose).
+pub fn retarget_key(normalize: &Key, r: &RetargetInputs) -> Key {
+    KeyWriter::stage(Stage::Retarget)
+        .put(&ludus_anim_retarget::RETARGET_VERSION)
+        .put(normalize)
+        .put(r)
+        .finish()
+}
+
 impl AssetKeys {
+    /// The key the clips chain from: the retargeted asset's, or the
+    /// normalized source's.
+    pub fn upstream(&self) -> &Key {
+        self.retarget.as_ref().unwrap_or(&self.normalize)
+    }
+
     pub fn derive(
         digest: &SourceDigest,
         import: &ImportOptions,
         package: &PackageInputs<'_>,
     ) -> AssetKeys {
-        let mut k = KeyWriter::stage(Stage::Import);
-        k.put(&digest.bytes)
-            .put(&digest.format)
-            .put(import)
-            .put(&digest.companions);
-        let import_key = k.finish();
-        let normalize = KeyWriter::stage(Stage::Normalize)
-            .put(&import_key)
-            .put(&package.units_m)
-            .finish();
+        let import_key = import_key(digest, import);
+        let normalize = normalize_key(&import_key, package.units_m);
         AssetKeys {
+            retarget: package
+                .retarget
+                .as_ref()
+                .map(|r| retarget_key(&normalize, r)),
             package: package_key(&import_key, package),
             import: import_key,
             normalize,
@@ -249,7 +311,7 @@ fn package_key(import: &Key, p: &PackageInputs<'_>) -> Key {
     for s in Stage::ALL {
         k.put(&s.version());
     }
-    k.put(p.profiles).put(p.default_profile);
+    k.put(p.profiles).put(p.default_profile).put(&p.retarget);
     k.finish()
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 one or more assets failed to cook (see the
 //! report and the error lines); 2 bad command line, manifest, profile or
-//! input; 3 an output could not be written.
+//! input, or shards `merge` refuses; 3 an output could not be written.
 
 #![forbid(unsafe_code)]
 
@@ -44,6 +44,10 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Inspect or trim the stage cache.
     Cache(cli::cache::CacheArgs),
+    /// Merge the outputs of `cook --shard I/N` into one manifest.json and
+    /// report.json, as an unsharded cook writes them; refuses missing,
+    /// duplicate or conflicting shards.
+    Merge(cli::merge::MergeArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cli::inspect::inspect(a, &out),
         Command::Cache(a) => cli::cache::run(a, &out),
         Command::Report(a) => cli::report::run(a, &out),
+        Command::Merge(a) => cli::merge::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
         Command::Serve(a) => cli::serve::run(a, &out),
     };

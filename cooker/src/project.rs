@@ -1,10 +1,13 @@
 //! Project resolution: what a cook is asked to do, from explicit inputs,
 //! the project manifest (`ludus-anim.toml`), or the bundled demo, with the
-//! precedence flags > manifest > built-in defaults. The CLI and the asset
-//! server both resolve a project here, so they always agree.
+//! precedence flags > manifest > built-in defaults (flags > environment >
+//! manifest for the remote cache). The CLI and the asset server both
+//! resolve a project here, so they always agree.
 
 use crate::manifest::{self, AssetJob, Manifest, ManifestError};
+use crate::remote::{self, RemoteArgs, RemoteSettingError};
 use ludus_anim_model::SourceFormat;
+use ludus_anim_remote_cache::RemoteConfig;
 use std::path::{Path, PathBuf};
 
 /// What the person asked for (command-line flags; `None` where unset).
@@ -17,6 +20,8 @@ pub struct ProjectArgs {
     pub out: Option<PathBuf>,
     pub profile: Option<String>,
     pub cache: Option<PathBuf>,
+    /// `--remote-cache`, `--remote-cache-mode`, `--remote-cache-auth`.
+    pub remote: RemoteArgs,
 }
 
 /// Where the jobs came from.
@@ -43,6 +48,8 @@ pub struct Project {
     pub cache_dir: PathBuf,
     /// The manifest's `[report]` table (defaults without a manifest).
     pub report: ludus_anim_report::rules::ReportConfig,
+    /// The build farm's remote cache, if one is configured.
+    pub remote: Option<RemoteConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +62,8 @@ pub enum ProjectError {
     EmptyDirectory(String),
     #[error("no inputs, no {name} here, and no bundled fixtures in {dir}")]
     Nothing { name: &'static str, dir: String },
+    #[error(transparent)]
+    Remote(#[from] RemoteSettingError),
 }
 
 /// Resolve `args` in the working directory `cwd`; `fixtures` is the
@@ -83,6 +92,12 @@ pub fn resolve(args: &ProjectArgs, cwd: &Path, fixtures: &Path) -> Result<Projec
     };
     let settings = manifest.as_ref().map(|(_, m)| &m.project);
     let root = manifest.as_ref().map(|(r, _)| r.clone());
+    let remote = remote::resolve(
+        &args.remote,
+        &|name| std::env::var(name).ok(),
+        settings.and_then(|s| s.remote_cache.as_ref()),
+        root.as_deref().unwrap_or(cwd),
+    )?;
     let rel = |p: &Option<String>| p.as_ref().map(|p| root.clone().unwrap_or_default().join(p));
     Ok(Project {
         origin,
@@ -108,6 +123,7 @@ pub fn resolve(args: &ProjectArgs, cwd: &Path, fixtures: &Path) -> Result<Projec
             .map(|(_, m)| m.report.clone())
             .unwrap_or_default(),
         root,
+        remote,
     })
 }
 

@@ -43,15 +43,20 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 3: format and marker kind as enums; companions read through the
-    /// cook's source snapshot. (2: markers from glTF extras, FBX
-    /// custom-property curves.)
-    Import: "import", version 3, per Asset;
+    /// 4: the importer sees the source's recorded path (relative to the
+    /// project root, normalized), which its key now covers. (3: format and
+    /// marker kind as enums; companions read through the cook's source
+    /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
+    Import: "import", version 4, per Asset;
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 3: documented unit conventions (CMU cgspeed BVH,
-    /// MakeHuman) applied, implausible units warned (2: clips carry
-    /// markers).
-    Normalize: "normalize", version 3, per Asset;
+    /// continuity. 5: the recorded (root-relative) path in its located
+    /// warnings. 4: the CMU unit as the retarget profiles write it
+    /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
+    /// applied, implausible units warned; 2: clips carry markers).
+    Normalize: "normalize", version 5, per Asset;
+    /// The normalized asset on a target skeleton through an explicit
+    /// retarget profile (retargeted assets only).
+    Retarget: "retarget", version 1, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the
@@ -59,10 +64,11 @@ stage_list! {
     /// diagnostics).
     Resample: "resample", version 3, per Clip;
     /// Loops, root motion, additive deltas, markers/events.
-    /// 4: loop seam error with the six-vertex metric (3: warnings as
-    /// located diagnostics; 2: loops, root motion, additive and markers;
-    /// was: loop only).
-    Prepare: "prepare", version 4, per Clip;
+    /// 5: loop seam error with the six-vertex metric (4: a warning when
+    /// the root-motion joint's ancestor travels; 3: warnings as located
+    /// diagnostics; 2: loops, root motion, additive and markers; was: loop
+    /// only).
+    Prepare: "prepare", version 5, per Clip;
     /// Codec blob. 3: six-vertex metric, aims twice the clip's f32 floor
     /// below each threshold, checks quarter points and random times (2: VBR
     /// codec v2, 16-bit rotation ranges, unranged segments).

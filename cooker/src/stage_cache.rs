@@ -1,16 +1,26 @@
 //! Stage caching: every stage's output is stored under its key (`keys`),
 //! so a change re-runs only the stages that read it. Where entries live is
-//! a [`CacheBackend`]: the local directory store today, a remote farm cache
-//! layered behind it next; the pipeline sees one interface.
+//! a [`CacheBackend`]: the local directory store, or the local store
+//! layered over a build farm's remote cache (`crate::remote`); the
+//! pipeline sees one interface.
 
 use crate::stage::Stage;
 use ludus_anim_cache::{CacheError, Key, Store};
-use ludus_anim_report::StageStats;
+use ludus_anim_report::{RemoteReport, StageStats};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// Which cache tier served an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The local directory store.
+    Local,
+    /// The build farm's remote cache (the entry is now also local).
+    Remote,
+}
 
 /// A store of stage outputs. Entries are opaque bytes; a backend never
 /// returns a partial or corrupted entry as a value (it reports and misses).
@@ -18,13 +28,21 @@ pub trait CacheBackend: Send + Sync {
     /// The entry under `key`, written by `stage`, if present and intact.
     fn get(&self, stage: Stage, key: &Key) -> Result<Option<Vec<u8>>, CacheError>;
     fn put(&self, stage: Stage, key: &Key, bytes: &[u8]) -> Result<(), CacheError>;
+    /// [`CacheBackend::get`], saying which tier served the entry.
+    fn lookup(&self, stage: Stage, key: &Key) -> Result<Option<(Vec<u8>, Tier)>, CacheError> {
+        Ok(self.get(stage, key)?.map(|v| (v, Tier::Local)))
+    }
     /// Problems met and handled since the last call (healed corruption,
     /// unreachable servers), for the report.
     fn take_notices(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Finish pending work (uploads) before the process exits.
+    /// Finish pending work (uploads) before the process exits; bounded.
     fn flush(&self) {}
+    /// The remote tier's traffic so far, if there is a remote tier.
+    fn remote_report(&self) -> Option<RemoteReport> {
+        None
+    }
 }
 
 impl CacheBackend for Store {
@@ -196,6 +214,11 @@ impl StageCache {
         }
     }
 
+    /// The remote tier's traffic, if the backend has a remote tier.
+    pub fn remote_report(&self) -> Option<RemoteReport> {
+        self.backend.as_ref().and_then(|b| b.remote_report())
+    }
+
     pub fn notice(&self, s: String) {
         if let Ok(mut n) = self.notices.lock() {
             n.push(s);
@@ -204,8 +227,13 @@ impl StageCache {
 
     /// Raw bytes under `key`, if cached and intact.
     pub fn get_bytes(&self, stage: Stage, key: &Key) -> Option<Vec<u8>> {
+        self.lookup_bytes(stage, key).map(|(v, _)| v)
+    }
+
+    /// Raw bytes under `key` and the tier that served them.
+    pub fn lookup_bytes(&self, stage: Stage, key: &Key) -> Option<(Vec<u8>, Tier)> {
         let backend = self.backend.as_ref()?;
-        match backend.get(stage, key) {
+        match backend.lookup(stage, key) {
             Ok(v) => v,
             Err(e @ CacheError::Corrupt { .. }) => {
                 self.notice(e.to_string());
@@ -227,9 +255,14 @@ impl StageCache {
     }
 
     pub fn get<T: DeserializeOwned>(&self, stage: Stage, key: &Key) -> Option<T> {
-        let bytes = self.get_bytes(stage, key)?;
+        self.lookup(stage, key).map(|(v, _)| v)
+    }
+
+    /// A decoded entry and the tier that served it.
+    pub fn lookup<T: DeserializeOwned>(&self, stage: Stage, key: &Key) -> Option<(T, Tier)> {
+        let (bytes, tier) = self.lookup_bytes(stage, key)?;
         match postcard::from_bytes(&bytes) {
-            Ok(v) => Some(v),
+            Ok(v) => Some((v, tier)),
             Err(e) => {
                 self.notice(format!(
                     "cache entry {} does not decode ({e}); recomputing",
@@ -250,30 +283,30 @@ impl StageCache {
         }
     }
 
-    /// Run `stage` through the cache: the cached output for `key`, or
-    /// compute, store and return it, with whether it was a hit. Errors are
-    /// never cached.
+    /// Run `stage` through the cache: the cached output for `key` (with
+    /// the tier that served it), or compute, store and return it (`None`).
+    /// Errors are never cached.
     pub fn run<T, E>(
         &self,
         stage: Stage,
         key: &Key,
         compute: impl FnOnce() -> Result<T, E>,
-    ) -> Result<(T, bool), E>
+    ) -> Result<(T, Option<Tier>), E>
     where
         T: Serialize + DeserializeOwned + Fingerprint,
     {
         let start = Instant::now();
-        if let Some(v) = self.get::<T>(stage, key) {
+        if let Some((v, tier)) = self.lookup::<T>(stage, key) {
             self.counters
                 .record(stage, true, start.elapsed().as_nanos() as u64);
             self.record_fingerprint(stage, v.fingerprint());
-            return Ok((v, true));
+            return Ok((v, Some(tier)));
         }
         let v = compute()?;
         self.put(stage, key, &v);
         self.counters
             .record(stage, false, start.elapsed().as_nanos() as u64);
         self.record_fingerprint(stage, v.fingerprint());
-        Ok((v, false))
+        Ok((v, None))
     }
 }

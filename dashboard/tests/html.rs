@@ -19,7 +19,7 @@ fn biped(dir: &Path, name: &str, profile: &str, walk_profile: Option<&Path>) -> 
     let root = repo().join("fixtures");
     let text = match walk_profile {
         Some(p) => format!("sources = []\n[clips.walk]\nprofile = '{}'\n", p.display()),
-        None => "sources = []\n[clips.walk]\nloop = 'loop'\nroot_motion = { joint = 'Hips', policy = 'planar' }\nmarkers = [{ name = 'step', time_s = 0.3, kind = 'event' }, { name = 'foot_l', time_s = 0.0, kind = 'sync' }]\n".to_string(),
+        None => "sources = []\n[clips.walk]\nloop = 'loop'\nroot_motion = { joint = 'Root', policy = 'planar' }\nmarkers = [{ name = 'step', time_s = 0.3, kind = 'event' }, { name = 'foot_l', time_s = 0.0, kind = 'sync' }]\n".to_string(),
     };
     let files = vec![root.join("biped.glb")];
     let extra = [("biped.glb", settings(&text))];
@@ -168,7 +168,8 @@ fn report_command_writes_the_page_and_exits_by_the_rules() {
     args.rules.max_error_pct = None;
     args.rules.p99_error_pct = None;
     args.rules.decode_pct = None;
-    assert_eq!(run(&args).unwrap().exit_code, 0, "rules switched off");
+    let off = run(&args).unwrap();
+    assert_eq!(off.exit_code, 0, "rules switched off: {}", off.stdout);
     let missing = run(&ReportArgs {
         outs: vec![d.join("nothing")],
         ..Default::default()

@@ -19,12 +19,14 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod farm;
 pub mod manifest;
 pub mod packed;
 pub mod rules;
 pub mod schema;
 pub mod sidecar;
 
+pub use farm::{RemoteReport, RemoteStageStats, ShardInfo};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -65,6 +67,15 @@ pub struct StageStats {
     pub ms: f64,
 }
 
+impl StageStats {
+    /// Adds another cook's counters and time (merging shards).
+    pub fn add(&mut self, o: &StageStats) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.ms += o.ms;
+    }
+}
+
 /// A diagnostic as the report shows it: absent locations are omitted.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ReportDiagnostic {
@@ -94,9 +105,17 @@ pub struct Report {
     /// Per stage: cache hits, misses (runs) and time spent.
     pub stages: BTreeMap<String, StageStats>,
     /// Cache problems met and handled (corrupt entries healed, failed
-    /// writes): the cook went on, recomputing. Optional in the schema.
+    /// writes, remote cache failures): the cook went on, recomputing.
+    /// Optional in the schema.
     #[serde(default)]
     pub cache_notices: Vec<String>,
+    /// The remote cache's traffic per stage, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteReport>,
+    /// The shard this cook was (`cook --shard I/N`); absent in unsharded
+    /// and merged reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -189,6 +208,9 @@ pub struct ClipReport {
     /// The clip's quality warnings as text; each is also in the asset's
     /// `diagnostics`, located by file, clip, joint and time.
     pub warnings: Vec<String>,
+    /// Retargeted clips: the profile and what the retarget measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retarget: Option<RetargetReport>,
 }
 
 impl ClipReport {
@@ -272,6 +294,24 @@ pub struct TimeCounts {
     pub random: usize,
     /// Evaluations of the peak search around the worst of the above.
     pub refined: usize,
+}
+
+/// How a clip was retargeted and how well (metrics as defined in
+/// `schemas/retarget.md`: foot skating and contact preservation, end
+/// effector error, bone-length deviation, angular jumps, twist ranges).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetargetReport {
+    /// The profile's `name`.
+    pub profile: String,
+    /// The profile file, relative to the project root.
+    pub profile_path: String,
+    /// blake3 of the profile's bytes, hex.
+    pub profile_hash: String,
+    /// The target skeleton's file and compatibility identity.
+    pub target: String,
+    pub target_identity: String,
+    /// The retarget's measurements of this clip (`ClipMetrics`).
+    pub metrics: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -10,6 +10,10 @@ pub struct PackageManifest {
     pub cooker_version: String,
     pub package_format_version: u32,
     pub assets: Vec<ManifestAsset>,
+    /// The shard this manifest covers (`cook --shard I/N` writes
+    /// `manifest.shard-I-of-N.json`); absent in unsharded and merged ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::ShardInfo>,
 }
 
 /// One asset with a package.

@@ -76,6 +76,14 @@ fn clip(full: bool) -> ClipReport {
         } else {
             vec![]
         },
+        retarget: full.then(|| RetargetReport {
+            profile: "cmu -> knight".into(),
+            profile_path: "profiles/cmu_to_knight.toml".into(),
+            profile_hash: "22".repeat(32),
+            target: "knight.glb".into(),
+            target_identity: "cd".repeat(16),
+            metrics: serde_json::json!({"clip": "walk", "frames": 31}),
+        }),
     }
 }
 
@@ -118,6 +126,14 @@ fn asset(full: bool) -> AssetReport {
     }
 }
 
+fn shard() -> ShardInfo {
+    ShardInfo {
+        index: 2,
+        count: 3,
+        jobs: vec!["walk.glb".into(), "run.glb".into()],
+    }
+}
+
 fn report() -> Report {
     let mut r = Report {
         cooker_version: "ludus-anim 0.1.0".into(),
@@ -137,6 +153,21 @@ fn report() -> Report {
             },
         )]),
         cache_notices: vec!["healed".into()],
+        remote: Some(RemoteReport {
+            url: "http://cache:8080/ludus".into(),
+            mode: "read".into(),
+            disabled: false,
+            pending_uploads: 0,
+            stages: BTreeMap::from([(
+                "package".to_string(),
+                RemoteStageStats {
+                    hits: 2,
+                    bytes_down: 4000,
+                    ..Default::default()
+                },
+            )]),
+        }),
+        shard: Some(shard()),
     };
     r.compute_totals(12.0, 20.0);
     r
@@ -145,6 +176,16 @@ fn report() -> Report {
 #[test]
 fn report_types_conform_to_the_report_schema() {
     let v = serde_json::to_value(report()).unwrap();
+    let errors = schema::validate(&schema("report.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let minimal = Report {
+        remote: None,
+        shard: None,
+        build: None,
+        ..report()
+    };
+    let v = serde_json::to_value(minimal).unwrap();
+    assert!(v.get("remote").is_none() && v.get("shard").is_none());
     let errors = schema::validate(&schema("report.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
@@ -173,7 +214,12 @@ fn manifest_types_conform_to_the_manifest_schema() {
                 loop_mode: "loop".into(),
             }],
         }],
+        shard: Some(shard()),
     };
+    let v = serde_json::to_value(&m).unwrap();
+    let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let m = PackageManifest { shard: None, ..m };
     let v = serde_json::to_value(m).unwrap();
     let errors = schema::validate(&schema("package-manifest.schema.json"), &v);
     assert!(errors.is_empty(), "{}", errors.join("\n"));

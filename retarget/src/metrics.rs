@@ -12,7 +12,7 @@ use ludus_anim_runtime::math::{rotation_angle, Vec3};
 use serde::Serialize;
 
 /// A worst value and where it happened.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Worst {
     pub value: f32,
     pub joint: String,
@@ -32,7 +32,7 @@ impl Worst {
 }
 
 /// Contact metrics of one contact joint (target name).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct ContactMetrics {
     pub joint: String,
     pub source_contact_frames: usize,
@@ -57,7 +57,7 @@ pub struct ContactMetrics {
 }
 
 /// One target joint's rotation change between two consecutive frames.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct JumpMetric {
     pub joint: String,
     /// Time of the later frame.
@@ -70,13 +70,13 @@ pub struct JumpMetric {
     pub limit_deg: f32,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct TwistMetrics {
     pub joint: String,
     pub range_deg: f32,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct ClipMetrics {
     pub clip: String,
     pub frames: usize,

@@ -44,6 +44,7 @@ fn start(args: ServeArgs) -> Result<(), Failure> {
             out: args.out.clone(),
             profile: args.profile.clone(),
             cache: args.cache.clone(),
+            remote: Default::default(),
         },
         cwd: PathBuf::from("."),
         fixtures: fixtures_dir(),

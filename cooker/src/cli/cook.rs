@@ -5,14 +5,17 @@ use super::Exit;
 use clap::{Args, ValueEnum};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::events::Observer;
+use ludus_anim_cooker::manifest::RemoteMode;
 use ludus_anim_cooker::manifest::Units;
 use ludus_anim_cooker::pipeline::{cook, CookError, CookOptions, SidecarSettings};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::progress;
 use ludus_anim_cooker::project::{self, Origin, Project, ProjectArgs};
-use ludus_anim_cooker::report::{AssetReport, AssetStatus, Report, Severity};
+use ludus_anim_cooker::remote::{FarmCache, RemoteArgs};
+use ludus_anim_cooker::report::{AssetReport, AssetStatus, RemoteReport, Report, Severity};
 use ludus_anim_cooker::stage_cache::StageCache;
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_remote_cache::RemoteError;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -50,13 +53,19 @@ pub struct CookArgs {
     /// Keep leaf joints that neither deform nor animate.
     #[arg(long)]
     keep_unused_leaves: bool,
+    /// Retarget profile (TOML) baking the clips onto its target skeleton,
+    /// for assets whose manifest entry names none.
+    #[arg(long)]
+    retarget: Option<PathBuf>,
     /// Stage cache directory (default: LUDUS_ANIM_CACHE, else the per-user
     /// cache directory).
     #[arg(long)]
     cache: Option<PathBuf>,
-    /// Run every stage; read and write no cache.
+    /// Run every stage; read and write no cache (local or remote).
     #[arg(long)]
     no_cache: bool,
+    #[command(flatten)]
+    remote: RemoteCacheArgs,
     /// Worker threads (default: one per core; at most 4 per core).
     #[arg(short, long, default_value_t = 0)]
     jobs: usize,
@@ -80,6 +89,24 @@ pub struct CookArgs {
     /// keeps the profile's), to prove verification catches overshoot.
     #[arg(long = "debug-encoder-slack", default_value_t = 1.0, hide = true)]
     slack: f32,
+}
+
+/// The build farm's shared cache (docs/remote-cache.md).
+#[derive(Args)]
+pub struct RemoteCacheArgs {
+    /// Remote cache base URL (Bazel HTTP protocol: bazel-remote, nginx or
+    /// Apache WebDAV, GCS), looked up after the local cache (default:
+    /// LUDUS_ANIM_REMOTE_CACHE, else the manifest's remote_cache).
+    #[arg(long = "remote-cache", value_name = "URL")]
+    url: Option<String>,
+    /// read: download only (default); read-write: also upload what this
+    /// cook computed (CI).
+    #[arg(long = "remote-cache-mode", value_enum, value_name = "MODE")]
+    mode: Option<RemoteMode>,
+    /// Credentials: bearer-file:PATH, bearer-env:NAME, basic-file:PATH or
+    /// basic-env:NAME (never printed).
+    #[arg(long = "remote-cache-auth", value_name = "SPEC")]
+    auth: Option<String>,
 }
 
 fn parse_shard(s: &str) -> Option<(u32, u32)> {
@@ -132,6 +159,11 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
         out: a.out.clone(),
         profile: a.profile.clone(),
         cache: a.cache.clone(),
+        remote: RemoteArgs {
+            url: a.remote.url.clone(),
+            mode: a.remote.mode,
+            auth: a.remote.auth.clone(),
+        },
     };
     let project = match project::resolve(&args, Path::new("."), &fixtures_dir()) {
         Ok(p) => p,
@@ -149,7 +181,13 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
         ));
     }
     let options = options(&a, &project, shard, out);
-    let cache = StageCache::local(open_cache(&a, &project, out));
+    let cache = match open_cache(&a, &project, out) {
+        Ok(c) => c,
+        Err(e) => {
+            out.error(format!("cannot use the remote cache: {e}"));
+            return Exit::Usage;
+        }
+    };
     let observer = observer(a.json, out, options.jobs.len());
     let report = match cook(&options, &cache, observer.as_ref()) {
         Ok(r) => r,
@@ -193,6 +231,7 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
         encoder_slack: a.slack,
         threads: bounded_jobs(a.jobs, out),
         shard,
+        retarget: a.retarget.clone(),
         codec_override: a.codec.map(|c| match c {
             CodecArg::Vbr => CodecChoice::Vbr,
             CodecArg::Reference => CodecChoice::Reference,
@@ -204,17 +243,31 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
     }
 }
 
-fn open_cache(a: &CookArgs, p: &Project, out: &Output) -> Option<Store> {
+/// The local store, layered over the remote cache when one is set. A
+/// remote whose credentials cannot be read is an error (it was asked for).
+fn open_cache(a: &CookArgs, p: &Project, out: &Output) -> Result<StageCache, RemoteError> {
     if a.no_cache {
-        return None;
-    }
-    match Store::open(&p.cache_dir) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            out.warn(format!("cache unavailable, cooking without it: {e}"));
-            None
+        if p.remote.is_some() {
+            out.note("--no-cache: the remote cache is not used either");
         }
+        return Ok(StageCache::local(None));
     }
+    let store = match Store::open(&p.cache_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            let also = if p.remote.is_some() {
+                " (and the remote cache, which is layered behind it)"
+            } else {
+                ""
+            };
+            out.warn(format!("cache unavailable, cooking without it{also}: {e}"));
+            return Ok(StageCache::local(None));
+        }
+    };
+    Ok(match p.remote.clone() {
+        Some(config) => StageCache::new(Some(Box::new(FarmCache::open(store, config)?))),
+        None => StageCache::local(Some(store)),
+    })
 }
 
 fn observer(json: bool, out: &Output, assets: usize) -> Box<dyn Observer> {
@@ -252,6 +305,10 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
         .map(|(n, s)| format!("{n} {}/{}", s.hits, s.misses))
         .collect();
     let t = &report.totals;
+    let report_file = ludus_anim_cooker::report::farm::report_file(report.shard.as_ref());
+    if let Some(r) = &report.remote {
+        println!("{}", remote_summary(r));
+    }
     println!(
         "{} assets ({} failed), {} warnings, {} clips, {} -> {} bytes ({:.2}:1), max error {:.4} mm, {:.0} ms; cache hits/runs: {}; report: {}",
         t.assets,
@@ -264,8 +321,54 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
         t.max_error_m * 1000.0,
         t.cook_ms,
         if stages.is_empty() { "-".to_string() } else { stages.join(", ") },
-        out_dir.join("report.json").display()
+        out_dir.join(report_file).display()
     );
+}
+
+/// `remote cache URL (mode): hits/misses import 3/0, package 20/0; 1.2 MB
+/// down, 0 B up[; N errors][; ...]`.
+fn remote_summary(r: &RemoteReport) -> String {
+    let stages: Vec<String> = r
+        .stages
+        .iter()
+        .filter(|(_, s)| s.hits + s.all_misses() > 0)
+        .map(|(n, s)| format!("{n} {}/{}", s.hits, s.all_misses()))
+        .collect();
+    let t = r.total();
+    let mut s = format!(
+        "remote cache {} ({}): hits/misses {}; {} down, {} up",
+        r.url,
+        r.mode,
+        if stages.is_empty() {
+            "-".to_string()
+        } else {
+            stages.join(", ")
+        },
+        bytes(t.bytes_down),
+        bytes(t.bytes_up)
+    );
+    let errors = t.errors + t.corrupt + t.upload_errors;
+    if errors > 0 {
+        s.push_str(&format!("; {errors} errors"));
+    }
+    if t.dropped_uploads + r.pending_uploads > 0 {
+        s.push_str(&format!(
+            "; {} uploads not sent",
+            t.dropped_uploads + r.pending_uploads
+        ));
+    }
+    if r.disabled {
+        s.push_str("; disabled during the cook (see the notes)");
+    }
+    s
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
 }
 
 fn print_asset(asset: &AssetReport, out: &Output) {

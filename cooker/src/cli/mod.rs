@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cache;
 pub mod cook;
 pub mod inspect;
+pub mod merge;
 pub mod output;
 pub mod report;
 pub mod serve;

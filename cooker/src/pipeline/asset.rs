@@ -10,19 +10,22 @@ use crate::keys::{
 };
 use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
-use crate::source::Snapshot;
+use crate::source::{ReadPolicy, Snapshot};
 use crate::stage::Stage;
-use crate::stage_cache::Fingerprint;
+use crate::stage_cache::{Fingerprint, Tier};
 use crate::stages::import::{import, Imported};
 use crate::stages::normalize::{normalize, Normalized};
 use crate::stages::package::{package, PackageHeader};
 use crate::stages::prepare::Prepared;
+use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use ludus_anim_report::sidecar::ClipSidecar;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -49,7 +52,7 @@ struct AssetOutcome {
 type Companions = Vec<(String, [u8; 32])>;
 
 /// Why an asset stopped: a diagnostic to add, or one already recorded.
-enum Stop {
+pub(super) enum Stop {
     Failed(Diagnostic),
     Recorded,
 }
@@ -74,17 +77,16 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
         .event(&CookEvent::AssetStarted { source: &file });
     let format = SourceFormat::of_path(&job.path);
     let mut r = new_report(&file, format.map_or("unknown", SourceFormat::name));
-    let snapshot = Snapshot::new(cx.reader);
-    let result = match format {
-        Some(format) => cook_format(job, format, &file, &snapshot, &mut r, cx),
-        None => Err(Stop::Failed(
-            Diagnostic::error(
-                "unknown_format",
-                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
-            )
-            .file(&file),
-        )),
-    };
+    // The importer sees the recorded path, so what it derives from it
+    // (companion paths, diagnostics) is the same on every machine; the
+    // snapshot reads it under the project root.
+    let limits = job.settings.limits.apply(&Limits::default());
+    let snapshot = Snapshot::with_policy(
+        cx.reader,
+        cx.options.project_root.as_deref(),
+        read_policy(&file, &limits),
+    );
+    let result = cook_format(job, &file, &snapshot, &limits, &mut r, cx);
     cx.observer.event(&CookEvent::Inputs {
         source: &file,
         files: &snapshot.paths(),
@@ -121,42 +123,94 @@ fn new_report(file: &str, format: &str) -> AssetReport {
     }
 }
 
-/// The source as this cook read it.
-struct Source<'a> {
-    job: &'a AssetJob,
-    format: SourceFormat,
-    file: &'a str,
-    snapshot: &'a Snapshot<'a>,
-    bytes: Arc<Vec<u8>>,
-    options: ImportOptions,
+/// What one asset may read: files up to the size limit, companions inside
+/// its directory (or the project root, if the limits say so). The root is
+/// in the recorded form (relative to the project root), as the importer
+/// resolves companion URIs against the recorded path.
+pub(super) fn read_policy(file: &str, limits: &Limits) -> ReadPolicy {
+    let root = match limits.companion_root {
+        CompanionRoot::Project => std::path::PathBuf::new(),
+        _ => Path::new(file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    ReadPolicy {
+        max_bytes: limits.max_file_bytes,
+        companion_root: Some(root),
+    }
+}
+
+/// A source that cannot be read, as a diagnostic: over the size limit, or
+/// not a regular file, or an I/O error.
+fn unreadable(e: &std::io::Error, file: &str) -> Diagnostic {
+    let code = match e.kind() {
+        std::io::ErrorKind::InvalidData => ludus_anim_model::limits::LIMIT_CODE,
+        _ => "io",
+    };
+    Diagnostic::error(code, format!("cannot read: {e}")).file(file)
+}
+
+/// A source file as this cook read it (the asset's, or a retarget
+/// target's).
+pub(super) struct Source<'a> {
+    pub path: &'a std::path::Path,
+    pub format: SourceFormat,
+    pub file: &'a str,
+    pub snapshot: &'a Snapshot<'a>,
+    pub bytes: Arc<Vec<u8>>,
+    pub options: ImportOptions,
+    pub limits: &'a Limits,
+}
+
+impl<'a> Source<'a> {
+    /// Read the source recorded as `file` (a path relative to the project
+    /// root) into the snapshot.
+    pub fn read(
+        file: &'a str,
+        snapshot: &'a Snapshot<'a>,
+        options: ImportOptions,
+        limits: &'a Limits,
+    ) -> Result<(Source<'a>, [u8; 32]), Stop> {
+        let path = std::path::Path::new(file);
+        let format = SourceFormat::of_path(path).ok_or_else(|| {
+            Diagnostic::error(
+                "unknown_format",
+                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
+            )
+            .file(file)
+        })?;
+        let read = snapshot.file(path).map_err(|e| unreadable(&e, file))?;
+        let src = Source {
+            path,
+            format,
+            file,
+            snapshot,
+            bytes: read.bytes.clone(),
+            options,
+            limits,
+        };
+        Ok((src, read.hash))
+    }
 }
 
 fn cook_format<'a>(
     job: &'a AssetJob,
-    format: SourceFormat,
     file: &'a str,
     snapshot: &'a Snapshot<'a>,
+    limits: &'a Limits,
     r: &mut AssetReport,
     cx: &Cook<'a>,
 ) -> Result<AssetResult, Stop> {
-    let read = snapshot
-        .file(&job.path)
-        .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
-    let src = Source {
-        job,
-        format,
-        file,
-        snapshot,
-        bytes: read.bytes.clone(),
-        options: ImportOptions {
-            keep_unused_leaves: job
-                .settings
-                .keep_unused_leaves
-                .unwrap_or(cx.options.import.keep_unused_leaves),
-            custom_curves: job.settings.curves.clone(),
-        },
+    let options = ImportOptions {
+        keep_unused_leaves: job
+            .settings
+            .keep_unused_leaves
+            .unwrap_or(cx.options.import.keep_unused_leaves),
+        custom_curves: job.settings.curves.clone(),
     };
-    let (digest, fresh) = companions(&src, &read.hash, cx)?;
+    let (src, bytes_hash) = Source::read(file, snapshot, options, limits)?;
+    let (digest, fresh) = companions(&src, &bytes_hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
     let asset_name = job
@@ -170,6 +224,7 @@ fn cook_format<'a>(
         .units
         .map(|u| u.meters())
         .or(cx.options.units_override_m);
+    let retarget = super::retarget::plan(job, file, snapshot, cx)?;
     let keys = AssetKeys::derive(
         &digest,
         &src.options,
@@ -184,46 +239,88 @@ fn cook_format<'a>(
                 .profiles
                 .referenced_by(&job.settings, &cx.options.default_profile),
             default_profile: &cx.options.default_profile,
+            retarget: retarget.as_ref().map(|p| p.inputs.clone()),
         },
     );
     if let Some(done) = cached_asset(&keys.package, file, cx) {
         return Ok(done);
     }
     let imported = run_import(&src, &keys.import, fresh, cx)?;
-    record_import(&imported, r)?;
-    let norm = cx.run(file, Stage::Normalize, None, &keys.normalize, || {
+    let budget = charge_import(&imported, file, src.limits)?;
+    let norm = import_and_normalize(&src, &imported, &keys.normalize, units_m, r, cx)?;
+    let retargeted = match (&retarget, &keys.retarget) {
+        (Some(plan), Some(key)) => Some(super::retarget::run(plan, &norm, key, r, cx)?),
+        _ => None,
+    };
+    let asset = AssetWork {
+        file,
+        asset_name: &asset_name,
+        source_hash,
+        norm: retargeted.as_ref().map_or(&norm, |t| &t.asset),
+        keys: &keys,
+        kind: imported.asset.format.kind(),
+        retarget: retargeted.as_ref().zip(retarget.as_ref()),
+        limits: src.limits,
+        budget: &budget,
+    };
+    cook_clips(&asset, job, r, cx)
+}
+
+/// The asset's memory budget, charged with what stays alive until the
+/// package is written: the imported clips and their normalized copy.
+fn charge_import(imported: &Imported, file: &str, limits: &Limits) -> Result<MemoryBudget, Stop> {
+    let budget = MemoryBudget::new(limits.max_asset_memory_bytes);
+    budget
+        .charge(
+            "the imported clips and their normalized copy",
+            source_bytes(&imported.asset).saturating_mul(2),
+        )
+        .map_err(|e| e.file(file).diagnostic())?;
+    Ok(budget)
+}
+
+/// The source's import (its diagnostics into the report; errors stop the
+/// asset) and its normalization.
+pub(super) fn import_and_normalize(
+    src: &Source<'_>,
+    imported: &Imported,
+    key: &Key,
+    units_m: Option<f32>,
+    r: &mut AssetReport,
+    cx: &Cook<'_>,
+) -> Result<Normalized, Stop> {
+    record_import(imported, r)?;
+    let file = src.file;
+    let norm = cx.run(file, Stage::Normalize, None, key, || {
         normalize(&imported.asset, units_m)
             .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(file))
     })?;
     r.decisions
         .extend(norm.decisions.iter().map(report::decision));
-    r.skeleton = Some(SkeletonReport {
-        joints: norm.skeleton.joint_count(),
-        identity: norm.skeleton.identity().to_hex(),
-        unit_scale_m: norm.unit_scale_m,
-        source_axes: imported.asset.source_axes.description.clone(),
-    });
-    let asset = AssetWork {
-        file,
-        asset_name: &asset_name,
-        source_hash,
-        norm: &norm,
-        keys: &keys,
-        kind: imported.asset.format.kind(),
-    };
-    cook_clips(&asset, job, r, cx)
+    r.diagnostics
+        .extend(norm.warnings.iter().map(report::diagnostic));
+    if r.skeleton.is_none() {
+        r.skeleton = Some(SkeletonReport {
+            joints: norm.skeleton.joint_count(),
+            identity: norm.skeleton.identity().to_hex(),
+            unit_scale_m: norm.unit_scale_m,
+            source_axes: imported.asset.source_axes.description.clone(),
+        });
+    }
+    Ok(norm)
 }
 
 /// Companion files (a .gltf's .bin buffers) are part of the import's
 /// input; they are known from the previous import of the same bytes. When
 /// they are not known, or one changed, the import runs now and is returned.
-fn companions(
+pub(super) fn companions(
     src: &Source<'_>,
     bytes_hash: &[u8; 32],
     cx: &Cook<'_>,
 ) -> Result<(SourceDigest, Option<Imported>), Stop> {
-    let key = companions_key(src.format, bytes_hash, &src.options);
+    let key = companions_key(src.file, src.format, bytes_hash, &src.options);
     let digest = |companions: Companions| SourceDigest {
+        path: src.file.to_string(),
         format: src.format,
         bytes: *bytes_hash,
         companions,
@@ -234,31 +331,31 @@ fn companions(
     }
     let start = Instant::now();
     let imported = import(
-        &src.job.path,
+        src.path,
         src.format,
         &src.bytes,
         &src.options,
         src.snapshot,
+        src.limits,
     )?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
-        let f = src.snapshot.file(std::path::Path::new(c)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(c)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
         })?;
-        read.push((c.clone(), f.hash));
+        // `dir.join(uri)` of the recorded path: normalized like it.
+        read.push((crate::paths::normalize_recorded(c), f.hash));
     }
     cx.cache.put(Stage::Import, &key, &read);
-    cx.record(src.file, Stage::Import, None, false, start);
+    cx.record(src.file, Stage::Import, None, None, start);
     Ok((digest(read), Some(imported)))
 }
 
 /// Whether every remembered companion still has the remembered bytes.
 fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
-    companions.iter().all(|(p, h)| {
-        snapshot
-            .file(std::path::Path::new(p))
-            .is_ok_and(|f| &f.hash == h)
-    })
+    companions
+        .iter()
+        .all(|(p, h)| snapshot.companion(Path::new(p)).is_ok_and(|f| &f.hash == h))
 }
 
 /// blake3 over the source's bytes and every companion's, in import order.
@@ -266,7 +363,7 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
     let mut h = blake3::Hasher::new();
     h.update(&src.bytes);
     for (p, _) in &digest.companions {
-        let f = src.snapshot.file(std::path::Path::new(p)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(p)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
         })?;
         h.update(&f.bytes);
@@ -278,23 +375,28 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
 /// package bytes are intact.
 fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     let start = Instant::now();
-    let outcome: AssetOutcome =
-        serde_json::from_slice(&cx.cache.get_bytes(Stage::Package, key)?).ok()?;
-    let pkg = cx
+    let (outcome, t1) = cx.cache.lookup_bytes(Stage::Package, key)?;
+    let outcome: AssetOutcome = serde_json::from_slice(&outcome).ok()?;
+    let (pkg, t2) = cx
         .cache
-        .get_bytes(Stage::Package, &package_bytes_key(key))?;
+        .lookup_bytes(Stage::Package, &package_bytes_key(key))?;
     if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
         return None;
     }
+    let tier = if t1 == Tier::Remote || t2 == Tier::Remote {
+        Tier::Remote
+    } else {
+        Tier::Local
+    };
     // A cook that wants the sidecar needs the record's; without one (the
     // record was written with the sidecar off) the clip stages rebuild it.
     let sidecar = if cx.options.sidecar.write {
-        let b = cx.cache.get_bytes(Stage::Package, &sidecar_key(key))?;
+        let (b, _) = cx.cache.lookup_bytes(Stage::Package, &sidecar_key(key))?;
         serde_json::from_slice(&b).ok()?
     } else {
         Vec::new()
     };
-    cx.record(file, Stage::Package, None, true, start);
+    cx.record(file, Stage::Package, None, Some(tier), start);
     Some(AssetResult {
         report: outcome.report,
         package: Some((outcome.package_name, Arc::new(pkg))),
@@ -317,7 +419,7 @@ fn package_bytes_key(package_key: &Key) -> Key {
 
 /// Import through the cache (an import that already ran for the
 /// companion list is stored now).
-fn run_import(
+pub(super) fn run_import(
     src: &Source<'_>,
     key: &Key,
     fresh: Option<Imported>,
@@ -331,11 +433,12 @@ fn run_import(
         }
         None => Ok(cx.run(src.file, Stage::Import, None, key, || {
             import(
-                &src.job.path,
+                src.path,
                 src.format,
                 &src.bytes,
                 &src.options,
                 src.snapshot,
+                src.limits,
             )
         })?),
     }
@@ -343,7 +446,7 @@ fn run_import(
 
 /// The import's decisions and diagnostics go into the report; errors stop
 /// the asset.
-fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
+pub(super) fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
     let asset = &imported.asset;
     r.decisions
         .extend(asset.decisions.iter().map(report::decision));
@@ -365,6 +468,11 @@ struct AssetWork<'a> {
     norm: &'a Normalized,
     keys: &'a AssetKeys,
     kind: ludus_anim_model::SourceKind,
+    /// The retarget stage's output and its plan, for retargeted assets.
+    retarget: Option<(&'a RetargetedAsset, &'a super::retarget::RetargetPlan)>,
+    limits: &'a Limits,
+    /// Shared by the asset's clips.
+    budget: &'a MemoryBudget,
 }
 
 /// Plan the clips, derive their keys, cook them in parallel, check them,
@@ -428,6 +536,11 @@ impl<'a> KeyedClip<'a> {
             profile: self.profile,
             file: a.file,
             source_hash: a.source_hash,
+            retarget: a
+                .retarget
+                .map(|(out, plan)| super::retarget::clip_report(plan, out, &self.plan.source.name)),
+            limits: a.limits,
+            budget: a.budget,
         }
     }
 }
@@ -456,7 +569,7 @@ fn clip_keys<'a>(
             .and_then(|wanted| plans.iter().find(|p| p.name == wanted))
             .map(|rp| {
                 let key = resample_key(
-                    &a.keys.normalize,
+                    a.keys.upstream(),
                     &rp.source.name,
                     rp.range,
                     a.kind,
@@ -465,7 +578,7 @@ fn clip_keys<'a>(
                 (rp, key)
             });
         let keys = ClipKeys::derive(&ClipSpec {
-            upstream: &a.keys.normalize,
+            upstream: a.keys.upstream(),
             source_clip: &plan.source.name,
             range: plan.range,
             kind: a.kind,
@@ -600,7 +713,7 @@ fn package_asset(
     }
     cx.cache
         .record_fingerprint(Stage::Package, *blake3::hash(&packaged.bytes).as_bytes());
-    cx.record(a.file, Stage::Package, None, false, start);
+    cx.record(a.file, Stage::Package, None, None, start);
     Ok(AssetResult {
         report: r.clone(),
         package: Some((packaged.file_name, Arc::new(packaged.bytes))),

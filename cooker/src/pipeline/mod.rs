@@ -16,6 +16,7 @@
 mod asset;
 mod clip;
 mod plan;
+mod retarget;
 mod sidecar;
 
 use crate::events::{CookEvent, Observer};
@@ -26,7 +27,7 @@ use crate::report::{self, PackageManifest, Report};
 use crate::sink::Sink;
 use crate::source::{FileSystem, SourceReader};
 use crate::stage::Stage;
-use crate::stage_cache::{Fingerprint, StageCache};
+use crate::stage_cache::{Fingerprint, StageCache, Tier};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
 use rayon::prelude::*;
@@ -42,8 +43,10 @@ pub use sidecar::SidecarSettings;
 #[derive(Clone, Debug)]
 pub struct CookOptions {
     pub jobs: Vec<AssetJob>,
-    /// Source paths in packages and reports are written relative to this
-    /// directory (the project root), so cooks on different machines agree.
+    /// Source paths in packages, reports and keys are recorded relative to
+    /// this directory (the project root; `None`: the working directory), so
+    /// cooks on different machines agree. Job paths, like every path a
+    /// person types, are relative to the working directory or absolute.
     pub project_root: Option<PathBuf>,
     pub out: PathBuf,
     /// Profile for assets and clips that name none: bundled name or path.
@@ -63,6 +66,9 @@ pub struct CookOptions {
     pub codec_override: Option<CodecChoice>,
     /// `OUT/report-sidecar.json` (the dashboard's per-time data).
     pub sidecar: SidecarSettings,
+    /// Retarget profile for assets whose manifest entry names none
+    /// (`--retarget`).
+    pub retarget: Option<PathBuf>,
 }
 
 impl CookOptions {
@@ -86,20 +92,17 @@ impl CookOptions {
             shard: None,
             codec_override: None,
             sidecar: SidecarSettings::default(),
+            retarget: None,
         }
     }
 
-    /// A source path as packages and reports record it: relative to the
-    /// project root when there is one, else as given.
+    /// A source path as packages, reports and keys record it: relative to
+    /// the project root (the working directory without one), normalized,
+    /// `/`-separated (`crate::paths`), so cooks on different machines and
+    /// from different spellings of one file agree.
     pub fn recorded_path(&self, path: &Path) -> String {
-        match &self.project_root {
-            Some(root) => path
-                .strip_prefix(root)
-                .unwrap_or(path)
-                .display()
-                .to_string(),
-            None => path.display().to_string(),
-        }
+        let root = crate::paths::absolute_root(self.project_root.as_deref());
+        crate::paths::record(path, &root)
     }
 }
 
@@ -140,7 +143,7 @@ impl Profiles {
         let mut map = BTreeMap::new();
         for n in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
-                let mut p = Profile::load(slot.key())?;
+                let mut p = Profile::load(&profile_location(slot.key(), options))?;
                 if let Some(c) = &options.codec_override {
                     p.codec = c.clone();
                 }
@@ -170,6 +173,20 @@ impl Profiles {
     }
 }
 
+/// Where a profile named in a project is read: a relative `.toml` path
+/// that exists under the project root is read there (the manifest's
+/// `profile = "bench.toml"` works from any working directory), anything
+/// else as given. Keys and reports use the name as written.
+fn profile_location(name: &str, options: &CookOptions) -> String {
+    let bundled = crate::profile::BUNDLED.iter().any(|(b, _)| *b == name);
+    match &options.project_root {
+        Some(root) if !bundled && Path::new(name).is_relative() && root.join(name).is_file() => {
+            root.join(name).display().to_string()
+        }
+        _ => name.to_string(),
+    }
+}
+
 /// Everything one cook shares between its workers.
 pub(crate) struct Cook<'a> {
     pub options: &'a CookOptions,
@@ -193,27 +210,30 @@ impl Cook<'_> {
         T: serde::Serialize + serde::de::DeserializeOwned + Fingerprint,
     {
         let start = Instant::now();
-        let (v, hit) = self.cache.run(stage, key, f)?;
+        let (v, found) = self.cache.run(stage, key, f)?;
         self.observer.event(&CookEvent::Stage {
             source,
             clip,
             stage,
-            hit,
+            hit: found.is_some(),
+            remote: found == Some(Tier::Remote),
             ms: start.elapsed().as_secs_f64() * 1000.0,
         });
         Ok(v)
     }
 
-    /// Count a stage that ran outside [`Cook::run`] and tell the observer.
+    /// Count a stage that ran outside [`Cook::run`] (`found`: the tier of
+    /// a hit; `None`: it ran) and tell the observer.
     pub fn record(
         &self,
         source: &str,
         stage: Stage,
         clip: Option<&str>,
-        hit: bool,
+        found: Option<Tier>,
         start: Instant,
     ) {
         let elapsed = start.elapsed();
+        let hit = found.is_some();
         self.cache
             .counters
             .record(stage, hit, elapsed.as_nanos() as u64);
@@ -222,6 +242,7 @@ impl Cook<'_> {
             clip,
             stage,
             hit,
+            remote: found == Some(Tier::Remote),
             ms: elapsed.as_secs_f64() * 1000.0,
         });
     }
@@ -241,7 +262,9 @@ pub fn cook(
 }
 
 /// Cook every job, reading sources through `reader` and writing packages,
-/// `manifest.json` and `report.json` to `sink`.
+/// `manifest.json` and `report.json` to `sink` (a shard writes
+/// `manifest.shard-I-of-N.json` and `report.shard-I-of-N.json` instead, so
+/// shards sharing one output directory never overwrite each other).
 pub fn cook_with(
     options: &CookOptions,
     cache: &StageCache,
@@ -258,6 +281,7 @@ pub fn cook_with(
         observer,
         reader,
     };
+    let shard = shard_info(options);
     let jobs: Vec<&AssetJob> = options
         .jobs
         .iter()
@@ -287,6 +311,7 @@ pub fn cook_with(
         cooker_version: crate::COOKER_VERSION.to_string(),
         package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
         assets: Vec::new(),
+        shard: shard.clone(),
     };
     let mut clips = Vec::new();
     for r in results {
@@ -295,22 +320,45 @@ pub fn cook_with(
         report.assets.push(r.report);
         clips.extend(r.sidecar);
     }
+    // Uploads finish (bounded) before the report counts them.
+    cache.flush();
+    report.shard = shard;
     finish_report(&mut report, cache, observer, start);
-    write(sink, "manifest.json", &to_json(&manifest)?)?;
-    write(sink, "report.json", &to_json(&report)?)?;
+    let shard = report.shard.as_ref();
+    write(
+        sink,
+        &report::farm::manifest_file(shard),
+        &to_json(&manifest)?,
+    )?;
+    write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
     if options.sidecar.write {
         let json =
             sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| CookError::Write {
-                path: ludus_anim_report::sidecar::SIDECAR_FILE.to_string(),
+                path: sidecar::sidecar_file(shard),
                 source: std::io::Error::other(e),
             })?;
-        write(sink, ludus_anim_report::sidecar::SIDECAR_FILE, &json)?;
+        write(sink, &sidecar::sidecar_file(shard), &json)?;
     }
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
     });
     Ok(report)
+}
+
+/// With `--shard I/N`: which shard, and every job of the whole cook by
+/// recorded path (what `merge` orders by and checks completeness with).
+fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
+    let (index, count) = options.shard?;
+    Some(report::ShardInfo {
+        index,
+        count,
+        jobs: options
+            .jobs
+            .iter()
+            .map(|j| options.recorded_path(&j.path))
+            .collect(),
+    })
 }
 
 /// Cook one asset job (no output is written).
@@ -343,6 +391,8 @@ fn new_report(options: &CookOptions) -> Report {
         totals: Default::default(),
         stages: BTreeMap::new(),
         cache_notices: Vec::new(),
+        remote: None,
+        shard: None,
     }
 }
 
@@ -354,6 +404,7 @@ fn finish_report(report: &mut Report, cache: &StageCache, observer: &dyn Observe
         .into_iter()
         .map(|(s, st)| (s.name().to_string(), st))
         .collect();
+    report.remote = cache.remote_report();
     report.cache_notices = cache.take_notices();
     for n in &report.cache_notices {
         observer.event(&CookEvent::Notice { message: n });

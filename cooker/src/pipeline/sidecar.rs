@@ -36,6 +36,16 @@ impl Default for SidecarSettings {
     }
 }
 
+/// The sidecar's file name: `report-sidecar.json`, or
+/// `report-sidecar.shard-I-of-N.json` beside a shard's report (`ludus-anim
+/// merge` does not merge sidecars yet).
+pub(crate) fn sidecar_file(shard: Option<&ludus_anim_report::farm::ShardInfo>) -> String {
+    match shard {
+        Some(s) => format!("report-sidecar.{}.json", s.label()),
+        None => ludus_anim_report::sidecar::SIDECAR_FILE.to_string(),
+    }
+}
+
 /// One clip's sidecar record (`source` as `report.json` records it).
 pub(crate) fn clip_sidecar(
     source: &str,

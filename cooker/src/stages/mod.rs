@@ -1,6 +1,7 @@
 //! The pipeline's stages, each a plain function from validated inputs to
 //! outputs, in data-flow order: import → normalize → resample → prepare →
-//! encode → verify → package (`crate::stage::Stage` lists them; `keys`
+//! encode → verify → package, with retarget after normalize for retargeted
+//! assets (`crate::stage::Stage` lists them; `keys`
 //! derives what each is cached under).
 
 pub mod encode;
@@ -9,6 +10,7 @@ pub mod normalize;
 pub mod package;
 pub mod prepare;
 pub mod resample;
+pub mod retarget;
 pub mod units;
 pub mod verify;
 
@@ -19,6 +21,11 @@ use ludus_anim_model::ResampledClip;
 // guard compares them): the deterministic content, never timings.
 
 impl Fingerprint for import::Imported {
+    fn fingerprint(&self) -> [u8; 32] {
+        fingerprint_of(self)
+    }
+}
+impl Fingerprint for retarget::RetargetedAsset {
     fn fingerprint(&self) -> [u8; 32] {
         fingerprint_of(self)
     }

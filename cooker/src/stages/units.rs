@@ -22,7 +22,7 @@ use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceSkeleton};
 use ludus_anim_runtime::math::{Affine3A, Vec3};
 
 /// Meters per unit of the CMU cgspeed BVH conversion: 1/0.45 inch.
-pub const CMU_CGSPEED_M: f32 = 0.0254 / 0.45;
+pub const CMU_CGSPEED_M: f32 = 0.056_444_44; // 0.0254 / 0.45
 /// Meters per unit of MakeHuman's BVH exports: decimetres.
 pub const MAKEHUMAN_M: f32 = 0.1;
 

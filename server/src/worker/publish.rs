@@ -113,6 +113,7 @@ impl Worker {
                 write: self.project.report.sidecar,
                 max_mb: self.project.report.sidecar_max_mb,
             },
+            retarget: None,
         };
         let store = match Store::open(&self.project.cache_dir) {
             Ok(s) => Some(s),
@@ -326,6 +327,7 @@ impl Worker {
                 cooker_version: ludus_anim_cooker::COOKER_VERSION.to_string(),
                 package_format_version: self.format_version,
                 assets: states.iter().filter_map(|(_, s)| s.good.clone()).collect(),
+                shard: None,
             },
             report,
             stale,
@@ -376,6 +378,8 @@ fn empty_report() -> Report {
         totals: Default::default(),
         stages: Default::default(),
         cache_notices: Vec::new(),
+        remote: None,
+        shard: None,
     }
 }
 

@@ -1,0 +1,55 @@
+//! `ludus-anim merge`: shard outputs into one manifest and report.
+
+use super::output::Output;
+use super::Exit;
+use clap::Args;
+use ludus_anim_cooker::merge::{merge, MergeError};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Output directories of `cook --shard I/N` (one directory may hold
+    /// several shards).
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+    /// Where manifest.json, report.json and the packages go (default: the
+    /// shard directory, when there is only one).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(a: MergeArgs, out: &Output) -> Exit {
+    let target = match (&a.out, a.shards.as_slice()) {
+        (Some(o), _) => o.clone(),
+        (None, [one]) => one.clone(),
+        (None, _) => {
+            out.error("merge: --out DIR is needed when the shards are in several directories");
+            return Exit::Usage;
+        }
+    };
+    match merge(&a.shards, &target) {
+        Ok(m) => {
+            if !out.quiet {
+                println!(
+                    "merged {} shards: {} assets ({} failed), {} packages ({} copied) -> {}, {}",
+                    m.shards,
+                    m.report.totals.assets,
+                    m.report.totals.assets_failed,
+                    m.manifest.assets.len(),
+                    m.copied,
+                    target.join("manifest.json").display(),
+                    target.join("report.json").display()
+                );
+            }
+            Exit::Ok
+        }
+        Err(e @ MergeError::Write { .. }) => {
+            out.error(format!("merge: {e}"));
+            Exit::Write
+        }
+        Err(e) => {
+            out.error(format!("merge refused: {e}"));
+            Exit::Usage
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Retarget: a normalized source asset → a normalized asset on the target
+//! skeleton, through an explicit profile (`ludus-anim-retarget`; format
+//! and math in `schemas/retarget.md`). Everything after it (resample,
+//! prepare, encode, verify, package) runs unchanged on the target, so root
+//! motion and additive deltas are made against the target's reference,
+//! never carried over as prepared deltas.
+
+use super::normalize::Normalized;
+use ludus_anim_model::{Diagnostic, Severity};
+use ludus_anim_retarget::{retarget, ClipMetrics, Profile, RetargetPoses};
+use serde::{Deserialize, Serialize};
+
+/// The stage's output.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RetargetedAsset {
+    /// The clips on the target skeleton, in meters.
+    pub asset: Normalized,
+    /// Per source clip, by name: skating, contacts, end effectors, bone
+    /// lengths, flips, twists.
+    pub metrics: Vec<ClipMetrics>,
+    /// Pose-mismatch warnings and budget breaches (errors fail the asset).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl RetargetedAsset {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+}
+
+/// Retarget `source` onto `target` with `profile` (read from
+/// `profile_path`, for messages). A rig the profile cannot map is a
+/// diagnostic naming the chain or joint.
+pub fn retarget_asset(
+    source: &Normalized,
+    target: &Normalized,
+    profile: &Profile,
+    file: &str,
+) -> Result<RetargetedAsset, Diagnostic> {
+    let fail =
+        |e: ludus_anim_retarget::RetargetError| ludus_anim_retarget::error_diagnostic(file, &e);
+    let poses = RetargetPoses::resolve(
+        profile,
+        &source.skeleton,
+        &source.clips,
+        &target.skeleton,
+        &target.clips,
+    )
+    .map_err(fail)?;
+    let out = retarget(
+        &source.skeleton,
+        &source.clips,
+        &target.skeleton,
+        profile,
+        &poses,
+    )
+    .map_err(fail)?;
+    let mut decisions = out.decisions;
+    decisions.extend(target.decisions.iter().cloned());
+    Ok(RetargetedAsset {
+        asset: Normalized {
+            skeleton: target.skeleton.clone(),
+            clips: out.clips,
+            file_shells_m: None,
+            unit_scale_m: target.unit_scale_m,
+            decisions,
+            warnings: Vec::new(),
+        },
+        metrics: out.metrics,
+        diagnostics: out
+            .diagnostics
+            .0
+            .into_iter()
+            .map(|d| Diagnostic {
+                file: d.file.or_else(|| Some(file.to_string())),
+                ..d
+            })
+            .collect(),
+    })
+}

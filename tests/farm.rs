@@ -1,0 +1,639 @@
+//! Build farm, end to end through the `ludus-anim` binary:
+//! - outputs and stage keys do not depend on the checkout root or on how
+//!   an input path was spelled;
+//! - machine A cooks the shared fixtures into a real nginx (WebDAV PUT);
+//!   machine B (another empty local cache, another checkout path, another
+//!   working directory) downloads everything and computes nothing;
+//! - a server that is down, answers 500, cuts bodies short, holds
+//!   corrupted objects or never answers costs a bounded time and a notice,
+//!   never a wrong output;
+//! - three shards on three caches, merged, equal an unsharded cook;
+//! - four cooks against one server at once are all correct.
+//!
+//! Servers come from the remote-cache crate's test harness (a private
+//! nginx on 127.0.0.1, installed with apt-get when missing, and scripted
+//! fake servers), shared by path rather than copied.
+
+mod common;
+#[path = "../remote-cache/tests/common/mod.rs"]
+mod servers;
+
+use common::*;
+use serde_json::Value;
+use servers::{free_port, FakeServer, Nginx, Reply};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Report fields that measure the machine, not the cook.
+const TIMING: &[&str] = &[
+    "compress_ms",
+    "decode_ns_per_pose",
+    "cook_ms",
+    "peak_rss_mb",
+    "ms",
+    "build",
+];
+/// Report fields that say how this run got its results (which cache tier,
+/// what went wrong on the way), not what the results are.
+const ACCOUNTING: &[&str] = &["stages", "remote", "cache_notices"];
+
+fn strip(v: &mut Value, keys: &[&str]) {
+    match v {
+        Value::Object(o) => {
+            for k in keys {
+                o.remove(*k);
+            }
+            o.values_mut().for_each(|x| strip(x, keys));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| strip(x, keys)),
+        _ => {}
+    }
+}
+
+/// A cook's outputs: packages by name, manifest bytes, the report without
+/// timings (`report`) and also without cache accounting (`results`).
+#[derive(Clone)]
+struct Outputs {
+    packages: Vec<(String, Vec<u8>)>,
+    manifest: Vec<u8>,
+    report: Value,
+    results: Value,
+}
+
+fn outputs(out: &Path) -> Outputs {
+    let mut r = report(out);
+    strip(&mut r, TIMING);
+    let mut results = r.clone();
+    strip(&mut results, ACCOUNTING);
+    Outputs {
+        packages: packages(out),
+        manifest: std::fs::read(out.join("manifest.json")).expect("manifest.json"),
+        report: r,
+        results,
+    }
+}
+
+fn assert_same_results(a: &Outputs, b: &Outputs, what: &str) {
+    let names = |o: &Outputs| o.packages.iter().map(|p| p.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(a), names(b), "{what}: package names");
+    assert!(a.packages == b.packages, "{what}: package bytes differ");
+    assert!(
+        a.manifest == b.manifest,
+        "{what}: manifest.json differs:\n{}\n---\n{}",
+        String::from_utf8_lossy(&a.manifest),
+        String::from_utf8_lossy(&b.manifest)
+    );
+    assert_eq!(a.results, b.results, "{what}: report.json differs");
+}
+
+/// The `ludus-anim` command in `cwd`, with no remote cache settings
+/// inherited from the environment.
+fn cmd(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = command(args, cwd);
+    for v in [
+        "LUDUS_ANIM_REMOTE_CACHE",
+        "LUDUS_ANIM_REMOTE_CACHE_MODE",
+        "LUDUS_ANIM_REMOTE_CACHE_AUTH",
+        "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Runs a cook that must succeed; its output and wall time.
+fn cook_ok(c: &mut Command) -> (Output, Duration) {
+    let start = Instant::now();
+    let o = c.output().expect("run ludus-anim");
+    let took = start.elapsed();
+    assert!(o.status.success(), "{}", text(&o));
+    (o, took)
+}
+
+fn events(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every shared fixture (as MANIFEST.tsv lists them) copied into
+/// `dir`, with a manifest naming each; `dir` is the project root.
+fn fixture_project(fx: &Path, dir: &Path) {
+    let mut sources = Vec::new();
+    for prefix in ["gltf", "fbx", "bvh"] {
+        copy_tree(&fx.join(prefix), &dir.join(prefix));
+        for f in manifest_files(fx, &format!("{prefix}/")) {
+            sources.push(format!("\"{}\"", s(f.strip_prefix(fx).unwrap())));
+        }
+    }
+    let toml = format!(
+        "[project]\noutput = \"out\"\n\n[[asset]]\nsources = [{}]\n",
+        sources.join(", ")
+    );
+    std::fs::write(dir.join("ludus-anim.toml"), toml).unwrap();
+}
+
+/// The shared-fixture project cooked without a cache, once per test run.
+fn fixture_reference(fx: &Path) -> &'static Outputs {
+    static REF: OnceLock<Outputs> = OnceLock::new();
+    REF.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let proj = tmp.path().join("proj");
+        fixture_project(fx, &proj);
+        cook_ok(&mut cmd(&proj, &["cook", "--no-cache"]));
+        outputs(&proj.join("out"))
+    })
+}
+
+/// The small feature project (`common::feature_project`) cooked without a
+/// cache, once per test run.
+fn small_reference(fx: &Path) -> &'static Outputs {
+    static REF: OnceLock<Outputs> = OnceLock::new();
+    REF.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let proj = tmp.path().join("proj");
+        feature_project(fx, &proj);
+        cook_ok(&mut cmd(&proj, &["cook", "--no-cache"]));
+        outputs(&proj.join("out"))
+    })
+}
+
+/// `plan` events (the stage key chain of each asset), sorted.
+fn plans(o: &Output) -> Vec<Value> {
+    let mut p: Vec<Value> = events(o)
+        .into_iter()
+        .filter(|e| e["event"] == "plan")
+        .collect();
+    p.sort_by_key(|e| e["source"].as_str().unwrap_or("").to_string());
+    p
+}
+
+#[test]
+fn outputs_and_keys_do_not_depend_on_root_or_spelling() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let make = |root: &Path| {
+        let interp = root.join("gltf/interp");
+        copy_tree(&fx.join("gltf/khronos_InterpolationTest"), &interp);
+        std::fs::create_dir_all(root.join("fbx")).unwrap();
+        std::fs::copy(fx.join("fbx/ozz_robot.fbx"), root.join("fbx/robot.fbx")).unwrap();
+        std::fs::write(
+            root.join("ludus-anim.toml"),
+            "[[asset]]\nsources = [\"fbx/robot.fbx\", \"gltf/interp/interpolation_test.gltf\"]\n",
+        )
+        .unwrap();
+    };
+    let a = tmp.path().join("checkout-a/proj");
+    let b = tmp.path().join("b/much/deeper/checkout/proj");
+    make(&a);
+    make(&b);
+    let abs = |p: &Path, f: &str| s(&p.join(f));
+    let (fbx, gltf) = ("fbx/robot.fbx", "gltf/interp/interpolation_test.gltf");
+    let spellings: Vec<(&str, PathBuf, Vec<String>)> = vec![
+        ("plain", a.clone(), vec![fbx.into(), gltf.into()]),
+        (
+            "dotted",
+            a.clone(),
+            vec![
+                "./fbx/robot.fbx".into(),
+                "./gltf/../gltf/interp/./interpolation_test.gltf".into(),
+            ],
+        ),
+        ("absolute", a.clone(), vec![abs(&a, fbx), abs(&a, gltf)]),
+        (
+            "other cwd, manifest",
+            tmp.path().to_path_buf(),
+            vec!["--manifest".into(), abs(&a, "ludus-anim.toml")],
+        ),
+        (
+            "other root, relative manifest",
+            b.join("../.."),
+            vec!["--manifest".into(), "checkout/proj/ludus-anim.toml".into()],
+        ),
+    ];
+    let mut first: Option<(Outputs, Vec<Value>)> = None;
+    for (i, (label, cwd, args)) in spellings.iter().enumerate() {
+        let out = tmp.path().join(format!("out{i}"));
+        let mut all = vec!["cook", "--no-cache", "--json", "--out"];
+        let out_s = s(&out);
+        all.push(&out_s);
+        all.extend(args.iter().map(String::as_str));
+        let (o, _) = cook_ok(&mut cmd(cwd, &all));
+        let got = (outputs(&out), plans(&o));
+        assert_eq!(got.1.len(), 2, "{label}: {}", text(&o));
+        let sources: Vec<&str> = got.1.iter().filter_map(|p| p["source"].as_str()).collect();
+        assert_eq!(sources, [fbx, gltf], "{label}");
+        match &first {
+            None => first = Some(got),
+            Some((o0, p0)) => {
+                assert_same_results(o0, &got.0, label);
+                assert_eq!(o0.report, got.0.report, "{label}: report");
+                assert_eq!(p0, &got.1, "{label}: stage keys differ");
+            }
+        }
+    }
+}
+
+#[test]
+fn machine_b_downloads_everything_machine_a_cooked() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj_a = tmp.path().join("a/checkout/proj");
+    let proj_b = tmp.path().join("b/elsewhere/deeper/proj");
+    fixture_project(&fx, &proj_a);
+    fixture_project(&fx, &proj_b);
+
+    let cache_a = s(&tmp.path().join("a/cache"));
+    let url = nginx.url();
+    let (oa, ta) = cook_ok(&mut cmd(
+        &proj_a,
+        &[
+            "cook",
+            "--json",
+            "--cache",
+            &cache_a,
+            "--remote-cache",
+            &url,
+            "--remote-cache-mode",
+            "read-write",
+        ],
+    ));
+    let ra = report(&proj_a.join("out"));
+    let up = &ra["remote"];
+    assert_eq!(up["mode"], "read-write", "{up}");
+    assert_eq!(up["pending_uploads"], 0, "{up}");
+    let uploads: u64 = stage_sum(up, "uploads");
+    assert!(uploads > 0 && stage_sum(up, "upload_errors") == 0, "{up}");
+    let log = nginx.access_log_with("\"PUT ", uploads as usize);
+    assert_eq!(
+        log.matches("\"PUT ").count() as u64,
+        uploads,
+        "every upload stored"
+    );
+
+    // Machine B: the URL from the environment, read mode by default, the
+    // manifest named from another directory.
+    let cache_b = s(&tmp.path().join("b/cache"));
+    let (ob, tb) = cook_ok(
+        cmd(
+            &tmp.path().join("b"),
+            &[
+                "cook",
+                "--json",
+                "--cache",
+                &cache_b,
+                "--manifest",
+                "elsewhere/deeper/proj/ludus-anim.toml",
+            ],
+        )
+        .env("LUDUS_ANIM_REMOTE_CACHE", &url),
+    );
+    let rb = report(&proj_b.join("out"));
+    assert_conforms(&ra, "report.schema.json");
+    assert_conforms(&rb, "report.schema.json");
+    for (stage, st) in rb["stages"].as_object().unwrap() {
+        assert_eq!(st["misses"], 0, "B ran {stage}: {}", rb["stages"]);
+    }
+    let down = &rb["remote"];
+    assert_eq!(down["mode"], "read");
+    assert!(stage_sum(down, "hits") > 0, "{down}");
+    for bad in ["misses", "corrupt", "errors", "uploads"] {
+        assert_eq!(stage_sum(down, bad), 0, "{bad}: {down}");
+    }
+    let stage_events: Vec<Value> = events(&ob)
+        .into_iter()
+        .filter(|e| e["event"] == "stage")
+        .collect();
+    assert!(!stage_events.is_empty());
+    assert!(stage_events.iter().all(|e| e["cache"] == "remote"));
+    let summary = events(&ob).pop().unwrap();
+    assert_eq!(summary["event"], "summary");
+    assert_eq!(summary["remote"], rb["remote"]);
+    assert!(!events(&oa).iter().any(|e| e["cache"] == "remote"));
+
+    assert_same_results(
+        &outputs(&proj_a.join("out")),
+        &outputs(&proj_b.join("out")),
+        "A vs B",
+    );
+    assert_same_results(
+        fixture_reference(&fx),
+        &outputs(&proj_b.join("out")),
+        "reference vs B",
+    );
+    eprintln!("A cold {ta:?}, B warm-remote {tb:?}");
+}
+
+/// `v` conforms to `schemas/<schema>`.
+fn assert_conforms(v: &Value, schema: &str) {
+    let s: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("schemas").join(schema)).unwrap())
+            .unwrap();
+    let errors = ludus_anim_report::schema::validate(&s, v);
+    assert!(errors.is_empty(), "{schema}: {}", errors.join("\n"));
+}
+
+fn json_file(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn stage_sum(remote: &Value, field: &str) -> u64 {
+    remote["stages"]
+        .as_object()
+        .map(|m| m.values().filter_map(|s| s[field].as_u64()).sum())
+        .unwrap_or(0)
+}
+
+/// Cooks the small project in a fresh directory against `url` (with
+/// `extra` arguments and environment); checks the outputs against the
+/// reference and returns the report and the wall time.
+fn cook_against(fx: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> (Value, Duration) {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    feature_project(fx, &proj);
+    let cache = s(&tmp.path().join("cache"));
+    let mut args = vec!["cook", "--cache", &cache, "--remote-cache", url];
+    args.extend(extra);
+    let mut c = cmd(&proj, &args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let (_, took) = cook_ok(&mut c);
+    assert_same_results(small_reference(fx), &outputs(&proj.join("out")), url);
+    (report(&proj.join("out")), took)
+}
+
+fn notices(r: &Value) -> String {
+    r["cache_notices"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_server_that_is_not_running_costs_one_failure() {
+    let Some(fx) = shared_fixtures() else { return };
+    let url = format!("http://127.0.0.1:{}/cache", free_port());
+    let (r, took) = cook_against(&fx, &url, &["--remote-cache-mode", "read-write"], &[]);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let n = notices(&r);
+    assert!(n.contains("unreachable") && n.contains("disabled"), "{n}");
+    assert_eq!(n.matches("unreachable").count(), 1, "{n}");
+    assert_eq!(r["remote"]["disabled"], true);
+    assert!(stage_sum(&r["remote"], "errors") <= 4, "{}", r["remote"]);
+    assert_eq!(stage_sum(&r["remote"], "uploads"), 0);
+}
+
+#[test]
+fn server_errors_and_cut_bodies_are_misses_with_notices() {
+    let Some(fx) = shared_fixtures() else { return };
+    let failing = FakeServer::start(|_| Reply::status(500));
+    let (r, took) = cook_against(&fx, &failing.url(), &[], &[]);
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(notices(&r).contains("HTTP 500"), "{}", notices(&r));
+    assert_eq!(
+        r["remote"]["disabled"], false,
+        "a server that answers is alive"
+    );
+    assert!(stage_sum(&r["remote"], "errors") > 0);
+    assert_eq!(stage_sum(&r["remote"], "hits"), 0);
+
+    let cut = FakeServer::start(|_| Reply::truncated(&[7u8; 400], 100));
+    let (r, took) = cook_against(&fx, &cut.url(), &[], &[]);
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let remote = &r["remote"];
+    assert_eq!(stage_sum(remote, "hits"), 0, "{remote}");
+    assert!(
+        stage_sum(remote, "errors") + stage_sum(remote, "corrupt") > 0,
+        "{remote}"
+    );
+    assert!(!notices(&r).is_empty());
+}
+
+#[test]
+fn a_server_that_never_answers_is_bounded() {
+    let Some(fx) = shared_fixtures() else { return };
+    let hang = FakeServer::start(|_| Reply::Hang);
+    let (r, took) = cook_against(
+        &fx,
+        &hang.url(),
+        &["--remote-cache-mode", "read-write"],
+        &[("LUDUS_ANIM_REMOTE_CACHE_TIMEOUT", "1")],
+    );
+    // One 1 s timeout per thread already waiting, then the breaker.
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let n = notices(&r);
+    assert!(n.contains("timed out") && n.contains("disabled"), "{n}");
+    assert_eq!(r["remote"]["disabled"], true);
+}
+
+#[test]
+fn entries_corrupted_on_the_server_are_recomputed_and_healed() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let rw = ["--remote-cache-mode", "read-write"];
+    let (first, _) = cook_against(&fx, &url, &rw, &[]);
+    let stored = stage_sum(&first["remote"], "uploads");
+    assert!(stored > 0);
+    // Bit rot (or a bad disk) on the server: every object loses a byte or
+    // has one flipped.
+    for (i, e) in std::fs::read_dir(nginx.ac_dir())
+        .unwrap()
+        .flatten()
+        .enumerate()
+    {
+        let mut b = std::fs::read(e.path()).unwrap();
+        if i % 2 == 0 {
+            let mid = b.len() / 2;
+            b[mid] ^= 0x10;
+        } else {
+            b.pop();
+        }
+        std::fs::write(e.path(), b).unwrap();
+    }
+    let (r, _) = cook_against(&fx, &url, &rw, &[]);
+    let remote = &r["remote"];
+    assert_eq!(stage_sum(remote, "hits"), 0, "{remote}");
+    assert!(stage_sum(remote, "corrupt") > 0, "{remote}");
+    assert!(notices(&r).contains("corrupt"), "{}", notices(&r));
+    // Its uploads replaced the bad objects: a third machine computes nothing.
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    for st in r["stages"].as_object().unwrap().values() {
+        assert_eq!(st["misses"], 0, "{}", r["stages"]);
+    }
+    assert_eq!(stage_sum(&r["remote"], "corrupt"), 0);
+}
+
+#[test]
+fn four_cooks_at_once_against_one_server() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    fixture_project(&fx, &proj);
+    let url = nginx.url();
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            let (out, cache) = (
+                s(&tmp.path().join(format!("out{i}"))),
+                s(&tmp.path().join(format!("cache{i}"))),
+            );
+            cmd(
+                &proj,
+                &[
+                    "cook",
+                    "--quiet",
+                    "--jobs",
+                    "1",
+                    "--out",
+                    &out,
+                    "--cache",
+                    &cache,
+                    "--remote-cache",
+                    &url,
+                    "--remote-cache-mode",
+                    "read-write",
+                ],
+            )
+            .spawn()
+            .expect("spawn")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("wait");
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    for i in 0..4 {
+        let got = outputs(&tmp.path().join(format!("out{i}")));
+        assert_same_results(fixture_reference(&fx), &got, &format!("cook {i}"));
+    }
+}
+
+/// Cooks `args` of the shared-fixture project in `proj` with a fresh cache.
+fn shard_cook(proj: &Path, cache: &Path, out: &Path, shard: Option<&str>) {
+    let (c, o) = (s(cache), s(out));
+    let mut args = vec!["cook", "--quiet", "--cache", &c, "--out", &o];
+    if let Some(sh) = shard {
+        args.extend(["--shard", sh]);
+    }
+    cook_ok(&mut cmd(proj, &args));
+}
+
+fn merge(cwd: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["merge"];
+    all.extend(args);
+    cmd(cwd, &all).output().expect("run merge")
+}
+
+#[test]
+fn three_shards_merge_into_the_unsharded_cook() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let proj = t.join("proj");
+    fixture_project(&fx, &proj);
+    shard_cook(&proj, &t.join("c0"), &t.join("whole"), None);
+    // Shards 1 and 2 share an output directory; 3 has its own.
+    shard_cook(&proj, &t.join("c1"), &t.join("shared"), Some("1/3"));
+    shard_cook(&proj, &t.join("c2"), &t.join("shared"), Some("2/3"));
+    shard_cook(&proj, &t.join("c3"), &t.join("third"), Some("3/3"));
+    for f in ["manifest.shard-1-of-3.json", "report.shard-2-of-3.json"] {
+        assert!(t.join("shared").join(f).is_file(), "{f}");
+    }
+    assert!(!t.join("shared/manifest.json").exists());
+    let shard2 = json_file(&t.join("shared/manifest.shard-2-of-3.json"));
+    assert_eq!(shard2["shard"]["index"], 2);
+    assert_conforms(&shard2, "package-manifest.schema.json");
+    assert_conforms(
+        &json_file(&t.join("third/report.shard-3-of-3.json")),
+        "report.schema.json",
+    );
+
+    let o = merge(t, &["shared", "third", "--out", "merged"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (whole, merged) = (outputs(&t.join("whole")), outputs(&t.join("merged")));
+    assert_same_results(&whole, &merged, "merged vs unsharded");
+    assert_eq!(whole.report, merged.report, "stage counters add up");
+
+    // Refusals name what is wrong.
+    let refused = |args: &[&str], says: &str| {
+        let o = merge(t, args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{says}: {}",
+            text(&o)
+        );
+    };
+    refused(&["shared", "--out", "x"], "shards 3 of 3 are missing");
+    copy_tree(&t.join("third"), &t.join("third-again"));
+    refused(
+        &["shared", "third", "third-again", "--out", "x"],
+        "shard 3/3 appears twice",
+    );
+    let edit = |dir: &str, f: &dyn Fn(&mut Value)| {
+        let d = t.join(dir);
+        copy_tree(&t.join("third"), &d);
+        let p = d.join("manifest.shard-3-of-3.json");
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        f(&mut v);
+        std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    };
+    edit("old-cooker", &|v| {
+        v["cooker_version"] = "ludus-anim 0.0.1".into()
+    });
+    refused(
+        &["shared", "old-cooker", "--out", "x"],
+        "differ in cooker version",
+    );
+    let stolen = whole.manifest.clone();
+    edit("conflict", &|v| {
+        let whole: Value = serde_json::from_slice(&stolen).unwrap();
+        let other = whole["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| {
+                !v["assets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|b| b["source"] == a["source"])
+            })
+            .unwrap()
+            .clone();
+        let mut other = other;
+        other["package_hash"] = "00".repeat(32).into();
+        v["assets"].as_array_mut().unwrap().push(other);
+    });
+    refused(
+        &["shared", "conflict", "--out", "x"],
+        "was cooked differently by",
+    );
+}
