@@ -55,8 +55,9 @@ stage_list! {
     /// applied, implausible units warned; 2: clips carry markers).
     Normalize: "normalize", version 5, per Asset;
     /// The normalized asset on a target skeleton through an explicit
-    /// retarget profile (retargeted assets only).
-    Retarget: "retarget", version 1, per Asset;
+    /// retarget profile (retargeted assets only). 2: carries per-frame
+    /// foot tracks (height, speed, contact, skate) for the sidecar.
+    Retarget: "retarget", version 2, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 2: warnings as located diagnostics.
     Resample: "resample", version 2, per Clip;

@@ -21,6 +21,7 @@ use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{Diagnostic, SourceFormat};
+use ludus_anim_report::sidecar::ClipSidecar;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -33,12 +34,16 @@ pub struct AssetResult {
     /// Package file name and bytes.
     pub package: Option<PackageBytes>,
     pub manifest: Option<ManifestAsset>,
+    /// Retargeted assets: each clip's retarget part of the sidecar.
+    pub retarget_sidecar: Vec<ClipSidecar>,
 }
 
 /// The cached result of a whole asset (the `package` stage).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct AssetOutcome {
     report: AssetReport,
+    #[serde(default)]
+    retarget_sidecar: Vec<ClipSidecar>,
     package_name: String,
     package_key: String,
     manifest: ManifestAsset,
@@ -93,6 +98,7 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
                 report: r,
                 package: None,
                 manifest: None,
+                retarget_sidecar: Vec::new(),
             }
         }
     }
@@ -330,6 +336,7 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
         report: outcome.report,
         package: Some((outcome.package_name, Arc::new(pkg))),
         manifest: Some(outcome.manifest),
+        retarget_sidecar: outcome.retarget_sidecar,
     })
 }
 
@@ -451,6 +458,9 @@ impl<'a> KeyedClip<'a> {
             retarget: a
                 .retarget
                 .map(|(out, plan)| super::retarget::clip_report(plan, out, &self.plan.source.name)),
+            retarget_sidecar: a.retarget.and_then(|(out, plan)| {
+                super::retarget::clip_sidecar(plan, out, a.file, self.plan, &self.profile.name)
+            }),
         }
     }
 }
@@ -585,9 +595,14 @@ fn package_asset(
         joints: sk.joint_count(),
         clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
     };
+    let retarget_sidecar: Vec<ClipSidecar> = cooked
+        .iter()
+        .filter_map(|c| c.retarget_sidecar.clone())
+        .collect();
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
             report: r.clone(),
+            retarget_sidecar: retarget_sidecar.clone(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),
@@ -611,6 +626,7 @@ fn package_asset(
         report: r.clone(),
         package: Some((packaged.file_name, Arc::new(packaged.bytes))),
         manifest: Some(manifest),
+        retarget_sidecar,
     })
 }
 

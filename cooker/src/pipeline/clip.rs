@@ -15,6 +15,7 @@ use crate::stages::resample::{resample, ResampleReport};
 use crate::stages::verify::{verify_in_package, ClipVerification};
 use ludus_anim_cache::Key;
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
+use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_runtime::timing::LoopMode;
 
 /// What one clip needs besides the shared cook context.
@@ -30,6 +31,8 @@ pub(crate) struct ClipJob<'a> {
     pub source_hash: [u8; 32],
     /// Retargeted assets: the clip's entry for the report.
     pub retarget: Option<RetargetReport>,
+    /// Retargeted assets: the clip's foot tracks for the sidecar.
+    pub retarget_sidecar: Option<ClipSidecar>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -44,6 +47,8 @@ pub(crate) struct CookedClip {
     /// Quality warnings, each naming file and clip (joint and time where
     /// known); the asset's diagnostics carry them.
     pub warnings: Vec<Diagnostic>,
+    /// Retargeted assets: the sidecar's retarget part for this clip.
+    pub retarget_sidecar: Option<ClipSidecar>,
 }
 
 /// Per-joint settings of the clip's profile on the normalized skeleton.
@@ -106,6 +111,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         prepared,
         verification,
         decisions,
+        retarget_sidecar: job.retarget_sidecar.clone(),
     })
 }
 

@@ -308,10 +308,12 @@ pub fn cook_with(
         assets: Vec::new(),
         shard: shard.clone(),
     };
+    let mut retarget_sidecar = Vec::new();
     for r in results {
         let r = r?;
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
+        retarget_sidecar.extend(r.retarget_sidecar);
     }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
@@ -324,6 +326,14 @@ pub fn cook_with(
         &to_json(&manifest)?,
     )?;
     write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
+    if shard.is_none() {
+        crate::sidecar_retarget::write(sink, retarget_sidecar).map_err(|source| {
+            CookError::Write {
+                path: sink.describe(ludus_anim_report::sidecar::SIDECAR_FILE),
+                source,
+            }
+        })?;
+    }
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
