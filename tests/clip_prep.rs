@@ -14,7 +14,7 @@ use ludus_anim_cooker::stages::prepare::{
     prepare, verify_additive, AdditiveReference, ClipPrepSettings, LoopPolicy, MarkerKind,
     MarkerSpec, PrepareError, Prepared, RootMotionPolicy, RootMotionSettings,
 };
-use ludus_anim_cooker::stages::resample::{resample, SourceKind};
+use ludus_anim_cooker::stages::resample::{resample, GridLimits, SourceKind};
 use ludus_anim_importers::{import_file, ImportOptions};
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::additive::apply_additive;
@@ -374,7 +374,14 @@ fn biped_walk_root_motion_drift_is_bounded() {
         &shells,
         SourceKind::Curves,
         LoopMode::Once,
-    );
+        &GridLimits {
+            max_samples: u64::MAX,
+            max_bytes: u64::MAX,
+            work_per_sample: 1,
+            max_work: u64::MAX,
+        },
+    )
+    .expect("within limits");
     let n = resampled.num_samples;
     let p = prepare(
         sk,

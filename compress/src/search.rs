@@ -47,6 +47,11 @@ use ludus_anim_runtime::math::{
 /// repair raise is cheaper than starting high; 0.3 costs 2% more bytes).
 pub const ISOLATION_BUDGET: f32 = 1.0;
 
+/// Deepest chain whose repair candidates are measured by multiplying down
+/// the chain from the candidate (see [`SegSearch::chain_error`]); real
+/// rigs are 10 to 40 joints deep.
+pub const EXACT_CHAIN_DEPTH: usize = 64;
+
 /// Cache slot of a rate byte: ids, then the unranged ids.
 #[inline]
 fn slot(rate: u8) -> usize {
@@ -351,11 +356,31 @@ impl SegSearch<'_, '_> {
     }
 
     /// Error of joint `d` at point `pi` if track `a` (of ancestor-or-self
-    /// joint `x`) were at rate `r`; everything else current.
-    fn chain_error(&self, pi: usize, d: usize, x: usize, a: usize, r: u8, chain: &[usize]) -> f32 {
+    /// joint `x`, at `chain[k]`) were at rate `r`, everything else
+    /// current; and the error with the current rates evaluated the same
+    /// way, so a raise that changes nothing scores exactly zero.
+    ///
+    /// Chains up to [`EXACT_CHAIN_DEPTH`] multiply down from `x` to `d`
+    /// (O(depth) per candidate: the products every package so far was
+    /// searched with, bit for bit). Deeper chains use `below[k]`, the
+    /// product of the locals under `x` from [`Self::chain_suffixes`]: two
+    /// products per candidate, so a step costs O(depth), not O(depth²)
+    /// (a 1,000-joint chain was cubic in its depth over the repair loop).
+    #[allow(clippy::too_many_arguments)]
+    fn chain_error(
+        &self,
+        pi: usize,
+        d: usize,
+        k: usize,
+        a: usize,
+        r: u8,
+        chain: &[usize],
+        below: &[Affine3A],
+    ) -> (f32, f32) {
         let prep = self.prep;
         let j = prep.j;
         let p = self.points[pi];
+        let x = chain[k];
         let parent = prep.parents[x];
         let m = self.joint_local(x, &p, Some((a, r))).to_affine();
         let mut c = if parent == u32::MAX {
@@ -363,21 +388,42 @@ impl SegSearch<'_, '_> {
         } else {
             self.comp[pi * j + parent as usize] * m
         };
-        // `chain` lists d's ancestors-or-self from the root down.
-        let from = chain
-            .iter()
-            .position(|&y| y == x)
-            .map_or(chain.len(), |i| i + 1);
-        for &y in &chain[from..] {
-            c *= self.local_aff[pi * j + y];
+        let raw = self.raw_ref(&p, d);
+        if chain.len() <= EXACT_CHAIN_DEPTH {
+            for &y in &chain[k + 1..] {
+                c *= self.local_aff[pi * j + y];
+            }
+            let current = self.err[pi * j + d];
+            return (virtual_vertex_error(raw, &c, prep.shell[d]), current);
         }
-        virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d])
+        let now = self.comp[pi * j + x] * below[k];
+        (
+            virtual_vertex_error(raw, &(c * below[k]), prep.shell[d]),
+            virtual_vertex_error(raw, &now, prep.shell[d]),
+        )
+    }
+
+    /// `below[k]`: the product of the locals of `chain[k+1..]` at point
+    /// `pi`, built from the tip up in one pass (so choosing a track to
+    /// raise costs O(depth), not O(depth²): a 1,000-joint chain is
+    /// otherwise cubic in its depth over the repair loop).
+    fn chain_suffixes(&self, pi: usize, chain: &[usize], below: &mut Vec<Affine3A>) {
+        let j = self.prep.j;
+        below.clear();
+        if chain.len() <= EXACT_CHAIN_DEPTH {
+            return;
+        }
+        below.resize(chain.len(), Affine3A::IDENTITY);
+        for k in (0..chain.len().saturating_sub(1)).rev() {
+            below[k] = self.local_aff[pi * j + chain[k + 1]] * below[k + 1];
+        }
     }
 
     fn repair(&mut self) -> bool {
         let prep = self.prep;
         let j = prep.j;
         let mut chain = Vec::new();
+        let mut below = Vec::new();
         // Each step raises one track by one id: bounded by tracks * ids.
         for _ in 0..self.plan.anim.len() * NUM_RATES as usize + 1 {
             let mut worst = (1.0f32, usize::MAX, 0usize);
@@ -400,9 +446,9 @@ impl SegSearch<'_, '_> {
                 y = prep.parents[y as usize];
             }
             chain.reverse();
-            let current = self.err[pi * j + d];
+            self.chain_suffixes(pi, &chain, &mut below);
             let mut best: Option<(f32, usize)> = None;
-            for &x in &chain {
+            for (k, &x) in chain.iter().enumerate() {
                 for tr in self.plan.tracks[x] {
                     let Track::Animated(a) = tr else { continue };
                     let r = self.rates[a];
@@ -413,7 +459,7 @@ impl SegSearch<'_, '_> {
                     let rot = self.plan.anim[a].is_rotation();
                     let cost =
                         (track_sample_bits(r + 1, rot) - track_sample_bits(r, rot)).max(1) as f32;
-                    let e = self.chain_error(pi, d, x, a, r + 1, &chain);
+                    let (e, current) = self.chain_error(pi, d, k, a, r + 1, &chain, &below);
                     let score = (current - e) / cost;
                     if best.is_none_or(|(s, _)| score > s) {
                         best = Some((score, a));

@@ -1,6 +1,7 @@
 //! `ludus-anim inspect`: a package, readable by a person (or as JSON).
 
-use ludus_anim_runtime::package::Package;
+use ludus_anim_runtime::package::{Clip, Package, RootMotion};
+use ludus_anim_runtime::Skeleton;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -23,16 +24,21 @@ pub fn describe(p: &Package<'_>) -> String {
         sk.joint_count(),
         sk.identity().to_hex()
     );
+    describe_joints(&mut s, sk);
+    let _ = writeln!(s, "clips:          {}", p.clips().len());
+    for c in p.clips() {
+        describe_clip(&mut s, p, c);
+    }
+    s
+}
+
+/// One line per joint, indented by depth.
+fn describe_joints(s: &mut String, sk: &Skeleton) {
+    // Parents come before children: one pass gives every depth.
+    let mut depths = vec![0usize; sk.joint_count()];
     for j in 0..sk.joint_count() {
-        let depth = {
-            let mut d = 0;
-            let mut a = sk.parent(j);
-            while let Some(p) = a {
-                d += 1;
-                a = sk.parent(p);
-            }
-            d
-        };
+        let depth = sk.parent(j).map_or(0, |p| depths[p] + 1);
+        depths[j] = depth;
         let t = sk.rest_pose()[j];
         let _ = writeln!(
             s,
@@ -53,85 +59,89 @@ pub fn describe(p: &Package<'_>) -> String {
             indent = depth * 2
         );
     }
-    let _ = writeln!(s, "clips:          {}", p.clips().len());
-    for c in p.clips() {
-        let _ = writeln!(
-            s,
-            "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
-            c.name(),
-            c.duration_s(),
-            c.num_samples(),
-            c.sample_rate_hz(),
-            c.loop_mode().as_str(),
-            c.codec_id().name(),
-            c.codec_version(),
-            c.blob_size(),
-            c.profile(),
-            c.resample_error_m() * 1000.0,
-            c.max_error_m() * 1000.0
-        );
-        if let Some(seam) = c.loop_seam_error_m() {
-            let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
-        }
-        if c.is_additive() {
-            let _ = writeln!(s, "    additive against {}", c.additive_reference());
-        }
-        if let Some(rm) = &c.root_motion() {
-            let o = rm.reference_offset;
-            let keys = c.trajectory().map_or(0, |t| t.keys().len());
-            let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
+}
+
+/// A clip's line, then its loop, additive, root motion, markers, curves.
+fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
+    let _ = writeln!(
+        s,
+        "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
+        c.name(),
+        c.duration_s(),
+        c.num_samples(),
+        c.sample_rate_hz(),
+        c.loop_mode().as_str(),
+        c.codec_id().name(),
+        c.codec_version(),
+        c.blob_size(),
+        c.profile(),
+        c.resample_error_m() * 1000.0,
+        c.max_error_m() * 1000.0
+    );
+    if let Some(seam) = c.loop_seam_error_m() {
+        let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
+    }
+    if c.is_additive() {
+        let _ = writeln!(s, "    additive against {}", c.additive_reference());
+    }
+    if let Some(rm) = &c.root_motion() {
+        describe_root_motion(s, c, rm);
+    }
+    let markers: Vec<_> = c.markers().collect();
+    if !markers.is_empty() {
+        let _ = writeln!(s, "    markers/events: {}", markers.len());
+        for m in &markers {
             let _ = writeln!(
                 s,
-                "    root motion: joint {}, {}, {} keys, cycle t=({:.4}, {:.4}, {:.4}), reference offset t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}){}",
-                rm.joint,
-                rm.policy.as_str(),
-                keys,
-                cycle.translation.x,
-                cycle.translation.y,
-                cycle.translation.z,
-                o.translation.x,
-                o.translation.y,
-                o.translation.z,
-                o.rotation.x,
-                o.rotation.y,
-                o.rotation.z,
-                o.rotation.w,
-                rm.drift_100_loops_m
-                    .map(|d| format!(", drift over 100 loops {:.5} mm", d * 1000.0))
-                    .unwrap_or_default()
-            );
-        }
-        let markers: Vec<_> = c.markers().collect();
-        if !markers.is_empty() {
-            let _ = writeln!(s, "    markers/events: {}", markers.len());
-            for m in &markers {
-                let _ = writeln!(
-                    s,
-                    "      {:.4} s  {} '{}' (id {:016x}{})",
-                    m.event.time_s,
-                    m.kind.as_str(),
-                    m.name,
-                    m.event.id,
-                    if m.event.reversible {
-                        ", reversible"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
-        for ch in p.clip_curves(c) {
-            let _ = writeln!(
-                s,
-                "    curve {} (id {:016x}, default {}, {})",
-                ch.name(),
-                ch.id(),
-                ch.default_value(),
-                if ch.is_step() { "step" } else { "linear" }
+                "      {:.4} s  {} '{}' (id {:016x}{})",
+                m.event.time_s,
+                m.kind.as_str(),
+                m.name,
+                m.event.id,
+                if m.event.reversible {
+                    ", reversible"
+                } else {
+                    ""
+                }
             );
         }
     }
-    s
+    for ch in p.clip_curves(c) {
+        let _ = writeln!(
+            s,
+            "    curve {} (id {:016x}, default {}, {})",
+            ch.name(),
+            ch.id(),
+            ch.default_value(),
+            if ch.is_step() { "step" } else { "linear" }
+        );
+    }
+}
+
+fn describe_root_motion(s: &mut String, c: &Clip<'_>, rm: &RootMotion<'_>) {
+    let o = rm.reference_offset;
+    let keys = c.trajectory().map_or(0, |t| t.keys().len());
+    let cycle = c.trajectory().map(|t| t.cycle()).unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "    root motion: joint {}, {}, {} keys, cycle t=({:.4}, {:.4}, {:.4}), reference offset t=({:.4}, {:.4}, {:.4}) r=({:.4}, {:.4}, {:.4}, {:.4}){}",
+        rm.joint,
+        rm.policy.as_str(),
+        keys,
+        cycle.translation.x,
+        cycle.translation.y,
+        cycle.translation.z,
+        o.translation.x,
+        o.translation.y,
+        o.translation.z,
+        o.rotation.x,
+        o.rotation.y,
+        o.rotation.z,
+        o.rotation.w,
+        rm.drift_100_loops_m
+            .map(|d| format!(", drift over 100 loops {:.5} mm", d * 1000.0))
+            .unwrap_or_default()
+    );
 }
 
 /// The same as JSON.

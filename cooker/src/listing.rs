@@ -55,11 +55,17 @@ pub fn list_source(path: &Path, options: &ImportOptions) -> Result<SourceListing
             .file(&file),
         )
     })?;
-    let snapshot = Snapshot::new(&FileSystem);
+    // Companions as the cook confines them: inside the file's directory.
+    let policy = crate::source::ReadPolicy {
+        companion_root: Some(path.parent().map(Path::to_path_buf).unwrap_or_default()),
+        ..Default::default()
+    };
+    let snapshot = Snapshot::with_policy(&FileSystem, None, policy);
     let bytes = snapshot
         .file(path)
         .map_err(|e| Box::new(Diagnostic::error("io", format!("cannot read: {e}")).file(&file)))?;
-    let imported = import(path, format, &bytes.bytes, options, &snapshot)?;
+    let limits = ludus_anim_model::Limits::default();
+    let imported = import(path, format, &bytes.bytes, options, &snapshot, &limits)?;
     let mut diagnostics = imported.asset.diagnostics.0.clone();
     diagnostics.extend(imported.validation.0.iter().cloned());
     Ok(listing(&file, &imported.asset, diagnostics))

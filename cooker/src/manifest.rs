@@ -8,6 +8,7 @@
 
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
+use ludus_anim_model::limits::LimitOverrides;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,10 @@ pub struct ProjectSettings {
     pub cache: Option<String>,
     /// Default quality profile: a bundled name or a .toml path.
     pub profile: Option<String>,
+    /// Resource limits for every asset (`[project.limits]`), over the
+    /// defaults of `docs/limits.md`; an asset's own `limits` win.
+    #[serde(default)]
+    pub limits: LimitOverrides,
     /// The build farm's shared remote cache (`docs/remote-cache.md`);
     /// `--remote-cache*` flags and `LUDUS_ANIM_REMOTE_CACHE*` variables
     /// override it field by field.
@@ -113,6 +118,10 @@ pub struct AssetEntry {
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
     pub clips: BTreeMap<String, ClipEntry>,
+    /// Resource limits of these assets, over `[project.limits]` (in an
+    /// [`AssetJob`], the two already combined).
+    #[serde(default)]
+    pub limits: LimitOverrides,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -179,12 +188,21 @@ impl Manifest {
     }
 
     fn validate(&self, path: &str) -> Result<(), ManifestError> {
+        if let Some(field) = self.project.limits.invalid_field() {
+            return Err(ManifestError::Parse {
+                path: path.to_string(),
+                message: format!("[project.limits]: {field} must be a number above zero"),
+            });
+        }
         for (i, a) in self.assets.iter().enumerate() {
             let bad = |message: String| ManifestError::Invalid {
                 path: path.to_string(),
                 index: i,
                 message,
             };
+            if let Some(field) = a.limits.invalid_field() {
+                return Err(bad(format!("limits: {field} must be a number above zero")));
+            }
             if a.sources.is_empty() {
                 return Err(bad(
                     "`sources` must name at least one file or pattern".into()
@@ -243,10 +261,9 @@ impl Manifest {
                 }
                 for p in matched {
                     if !jobs.iter().any(|j| j.path == p) {
-                        jobs.push(AssetJob {
-                            path: p,
-                            settings: a.clone(),
-                        });
+                        let mut settings = a.clone();
+                        settings.limits = self.project.limits.then(&a.limits);
+                        jobs.push(AssetJob { path: p, settings });
                     }
                 }
             }
@@ -256,11 +273,13 @@ impl Manifest {
 }
 
 /// What of an asset's settings reaches its package (its `sources`
-/// patterns do not: they select files, they do not change one).
+/// patterns do not: they select files, they do not change one; nor do its
+/// `limits`: they decide whether work runs, never what it produces).
 impl KeyInput for AssetEntry {
     fn feed(&self, k: &mut KeyWriter) {
         let AssetEntry {
             sources: _,
+            limits: _,
             profile,
             units,
             keep_unused_leaves,
@@ -419,5 +438,38 @@ range = [0.0, 0.6]
             .unwrap_err()
             .to_string()
             .contains("matches no file"));
+    }
+
+    #[test]
+    fn limits_layer_project_then_asset_and_reach_the_jobs() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = EXAMPLE.replace(
+            "profile = \"standard\"\n",
+            "profile = \"standard\"\nlimits = { max_joints = 20, max_clip_duration_s = 60.0, companion_root = \"project\" }\n",
+        );
+        let text = text.replacen(
+            "units = \"m\"\n",
+            "units = \"m\"\nlimits = { max_joints = 30 }\n",
+            1,
+        );
+        let m = Manifest::parse(&text, "x").unwrap();
+        let jobs = m.jobs(&root).unwrap();
+        let l = jobs[0]
+            .settings
+            .limits
+            .apply(&ludus_anim_model::Limits::default());
+        assert_eq!((l.max_joints, l.max_clip_duration_s), (30, 60.0));
+        assert_eq!(l.companion_root, ludus_anim_model::CompanionRoot::Project);
+        let bad = EXAMPLE.replace(
+            "units = \"m\"\n",
+            "units = \"m\"\nlimits = { max_joints = 0 }\n",
+        );
+        let e = Manifest::parse(&bad, "x").unwrap_err().to_string();
+        assert!(e.contains("max_joints must be a number above zero"), "{e}");
+        let typo = EXAMPLE.replace(
+            "units = \"m\"\n",
+            "units = \"m\"\nlimits = { max_jionts = 3 }\n",
+        );
+        assert!(Manifest::parse(&typo, "x").is_err());
     }
 }

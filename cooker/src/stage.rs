@@ -62,9 +62,10 @@ stage_list! {
     /// curves. 2: warnings as located diagnostics.
     Resample: "resample", version 2, per Clip;
     /// Loops, root motion, additive deltas, markers/events.
-    /// 3: warnings as located diagnostics (2: loops, root motion, additive
+    /// 4: a warning when the root-motion joint's ancestor travels (3:
+    /// warnings as located diagnostics; 2: loops, root motion, additive
     /// and markers; was: loop only).
-    Prepare: "prepare", version 3, per Clip;
+    Prepare: "prepare", version 4, per Clip;
     /// Codec blob. 2: VBR codec v2 (16-bit rotation ranges, unranged
     /// segments).
     Encode: "encode", version 2, per Clip;

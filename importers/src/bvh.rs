@@ -32,28 +32,44 @@ mod parse;
 pub use parse::code;
 
 use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat,
     SourceAsset, SourceClip, SourceJoint, SourceSkeleton, Transform, Vec3,
 };
 use parse::{Axis, BvhError, BvhFile, Channel, Node};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// Meters per unit assumed for BVH files (centimetres).
 pub const ASSUMED_UNIT_SCALE_M: f32 = 0.01;
 
-/// Import a BVH file.
-// The signature is the one every importer shares (see lib.rs); the size of
-// `ImportError` is lib.rs's choice.
+/// Import a BVH file with the default [`Limits`].
 pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
+    companions: &dyn CompanionReader,
+) -> Result<SourceAsset, ImportError> {
+    import_limited(path, bytes, options, companions, &Limits::default())
+}
+
+/// Import a BVH file; joints, depth, frames and the clip's duration are
+/// checked against `limits` while parsing, before the motion is read.
+// The signature is the one every importer shares (see lib.rs); the size of
+// `ImportError` is lib.rs's choice.
+pub fn import_limited(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
     _companions: &dyn CompanionReader,
+    limits: &Limits,
 ) -> Result<SourceAsset, ImportError> {
     let fail = |e: BvhError| {
+        if let Some(limit) = e.limit {
+            return ImportError::limit(path, *limit);
+        }
         let mut d = Diagnostic::error(e.code, e.to_string()).file(path.display().to_string());
         if let Some(j) = &e.joint {
             d = d.joint(j.clone());
@@ -68,9 +84,10 @@ pub fn import(
             line: Some(line),
             joint: None,
             message: "invalid UTF-8: not a BVH text file".into(),
+            limit: None,
         })
     })?;
-    let file = parse::parse(text).map_err(fail)?;
+    let file = parse::parse_limited(text, limits).map_err(fail)?;
     Ok(convert(path, &file, options))
 }
 
@@ -78,6 +95,11 @@ fn convert(path: &Path, file: &BvhFile, options: &ImportOptions) -> SourceAsset 
     let path_str = path.display().to_string();
     let mut decisions = Vec::new();
     let mut diagnostics = Diagnostics::default();
+    for t in &file.tolerated {
+        diagnostics.push(
+            Diagnostic::warning(t.code, format!("line {}: {}", t.line, t.message)).file(&path_str),
+        );
+    }
 
     // Which nodes become joints, and their names.
     let mut joint_of_node: Vec<Option<usize>> = vec![None; file.nodes.len()];
@@ -245,17 +267,20 @@ fn list_names(names: &[String]) -> String {
 fn dedupe_names(names: &mut [String], taken: &[String], what: &str, decisions: &mut Vec<Decision>) {
     let mut used: HashSet<String> = names.iter().chain(taken).cloned().collect();
     let mut seen: HashSet<String> = taken.iter().cloned().collect();
+    // Next suffix to try per name: each candidate is tried once, so many
+    // duplicates of one name cost linear, not quadratic, time.
+    let mut next: HashMap<String, usize> = HashMap::new();
     for name in names.iter_mut() {
         if seen.insert(name.clone()) {
             continue;
         }
-        let mut k = 2usize;
+        let k = next.entry(name.clone()).or_insert(2);
         let new = loop {
             let candidate = format!("{name}_{k}");
+            *k += 1;
             if !used.contains(&candidate) {
                 break candidate;
             }
-            k += 1;
         };
         decisions.push(Decision::new(
             "renamed_joint",

@@ -40,6 +40,7 @@ mod custom;
 mod skeleton;
 
 use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset, SourceSkeleton,
@@ -54,17 +55,31 @@ const FALLBACK_FRAME_RATE_HZ: f64 = 30.0;
 /// unit is the centimeter).
 const FALLBACK_UNIT_M: f64 = 0.01;
 
-/// Import one FBX file already read into memory.
-// `ImportError` carries a full `Diagnostic`; its size is the crate's shared
-// importer interface, not something this module can change.
+/// Import one FBX file already read into memory, with the default
+/// [`Limits`].
 pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
+    companions: &dyn CompanionReader,
+) -> Result<SourceAsset, ImportError> {
+    import_limited(path, bytes, options, companions, &Limits::default())
+}
+
+/// Import one FBX file already read into memory. ufbx's allocations are
+/// capped at the asset memory limit; joints and every stack's span and
+/// sample count are checked before ufbx evaluates anything.
+// `ImportError` carries a full `Diagnostic`; its size is the crate's shared
+// importer interface, not something this module can change.
+pub fn import_limited(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
     _companions: &dyn CompanionReader,
+    limits: &Limits,
 ) -> Result<SourceAsset, ImportError> {
     let file = path.display().to_string();
-    let scene = load(path, bytes)?;
+    let scene = load(path, bytes, limits)?;
 
     let mut decisions = Vec::new();
     let mut diagnostics = Diagnostics::default();
@@ -95,6 +110,9 @@ pub fn import(
     warn_timeline_markers(&scene, &file, &mut diagnostics);
 
     let mut candidates = skeleton::select(&scene, &mut decisions);
+    limits
+        .check_joints(candidates.len())
+        .map_err(|e| ImportError::limit(path, e))?;
     skeleton::compute_rest(&scene, &mut candidates, &mut decisions);
     let sampled = clips::sample_stacks(
         &scene,
@@ -102,9 +120,11 @@ pub fn import(
         frame_rate,
         &options.custom_curves,
         &file,
+        limits,
         &mut decisions,
         &mut diagnostics,
-    );
+    )
+    .map_err(|e| ImportError::limit(path, e))?;
     let (joints, remap) = skeleton::finish(&candidates, &sampled.animated, options, &mut decisions);
 
     let mut clips = sampled.clips;
@@ -138,8 +158,17 @@ pub fn import(
 
 /// Load options shared by the importer and (duplicated on purpose) by the
 /// tests that compare against ufbx's own node transforms.
-fn load_options() -> ufbx::LoadOpts<'static> {
+/// ufbx's temporary and result allocations are each capped at the asset
+/// memory limit (ufbx then fails the load cleanly).
+fn load_options(limits: &Limits) -> ufbx::LoadOpts<'static> {
+    let cap = usize::try_from(limits.max_asset_memory_bytes).unwrap_or(usize::MAX);
+    let allocator = || ufbx::AllocatorOpts {
+        memory_limit: cap,
+        ..Default::default()
+    };
     ufbx::LoadOpts {
+        temp_allocator: allocator(),
+        result_allocator: allocator(),
         // Only the node graph, deformers (for skin clusters and blend
         // channels) and animation are needed; skipping vertex data is most
         // of the load time for character files.
@@ -163,7 +192,7 @@ fn load_options() -> ufbx::LoadOpts<'static> {
     }
 }
 
-fn load(path: &Path, bytes: &[u8]) -> Result<ufbx::SceneRoot, ImportError> {
+fn load(path: &Path, bytes: &[u8], limits: &Limits) -> Result<ufbx::SceneRoot, ImportError> {
     if bytes.is_empty() {
         return Err(ImportError::malformed(
             path,
@@ -171,7 +200,7 @@ fn load(path: &Path, bytes: &[u8]) -> Result<ufbx::SceneRoot, ImportError> {
             "file is empty",
         ));
     }
-    let scene = ufbx::load_memory(bytes, load_options()).map_err(|e| {
+    let scene = ufbx::load_memory(bytes, load_options(limits)).map_err(|e| {
         ImportError::malformed(
             path,
             "fbx_load_failed",

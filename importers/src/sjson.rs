@@ -31,6 +31,7 @@
 mod parser;
 
 use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::limits::{Limit, LimitExceeded, Limits};
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
     AxisSystem, Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat,
@@ -53,6 +54,9 @@ enum SjsonError {
     /// The text is not SJSON.
     #[error("{0}")]
     Syntax(#[from] ParseError),
+    /// The header declares more than the limits allow.
+    #[error("{0}")]
+    Limit(Box<LimitExceeded>),
     /// The text is SJSON but not an ACL raw clip we can import.
     #[error("{pos}: {message}")]
     Schema {
@@ -91,11 +95,15 @@ impl SjsonError {
     fn code(&self) -> &'static str {
         match self {
             SjsonError::Syntax(_) => "sjson_syntax",
+            SjsonError::Limit(_) => ludus_anim_model::limits::LIMIT_CODE,
             SjsonError::Schema { code, .. } => code,
         }
     }
 
     fn into_import_error(self, path: &Path) -> ImportError {
+        if let SjsonError::Limit(e) = self {
+            return ImportError::limit(path, *e);
+        }
         let mut d =
             Diagnostic::error(self.code(), self.to_string()).file(path.display().to_string());
         if let SjsonError::Schema { joint: Some(j), .. } = &self {
@@ -125,20 +133,33 @@ mod code {
 
 type Result<T, E = SjsonError> = std::result::Result<T, E>;
 
+/// Import an ACL raw clip with the default [`Limits`].
+pub fn import(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+    companions: &dyn CompanionReader,
+) -> Result<SourceAsset, ImportError> {
+    import_limited(path, bytes, options, companions, &Limits::default())
+}
+
 /// Import an ACL raw clip. `options` has nothing to choose here: a raw clip
-/// lists exactly the bones it animates, so there are no unused leaves.
+/// lists exactly the bones it animates, so there are no unused leaves. The
+/// header's sample count and duration are checked against `limits` before
+/// any sample is allocated.
 // The signature is the one every importer shares (see lib.rs); the size of
 // `ImportError` is lib.rs's choice.
-pub fn import(
+pub fn import_limited(
     path: &Path,
     bytes: &[u8],
     _options: &ImportOptions,
     _companions: &dyn CompanionReader,
+    limits: &Limits,
 ) -> Result<SourceAsset, ImportError> {
     let text = decode_utf8(bytes).map_err(|e| e.into_import_error(path))?;
     let doc =
         parser::parse_document(text).map_err(|e| SjsonError::from(e).into_import_error(path))?;
-    convert(path, &doc).map_err(|e| e.into_import_error(path))
+    convert(path, &doc, limits).map_err(|e| e.into_import_error(path))
 }
 
 /// The input as text; invalid UTF-8 is a syntax error at its line.
@@ -203,7 +224,7 @@ impl Notes {
     }
 }
 
-fn convert(path: &Path, doc: &[Member]) -> Result<SourceAsset> {
+fn convert(path: &Path, doc: &[Member], limits: &Limits) -> Result<SourceAsset> {
     let file = path.display().to_string();
     let mut notes = Notes::default();
     let top = Obj {
@@ -280,6 +301,8 @@ fn convert(path: &Path, doc: &[Member]) -> Result<SourceAsset> {
 
     let header = read_header(path, &top, &mut notes)?;
     let bones = read_bones(&top, &header, &mut notes)?;
+    check_limits(&header, bones.len(), limits)
+        .map_err(|e| SjsonError::Limit(Box::new(e.clip(header.name.clone()))))?;
     let skeleton = build_skeleton(&bones)?;
     let rest_detail = describe_rest(&bones);
     notes
@@ -423,6 +446,23 @@ fn read_header(path: &Path, top: &Obj<'_>, notes: &mut Notes) -> Result<Header> 
 }
 
 /// `cmu_01_01.acl.sjson` -> `cmu_01_01`.
+/// Samples, duration and the memory the tracks need (a rotation, a
+/// translation and a scale key per bone and sample), before any is read.
+fn check_limits(header: &Header, bones: usize, limits: &Limits) -> Result<(), LimitExceeded> {
+    let n = u64::from(header.num_samples);
+    limits.check_samples(n)?;
+    limits.check_duration(f64::from(header.num_samples.saturating_sub(1)) / header.sample_rate)?;
+    let key = std::mem::size_of::<ludus_anim_model::Key<Quat>>()
+        + 2 * std::mem::size_of::<ludus_anim_model::Key<Vec3>>();
+    let bytes = n.saturating_mul(bones as u64).saturating_mul(key as u64);
+    Limits::check(
+        Limit::AssetMemory,
+        "estimated memory (bytes) for the tracks",
+        bytes,
+        limits.max_asset_memory_bytes,
+    )
+}
+
 fn clip_name_from_path(path: &Path) -> String {
     let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("clip");
     let lower = file.to_ascii_lowercase();

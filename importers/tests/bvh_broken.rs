@@ -97,20 +97,40 @@ fn missing_channels_on_a_motion_line() {
 
 #[test]
 fn wrong_frame_count() {
-    let d = error(&GOOD.replace("Frames: 3", "Frames: 4"));
+    // Off by more than one: the header or the file is wrong.
+    let d = error(&GOOD.replace("Frames: 3", "Frames: 5"));
     assert_error(
         &d,
         code::FRAME_COUNT,
         21,
-        &["Frames: 4", "3 motion line(s)"],
+        &["Frames: 5", "3 motion line(s)"],
     );
-    let d = error(&GOOD.replace("Frames: 3", "Frames: 2"));
+    let d = error(&GOOD.replace("Frames: 3", "Frames: 1"));
     assert_error(
         &d,
         code::FRAME_COUNT,
-        21,
-        &["Frames: 2", "3 motion line(s)"],
+        20,
+        &["Frames: 1", "3 motion line(s)"],
     );
+}
+
+#[test]
+fn frame_count_off_by_one_is_a_warning_and_the_lines_present_are_used() {
+    for declared in ["Frames: 2", "Frames: 4"] {
+        let asset = bvh::import(
+            Path::new("w.bvh"),
+            GOOD.replace("Frames: 3", declared).as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("{declared}: {e}"));
+        let w: Vec<_> = asset.diagnostics.warnings().collect();
+        assert_eq!(w.len(), 1, "{declared}: {w:?}");
+        assert_eq!(w[0].code, code::FRAME_COUNT);
+        assert!(w[0].message.starts_with("line 17: "), "{}", w[0].message);
+        assert!(w[0].message.contains("3 lines present are used"));
+        assert_eq!(asset.clips[0].key_times.len(), 3);
+    }
 }
 
 #[test]
@@ -165,13 +185,14 @@ fn truncated_file() {
     // Cut in the middle of the last frame line.
     let d = error(&GOOD[..GOOD.len() - 4]);
     assert_error(&d, code::CHANNEL_COUNT, 21, &["expected 9"]);
-    // Cut after a whole line: too few frames.
-    let d = error(&GOOD[..GOOD.rfind("0 92").unwrap()]);
+    // Cut after a whole line, two lines short: too few frames. (One line
+    // short reads as an off-by-one count, with a warning.)
+    let d = error(&GOOD[..GOOD.rfind("0 91").unwrap()]);
     assert_error(
         &d,
         code::FRAME_COUNT,
-        20,
-        &["Frames: 3", "2 motion line(s)"],
+        19,
+        &["Frames: 3", "1 motion line(s)"],
     );
     // Every prefix is rejected or accepted without a panic.
     for end in 0..GOOD.len() {

@@ -14,6 +14,7 @@
 pub mod curve;
 pub mod diagnostics;
 pub mod format;
+pub mod limits;
 pub mod resampled;
 pub mod source;
 pub mod suggest;
@@ -21,6 +22,7 @@ pub mod suggest;
 pub use curve::{Curve, Interpolation, Key};
 pub use diagnostics::{Decision, Diagnostic, Diagnostics, Severity};
 pub use format::{SourceFormat, SourceKind};
+pub use limits::{CompanionRoot, LimitExceeded, LimitOverrides, Limits, MemoryBudget};
 pub use resampled::{ResampledClip, ResampledCurve};
 pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,

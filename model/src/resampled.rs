@@ -84,7 +84,9 @@ impl ResampledClip {
         } else {
             n.ceil()
         };
-        (intervals.max(0.0) as u32) + 1
+        // Saturating: a grid this size is refused by the resampler's
+        // limit check before anything is allocated from it.
+        (intervals.max(0.0) as u32).saturating_add(1)
     }
 }
 

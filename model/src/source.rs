@@ -54,6 +54,44 @@ impl SourceSkeleton {
         names.reverse();
         Some(names.join("/"))
     }
+
+    /// For every joint, whether its parent chain reaches a root through
+    /// valid indices (false on a parent cycle, below one, or below a bad
+    /// parent index): `path(j).is_some()` for all joints in one linear
+    /// pass, where calling `path` per joint is quadratic in the depth.
+    pub fn reaches_root(&self) -> Vec<bool> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum State {
+            Unknown,
+            OnPath,
+            Root,
+            Broken,
+        }
+        let mut state = vec![State::Unknown; self.joints.len()];
+        let mut path = Vec::new();
+        for start in 0..self.joints.len() {
+            path.clear();
+            let mut at = start;
+            let end = loop {
+                match state.get(at).copied() {
+                    Some(State::Unknown) => {
+                        state[at] = State::OnPath;
+                        path.push(at);
+                        match self.joints[at].parent {
+                            Some(p) => at = p,
+                            None => break State::Root,
+                        }
+                    }
+                    Some(State::OnPath) | None => break State::Broken,
+                    Some(known) => break known,
+                }
+            };
+            for &j in &path {
+                state[j] = end;
+            }
+        }
+        state.into_iter().map(|s| s == State::Root).collect()
+    }
 }
 
 /// Declared tracks of one joint in one clip. A missing track means the
@@ -203,6 +241,7 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
             .file(file),
         );
     }
+    let reaches_root = sk.reaches_root();
     for (i, j) in sk.joints.iter().enumerate() {
         if let Some(p) = j.parent {
             if p >= sk.joints.len() || p == i {
@@ -214,7 +253,7 @@ pub fn validate_asset(asset: &SourceAsset) -> Diagnostics {
                 continue;
             }
         }
-        if sk.path(i).is_none() {
+        if !reaches_root[i] {
             out.push(
                 Diagnostic::error("cyclic_hierarchy", "joint is part of a parent cycle")
                     .file(file)
@@ -465,6 +504,30 @@ mod tests {
         assert_eq!(e.clip.as_deref(), Some("wave"));
         assert_eq!(e.joint.as_deref(), Some("arm"));
         assert_eq!(e.time_s, Some(0.5));
+    }
+
+    #[test]
+    fn reaches_root_matches_path() {
+        let mut a = asset();
+        let j = |name: &str, parent| SourceJoint {
+            name: name.into(),
+            parent,
+            rest: Transform::IDENTITY,
+        };
+        // 2 -> 5 -> bad index; 3 -> 4 -> 4 (self-parent); 6 -> 7 -> bad.
+        a.skeleton.joints.extend([
+            j("to_bad", Some(5)),
+            j("to_self", Some(4)),
+            j("self", Some(4)),
+            j("bad", Some(99)),
+            j("to_bad2", Some(7)),
+            j("bad2", Some(9)),
+        ]);
+        let sk = &a.skeleton;
+        let fast = sk.reaches_root();
+        let slow: Vec<bool> = (0..sk.joints.len()).map(|i| sk.path(i).is_some()).collect();
+        assert_eq!(fast, slow);
+        assert_eq!(fast, [true, true, false, false, false, false, false, false]);
     }
 
     #[test]

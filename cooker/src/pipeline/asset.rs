@@ -10,7 +10,7 @@ use crate::keys::{
 };
 use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
-use crate::source::Snapshot;
+use crate::source::{ReadPolicy, Snapshot};
 use crate::stage::Stage;
 use crate::stage_cache::{Fingerprint, Tier};
 use crate::stages::import::{import, Imported};
@@ -20,6 +20,7 @@ use crate::stages::prepare::Prepared;
 use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use ludus_anim_report::sidecar::ClipSidecar;
 use rayon::prelude::*;
@@ -81,8 +82,13 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
     // The importer sees the recorded path, so what it derives from it
     // (companion paths, diagnostics) is the same on every machine; the
     // snapshot reads it under the project root.
-    let snapshot = Snapshot::rooted(cx.reader, cx.options.project_root.as_deref());
-    let result = cook_format(job, &file, &snapshot, &mut r, cx);
+    let limits = job.settings.limits.apply(&Limits::default());
+    let snapshot = Snapshot::with_policy(
+        cx.reader,
+        cx.options.project_root.as_deref(),
+        read_policy(&file, &limits),
+    );
+    let result = cook_format(job, &file, &snapshot, &limits, &mut r, cx);
     cx.observer.event(&CookEvent::Inputs {
         source: &file,
         files: &snapshot.paths(),
@@ -119,6 +125,34 @@ fn new_report(file: &str, format: &str) -> AssetReport {
     }
 }
 
+/// What one asset may read: files up to the size limit, companions inside
+/// its directory (or the project root, if the limits say so). The root is
+/// in the recorded form (relative to the project root), as the importer
+/// resolves companion URIs against the recorded path.
+pub(super) fn read_policy(file: &str, limits: &Limits) -> ReadPolicy {
+    let root = match limits.companion_root {
+        CompanionRoot::Project => std::path::PathBuf::new(),
+        _ => Path::new(file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    ReadPolicy {
+        max_bytes: limits.max_file_bytes,
+        companion_root: Some(root),
+    }
+}
+
+/// A source that cannot be read, as a diagnostic: over the size limit, or
+/// not a regular file, or an I/O error.
+fn unreadable(e: &std::io::Error, file: &str) -> Diagnostic {
+    let code = match e.kind() {
+        std::io::ErrorKind::InvalidData => ludus_anim_model::limits::LIMIT_CODE,
+        _ => "io",
+    };
+    Diagnostic::error(code, format!("cannot read: {e}")).file(file)
+}
+
 /// A source file as this cook read it (the asset's, or a retarget
 /// target's).
 pub(super) struct Source<'a> {
@@ -128,6 +162,7 @@ pub(super) struct Source<'a> {
     pub snapshot: &'a Snapshot<'a>,
     pub bytes: Arc<Vec<u8>>,
     pub options: ImportOptions,
+    pub limits: &'a Limits,
 }
 
 impl<'a> Source<'a> {
@@ -137,6 +172,7 @@ impl<'a> Source<'a> {
         file: &'a str,
         snapshot: &'a Snapshot<'a>,
         options: ImportOptions,
+        limits: &'a Limits,
     ) -> Result<(Source<'a>, [u8; 32]), Stop> {
         let path = std::path::Path::new(file);
         let format = SourceFormat::of_path(path).ok_or_else(|| {
@@ -146,9 +182,7 @@ impl<'a> Source<'a> {
             )
             .file(file)
         })?;
-        let read = snapshot
-            .file(path)
-            .map_err(|e| Diagnostic::error("io", format!("cannot read: {e}")).file(file))?;
+        let read = snapshot.file(path).map_err(|e| unreadable(&e, file))?;
         let src = Source {
             path,
             format,
@@ -156,6 +190,7 @@ impl<'a> Source<'a> {
             snapshot,
             bytes: read.bytes.clone(),
             options,
+            limits,
         };
         Ok((src, read.hash))
     }
@@ -165,6 +200,7 @@ fn cook_format<'a>(
     job: &'a AssetJob,
     file: &'a str,
     snapshot: &'a Snapshot<'a>,
+    limits: &'a Limits,
     r: &mut AssetReport,
     cx: &Cook<'a>,
 ) -> Result<AssetResult, Stop> {
@@ -175,7 +211,7 @@ fn cook_format<'a>(
             .unwrap_or(cx.options.import.keep_unused_leaves),
         custom_curves: job.settings.curves.clone(),
     };
-    let (src, bytes_hash) = Source::read(file, snapshot, options)?;
+    let (src, bytes_hash) = Source::read(file, snapshot, options, limits)?;
     let (digest, fresh) = companions(&src, &bytes_hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
@@ -212,6 +248,7 @@ fn cook_format<'a>(
         return Ok(done);
     }
     let imported = run_import(&src, &keys.import, fresh, cx)?;
+    let budget = charge_import(&imported, file, src.limits)?;
     let norm = import_and_normalize(&src, &imported, &keys.normalize, units_m, r, cx)?;
     let retargeted = match (&retarget, &keys.retarget) {
         (Some(plan), Some(key)) => Some(super::retarget::run(plan, &norm, key, r, cx)?),
@@ -225,8 +262,23 @@ fn cook_format<'a>(
         keys: &keys,
         kind: imported.asset.format.kind(),
         retarget: retargeted.as_ref().zip(retarget.as_ref()),
+        limits: src.limits,
+        budget: &budget,
     };
     cook_clips(&asset, job, r, cx)
+}
+
+/// The asset's memory budget, charged with what stays alive until the
+/// package is written: the imported clips and their normalized copy.
+fn charge_import(imported: &Imported, file: &str, limits: &Limits) -> Result<MemoryBudget, Stop> {
+    let budget = MemoryBudget::new(limits.max_asset_memory_bytes);
+    budget
+        .charge(
+            "the imported clips and their normalized copy",
+            source_bytes(&imported.asset).saturating_mul(2),
+        )
+        .map_err(|e| e.file(file).diagnostic())?;
+    Ok(budget)
 }
 
 /// The source's import (its diagnostics into the report; errors stop the
@@ -280,10 +332,17 @@ pub(super) fn companions(
         return Ok((digest(known), None));
     }
     let start = Instant::now();
-    let imported = import(src.path, src.format, &src.bytes, &src.options, src.snapshot)?;
+    let imported = import(
+        src.path,
+        src.format,
+        &src.bytes,
+        &src.options,
+        src.snapshot,
+        src.limits,
+    )?;
     let mut read = Vec::new();
     for c in &imported.asset.companions {
-        let f = src.snapshot.file(Path::new(c)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(c)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
         })?;
         // `dir.join(uri)` of the recorded path: normalized like it.
@@ -298,7 +357,7 @@ pub(super) fn companions(
 fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
     companions
         .iter()
-        .all(|(p, h)| snapshot.file(Path::new(p)).is_ok_and(|f| &f.hash == h))
+        .all(|(p, h)| snapshot.companion(Path::new(p)).is_ok_and(|f| &f.hash == h))
 }
 
 /// blake3 over the source's bytes and every companion's, in import order.
@@ -306,7 +365,7 @@ fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop
     let mut h = blake3::Hasher::new();
     h.update(&src.bytes);
     for (p, _) in &digest.companions {
-        let f = src.snapshot.file(Path::new(p)).map_err(|_| {
+        let f = src.snapshot.companion(Path::new(p)).map_err(|_| {
             Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
         })?;
         h.update(&f.bytes);
@@ -361,7 +420,14 @@ pub(super) fn run_import(
             Ok(i)
         }
         None => Ok(cx.run(src.file, Stage::Import, None, key, || {
-            import(src.path, src.format, &src.bytes, &src.options, src.snapshot)
+            import(
+                src.path,
+                src.format,
+                &src.bytes,
+                &src.options,
+                src.snapshot,
+                src.limits,
+            )
         })?),
     }
 }
@@ -392,6 +458,9 @@ struct AssetWork<'a> {
     kind: ludus_anim_model::SourceKind,
     /// The retarget stage's output and its plan, for retargeted assets.
     retarget: Option<(&'a RetargetedAsset, &'a super::retarget::RetargetPlan)>,
+    limits: &'a Limits,
+    /// Shared by the asset's clips.
+    budget: &'a MemoryBudget,
 }
 
 /// Plan the clips, derive their keys, cook them in parallel, check them,
@@ -461,6 +530,8 @@ impl<'a> KeyedClip<'a> {
             retarget_sidecar: a.retarget.and_then(|(out, plan)| {
                 super::retarget::clip_sidecar(plan, out, a.file, self.plan, &self.profile.name)
             }),
+            limits: a.limits,
+            budget: a.budget,
         }
     }
 }

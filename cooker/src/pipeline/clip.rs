@@ -11,9 +11,10 @@ use crate::stage::Stage;
 use crate::stages::encode::{encode_prepared, Encoded};
 use crate::stages::normalize::Normalized;
 use crate::stages::prepare::{prepare, MarkerKind, Prepared};
-use crate::stages::resample::{resample, ResampleReport};
+use crate::stages::resample::{resample, GridLimits, ResampleReport};
 use crate::stages::verify::{verify_in_package, ClipVerification};
 use ludus_anim_cache::Key;
+use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_runtime::timing::LoopMode;
@@ -29,6 +30,9 @@ pub(crate) struct ClipJob<'a> {
     pub profile: &'a Profile,
     pub file: &'a str,
     pub source_hash: [u8; 32],
+    pub limits: &'a Limits,
+    /// The asset's memory budget, shared by its clips.
+    pub budget: &'a MemoryBudget,
     /// Retargeted assets: the clip's entry for the report.
     pub retarget: Option<RetargetReport>,
     /// Retargeted assets: the clip's foot tracks for the sidecar.
@@ -123,22 +127,50 @@ fn run_resample(
     shells: &[f32],
     cx: &Cook<'_>,
 ) -> Result<(ResampledClip, ResampleReport), Diagnostic> {
-    cx.run(
+    let over = |e: LimitExceeded| e.file(job.file).diagnostic();
+    let limits = GridLimits {
+        max_samples: job.limits.max_samples_per_clip,
+        max_bytes: job.budget.remaining(),
+        work_per_sample: depth_sum(&job.norm.skeleton),
+        max_work: job.limits.max_encode_work,
+    };
+    let (grid, report) = cx.run(
         job.file,
         Stage::Resample,
         Some(&plan.name),
         key,
         || -> Result<_, Diagnostic> {
-            Ok(resample(
+            resample(
                 &plan.authored(),
                 &job.norm.skeleton,
                 &job.profile.sample_rate,
                 shells,
                 job.kind,
                 LoopMode::Once,
-            ))
+                &limits,
+            )
+            .map_err(over)
         },
-    )
+    )?;
+    // The grid (and what later stages derive from it) stays until the
+    // asset is packaged.
+    let bytes = u64::from(grid.num_samples)
+        .saturating_mul(grid.joint_count as u64)
+        .saturating_mul(BYTES_PER_JOINT_SAMPLE);
+    job.budget
+        .charge(&format!("clip '{}'", plan.name), bytes)
+        .map_err(|e| over(e.clip(plan.name.clone())))?;
+    Ok((grid, report))
+}
+
+/// The sum of every joint's depth (a root is 1): the encoder's work per
+/// sample, in one pass (parents come first).
+fn depth_sum(sk: &ludus_anim_runtime::Skeleton) -> u64 {
+    let mut depth = vec![0u64; sk.joint_count()];
+    for j in 0..depth.len() {
+        depth[j] = sk.parent(j).map_or(1, |p| depth[p] + 1);
+    }
+    depth.iter().sum()
 }
 
 /// Prepare: loops, root motion, additive reference, markers. Loop

@@ -13,7 +13,7 @@ use crate::stage::Stage;
 use crate::stages::retarget::{retarget_asset, RetargetedAsset};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::Diagnostic;
+use ludus_anim_model::{Diagnostic, Limits};
 use ludus_anim_retarget::Profile;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,8 @@ pub struct RetargetPlan {
     pub target_file: String,
     pub inputs: RetargetInputs,
     target_digest: crate::keys::SourceDigest,
+    /// The asset's limits, which its target is read under too.
+    limits: Limits,
 }
 
 /// The asset's retarget profile: its manifest entry's (relative to the
@@ -66,7 +68,8 @@ pub fn plan(
     let target_file = crate::paths::normalize(&dir.join(&profile.target.skeleton))
         .display()
         .to_string();
-    let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default())?;
+    let limits = job.settings.limits.apply(&Limits::default());
+    let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default(), &limits)?;
     let (target_digest, _) = companions(&src, &hash, cx)?;
     let target = normalize_key(&import_key(&target_digest, &src.options), None);
     Ok(Some(RetargetPlan {
@@ -79,6 +82,7 @@ pub fn plan(
             target,
         },
         target_digest,
+        limits,
     }))
 }
 
@@ -91,8 +95,18 @@ pub fn run(
     r: &mut AssetReport,
     cx: &Cook<'_>,
 ) -> Result<RetargetedAsset, Stop> {
-    let snapshot = Snapshot::rooted(cx.reader, cx.options.project_root.as_deref());
-    let (src, _) = Source::read(&plan.target_file, &snapshot, ImportOptions::default())?;
+    // The target's companions are confined to its own directory.
+    let snapshot = Snapshot::with_policy(
+        cx.reader,
+        cx.options.project_root.as_deref(),
+        super::asset::read_policy(&plan.target_file, &plan.limits),
+    );
+    let (src, _) = Source::read(
+        &plan.target_file,
+        &snapshot,
+        ImportOptions::default(),
+        &plan.limits,
+    )?;
     let import = import_key(&plan.target_digest, &src.options);
     let imported = run_import(&src, &import, None, cx)?;
     // The target's own import notes are not the asset's: keep only errors.

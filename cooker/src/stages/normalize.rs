@@ -4,7 +4,7 @@
 //! made hemisphere-continuous. Axes are already converted by importers.
 
 use ludus_anim_model::curve::Interpolation;
-use ludus_anim_model::{Decision, SourceAsset, SourceClip};
+use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::{Skeleton, SkeletonError, Transform};
 
@@ -42,117 +42,24 @@ pub fn normalize(
     let units = super::units::choose_units(asset, units_override_m);
     let mut decisions = units.decisions;
     let unit = units.meters;
-
-    // Depth-first order, children in source order; a synthetic root above
-    // several roots.
     let src = &asset.skeleton.joints;
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); src.len()];
-    let mut roots = Vec::new();
-    for (i, j) in src.iter().enumerate() {
-        match j.parent {
-            Some(p) if p < src.len() && p != i => children[p].push(i),
-            Some(_) => {
-                return Err(NormalizeError::BrokenHierarchy {
-                    joint: j.name.clone(),
-                })
-            }
-            None => roots.push(i),
-        }
-    }
-    let synthetic = roots.len() != 1;
-    let mut order: Vec<usize> = Vec::with_capacity(src.len());
-    let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
-    while let Some(j) = stack.pop() {
-        if order.len() > src.len() {
-            break;
-        }
-        order.push(j);
-        stack.extend(children[j].iter().rev().copied());
-    }
-    if order.len() != src.len() {
-        let missing = (0..src.len()).find(|i| !order.contains(i)).unwrap_or(0);
-        return Err(NormalizeError::BrokenHierarchy {
-            joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
-        });
-    }
-    let offset = usize::from(synthetic);
-    let mut new_index = vec![0usize; src.len()];
-    for (k, &j) in order.iter().enumerate() {
-        new_index[j] = k + offset;
-    }
-
-    let mut parents = Vec::with_capacity(src.len() + offset);
-    let mut names = Vec::with_capacity(src.len() + offset);
-    let mut paths: Vec<String> = Vec::with_capacity(src.len() + offset);
-    let mut rest = Vec::with_capacity(src.len() + offset);
-    if synthetic {
-        parents.push(NO_PARENT);
-        names.push(SYNTHETIC_ROOT.to_string());
-        paths.push(SYNTHETIC_ROOT.to_string());
-        rest.push(Transform::IDENTITY);
-        let root_names: Vec<&str> = roots.iter().map(|&r| src[r].name.as_str()).collect();
-        if roots.is_empty() {
-            decisions.push(Decision::new(
-                "synthetic_root",
-                format!(
-                    "no joints: a synthetic identity root '{SYNTHETIC_ROOT}' carries the curves"
-                ),
-            ));
-        } else {
-            decisions.push(Decision::new(
-                "synthetic_root",
-                format!(
-                    "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
-                    roots.len(),
-                    root_names.join(", ")
-                ),
-            ));
-        }
-    } else if let Some(&r) = roots.first() {
-        decisions.push(Decision::new(
-            "root",
-            format!("skeleton root is '{}'", src[r].name),
-        ));
-    }
-    for &j in &order {
-        let s = &src[j];
-        let parent = match s.parent {
-            Some(p) => new_index[p] as u32,
-            None if synthetic => 0,
-            None => NO_PARENT,
-        };
-        let path = match s.parent {
-            Some(p) => format!("{}/{}", paths[new_index[p]], s.name),
-            None if synthetic => format!("{SYNTHETIC_ROOT}/{}", s.name),
-            None => s.name.clone(),
-        };
-        parents.push(parent);
-        names.push(s.name.clone());
-        paths.push(path);
-        let mut t = s.rest;
-        t.translation *= unit;
-        t.rotation = t.rotation.normalize();
-        rest.push(t);
-    }
-    let ids = paths.iter().map(|p| JointId::from_path(p)).collect();
-    let skeleton = Skeleton::new(parents, ids, rest, names)?;
-
+    let order = JointOrder::depth_first(src)?;
+    decisions.push(order.root_decision(src));
+    let skeleton = build_skeleton(src, &order, unit)?;
     let clips = asset
         .clips
         .iter()
-        .map(|c| normalize_clip(c, &new_index, unit))
+        .map(|c| normalize_clip(c, &order.new_index, unit))
         .collect();
-
     let file_shells_m = asset.joint_shell_distance.as_ref().map(|s| {
         let mut out = vec![0.0; skeleton.joint_count()];
         for (j, &v) in s.iter().enumerate() {
-            if let Some(&k) = new_index.get(j) {
+            if let Some(&k) = order.new_index.get(j) {
                 out[k] = v * unit;
             }
         }
         out
     });
-
     Ok(Normalized {
         skeleton,
         clips,
@@ -161,6 +68,154 @@ pub fn normalize(
         decisions,
         warnings: units.warnings,
     })
+}
+
+/// The source joints in the package's order: depth-first, children in
+/// source order, under a synthetic root when there is not exactly one.
+struct JointOrder {
+    /// Source indices in package order (synthetic root excluded).
+    order: Vec<usize>,
+    roots: Vec<usize>,
+    synthetic: bool,
+    /// Source index -> package index.
+    new_index: Vec<usize>,
+}
+
+impl JointOrder {
+    fn depth_first(src: &[SourceJoint]) -> Result<JointOrder, NormalizeError> {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); src.len()];
+        let mut roots = Vec::new();
+        for (i, j) in src.iter().enumerate() {
+            match j.parent {
+                Some(p) if p < src.len() && p != i => children[p].push(i),
+                Some(_) => {
+                    return Err(NormalizeError::BrokenHierarchy {
+                        joint: j.name.clone(),
+                    })
+                }
+                None => roots.push(i),
+            }
+        }
+        let mut order: Vec<usize> = Vec::with_capacity(src.len());
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(j) = stack.pop() {
+            if order.len() > src.len() {
+                break;
+            }
+            order.push(j);
+            stack.extend(children[j].iter().rev().copied());
+        }
+        if order.len() != src.len() {
+            let mut seen = vec![false; src.len()];
+            for &j in &order {
+                seen[j] = true;
+            }
+            let missing = seen.iter().position(|&s| !s).unwrap_or(0);
+            return Err(NormalizeError::BrokenHierarchy {
+                joint: src.get(missing).map(|j| j.name.clone()).unwrap_or_default(),
+            });
+        }
+        let synthetic = roots.len() != 1;
+        let offset = usize::from(synthetic);
+        let mut new_index = vec![0usize; src.len()];
+        for (k, &j) in order.iter().enumerate() {
+            new_index[j] = k + offset;
+        }
+        Ok(JointOrder {
+            order,
+            roots,
+            synthetic,
+            new_index,
+        })
+    }
+
+    /// What became the root, for the report.
+    fn root_decision(&self, src: &[SourceJoint]) -> Decision {
+        if !self.synthetic {
+            let name = self.roots.first().map_or("", |&r| src[r].name.as_str());
+            return Decision::new("root", format!("skeleton root is '{name}'"));
+        }
+        if self.roots.is_empty() {
+            return Decision::new(
+                "synthetic_root",
+                format!(
+                    "no joints: a synthetic identity root '{SYNTHETIC_ROOT}' carries the curves"
+                ),
+            );
+        }
+        let root_names: Vec<&str> = self.roots.iter().map(|&r| src[r].name.as_str()).collect();
+        Decision::new(
+            "synthetic_root",
+            format!(
+                "{} roots ({}) placed under a synthetic identity root '{SYNTHETIC_ROOT}'",
+                self.roots.len(),
+                root_names.join(", ")
+            ),
+        )
+    }
+}
+
+/// The package skeleton: parents, path-hash IDs, names and the rest pose
+/// in meters.
+fn build_skeleton(
+    src: &[SourceJoint],
+    order: &JointOrder,
+    unit: f32,
+) -> Result<Skeleton, NormalizeError> {
+    let n = src.len() + usize::from(order.synthetic);
+    let mut parents = Vec::with_capacity(n);
+    let mut names = Vec::with_capacity(n);
+    // Each joint's ID hashes its full path; the hash state of the parent's
+    // path is kept instead of the path itself (full paths of a deep chain
+    // take memory quadratic in its depth).
+    let mut path_hashes: Vec<u64> = Vec::with_capacity(n);
+    let mut rest = Vec::with_capacity(n);
+    if order.synthetic {
+        parents.push(NO_PARENT);
+        names.push(SYNTHETIC_ROOT.to_string());
+        path_hashes.push(fnv1a64_extend(FNV64_OFFSET, SYNTHETIC_ROOT.as_bytes()));
+        rest.push(Transform::IDENTITY);
+    }
+    for &j in &order.order {
+        let s = &src[j];
+        let (parent, path_hash) = match s.parent {
+            Some(p) => {
+                let k = order.new_index[p];
+                (k as u32, child_path_hash(path_hashes[k], &s.name))
+            }
+            None if order.synthetic => (0, child_path_hash(path_hashes[0], &s.name)),
+            None => (NO_PARENT, fnv1a64_extend(FNV64_OFFSET, s.name.as_bytes())),
+        };
+        parents.push(parent);
+        names.push(s.name.clone());
+        path_hashes.push(path_hash);
+        let mut t = s.rest;
+        t.translation *= unit;
+        t.rotation = t.rotation.normalize();
+        rest.push(t);
+    }
+    let ids = path_hashes.into_iter().map(JointId).collect();
+    Ok(Skeleton::new(parents, ids, rest, names)?)
+}
+
+/// FNV-1a 64 (the joint ID hash, `schemas/package-format.md`): offset
+/// basis and prime. FNV-1a has no finalization step, so the hash of
+/// `parent/name` continues from the hash of `parent`.
+const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1a 64 of `bytes` continued from `state` (the hash of what came
+/// before): `fnv1a64_extend(fnv1a64(a), b) == fnv1a64(a ++ b)`.
+fn fnv1a64_extend(state: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(state, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV64_PRIME))
+}
+
+/// The hash of `parent_path/name` from the hash of `parent_path`: what
+/// `JointId::from_path` computes over the joined path.
+fn child_path_hash(parent: u64, name: &str) -> u64 {
+    fnv1a64_extend(fnv1a64_extend(parent, b"/"), name.as_bytes())
 }
 
 fn normalize_clip(c: &SourceClip, new_index: &[usize], unit: f32) -> SourceClip {
@@ -263,6 +318,43 @@ mod tests {
         assert_eq!(n.skeleton.rest_pose()[0].translation.y, 10.0);
         let keys = &n.clips[0].tracks[0].rotation.as_ref().unwrap().keys;
         assert!(keys[0].value.dot(keys[1].value) > 0.0);
+    }
+
+    #[test]
+    fn joint_ids_are_the_hashes_of_the_joined_paths() {
+        // Two roots (synthetic root), non-ASCII and empty-looking names.
+        let a = asset(vec![
+            joint("hips", None),
+            joint("spine", Some(0)),
+            joint("häls/2", Some(1)),
+            joint("other", None),
+        ]);
+        let n = normalize(&a, None).unwrap();
+        let want = [
+            "ludus_root",
+            "ludus_root/hips",
+            "ludus_root/hips/spine",
+            "ludus_root/hips/spine/häls/2",
+            "ludus_root/other",
+        ];
+        let ids: Vec<JointId> = want.iter().map(|p| JointId::from_path(p)).collect();
+        assert_eq!(n.skeleton.ids(), &ids[..]);
+        let single = normalize(&asset(vec![joint("r", None), joint("c", Some(0))]), None).unwrap();
+        assert_eq!(
+            single.skeleton.ids(),
+            &[JointId::from_path("r"), JointId::from_path("r/c")]
+        );
+    }
+
+    #[test]
+    fn a_deep_chain_normalizes_in_linear_memory() {
+        // 10,000 deep with 100-byte names: joined paths would be 5 GB.
+        let name = "x".repeat(100);
+        let joints = (0..10_000)
+            .map(|i: usize| joint(&format!("{name}{i}"), i.checked_sub(1)))
+            .collect();
+        let n = normalize(&asset(joints), None).unwrap();
+        assert_eq!(n.skeleton.joint_count(), 10_000);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use crate::profile::{RatePolicy, SampleRate};
 use ludus_anim_model::curve::Interpolation;
+use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
 use ludus_anim_model::{Decision, Diagnostic, SourceClip};
 use ludus_anim_runtime::hash::fnv1a64;
@@ -338,7 +339,67 @@ fn measure(
     m
 }
 
+/// How large a grid the resampler may allocate.
+#[derive(Clone, Copy, Debug)]
+pub struct GridLimits {
+    pub max_samples: u64,
+    /// Estimated bytes the grid and its later stages may use
+    /// ([`BYTES_PER_JOINT_SAMPLE`] per joint and sample).
+    pub max_bytes: u64,
+    /// Encode work per sample (the sum of the skeleton's joint depths)
+    /// and the most a clip may take (`max_encode_work`).
+    pub work_per_sample: u64,
+    pub max_work: u64,
+}
+
+/// The sample count of `clip`'s grid at `rate`, if `limits` allow it:
+/// computed in f64 before anything is allocated (an absurd rate or a
+/// 10^9-second clip would otherwise overflow the count or exhaust memory).
+pub fn check_grid(
+    clip: &SourceClip,
+    joints: usize,
+    rate: f32,
+    limits: &GridLimits,
+) -> Result<u32, LimitExceeded> {
+    let named = |e: LimitExceeded| e.clip(clip.name.clone());
+    let samples = (f64::from(clip.duration_s) * f64::from(rate)).ceil() + 1.0;
+    let max = limits.max_samples.min(u64::from(u32::MAX - 1));
+    if !(rate.is_finite() && rate > 0.0 && samples <= max as f64) {
+        let what = format!("samples at {rate} Hz over {} s", clip.duration_s);
+        return Err(named(LimitExceeded::new(
+            Limit::SamplesPerClip,
+            what,
+            samples,
+            max,
+        )));
+    }
+    let bytes = (samples as u64)
+        .saturating_mul(joints as u64)
+        .saturating_mul(BYTES_PER_JOINT_SAMPLE);
+    Limits::check(
+        Limit::AssetMemory,
+        &format!("estimated memory (bytes) for {samples} samples of {joints} joints"),
+        bytes,
+        limits.max_bytes,
+    )
+    .map_err(named)?;
+    Limits::check(
+        Limit::EncodeWork,
+        &format!(
+            "encode work ({samples} samples x joint depth sum {})",
+            limits.work_per_sample
+        ),
+        (samples as u64).saturating_mul(limits.work_per_sample),
+        limits.max_work,
+    )
+    .map_err(named)?;
+    Ok(ResampledClip::samples_for(clip.duration_s, rate))
+}
+
 /// Resample `clip` per the profile's rate policy and measure the result.
+/// Every grid is checked against `limits` before it is allocated: the
+/// first is an error, a doubled one that would not fit stops the rate
+/// from rising (with a warning).
 pub fn resample(
     clip: &SourceClip,
     skeleton: &Skeleton,
@@ -346,7 +407,8 @@ pub fn resample(
     shells: &[f32],
     kind: SourceKind,
     loop_mode: LoopMode,
-) -> (ResampledClip, ResampleReport) {
+    limits: &GridLimits,
+) -> Result<(ResampledClip, ResampleReport), LimitExceeded> {
     let mut report = ResampleReport::default();
     let (mut rate, why) = match (policy.policy, kind) {
         (RatePolicy::Fixed, _) => (policy.rate_hz, "the profile's fixed rate".to_string()),
@@ -396,11 +458,30 @@ pub fn resample(
             "the source is sampled: its keys are the authored motion; error is checked at every key time, not between keys",
         ));
     }
+    let joints = skeleton.joint_count();
+    check_grid(clip, joints, rate, limits)?;
     loop {
         let grid = sample_grid(clip, skeleton, rate, loop_mode);
         let m = measure(clip, skeleton, &grid, shells, kind);
         let tol = policy.max_resample_error_m;
-        if m.max > tol && rate * 2.0 <= policy.max_hz {
+        let may_double = rate * 2.0 <= policy.max_hz;
+        let fits = check_grid(clip, joints, rate * 2.0, limits);
+        if m.max > tol && may_double && fits.is_err() {
+            report.warnings.push(
+                Diagnostic::warning(
+                    "resample_rate_limited",
+                    format!(
+                        "sample rate not raised above {rate} Hz: {}",
+                        fits.as_ref()
+                            .err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default()
+                    ),
+                )
+                .clip(&clip.name),
+            );
+        }
+        if m.max > tol && may_double && fits.is_ok() {
             report.decisions.push(Decision::new(
                 "sample_rate_raised",
                 format!(
@@ -446,7 +527,7 @@ pub fn resample(
         report.resample_error_m = m.max;
         report.worst_joint = m.joint;
         report.worst_time_s = m.time;
-        return (grid, report);
+        return Ok((grid, report));
     }
 }
 
@@ -490,6 +571,72 @@ mod tests {
         c
     }
 
+    const UNLIMITED: GridLimits = GridLimits {
+        max_samples: u64::MAX,
+        max_bytes: u64::MAX,
+        work_per_sample: 1,
+        max_work: u64::MAX,
+    };
+
+    #[test]
+    fn absurd_grids_are_refused_before_allocating() {
+        let s = skel();
+        let mut clip = spin_clip(0.1);
+        let limits = GridLimits {
+            max_samples: 1_000_000,
+            max_bytes: 1 << 30,
+            ..UNLIMITED
+        };
+        // 5e9 samples: the count would not even fit a u32.
+        clip.duration_s = 5e5;
+        let e = check_grid(&clip, 2, 10_000.0, &limits).unwrap_err();
+        assert_eq!(e.limit.name(), "max_samples_per_clip");
+        assert_eq!(e.clip.as_deref(), Some("spin"));
+        let mut fixed = policy();
+        fixed.policy = RatePolicy::Fixed;
+        fixed.rate_hz = 10_000.0;
+        fixed.max_hz = 10_000.0;
+        let r = resample(
+            &clip,
+            &s,
+            &fixed,
+            &[0.03; 2],
+            SourceKind::Curves,
+            LoopMode::Once,
+            &limits,
+        );
+        assert!(r.is_err());
+        // A rate of 1e-9 Hz over a second is a single sample (the grid
+        // covers the clip within a sample interval): tiny, not a panic.
+        clip.duration_s = 1.0;
+        assert_eq!(check_grid(&clip, 2, 1e-9, &limits), Ok(1));
+        assert!(check_grid(&clip, 2, f32::NAN, &limits).is_err());
+        assert!(check_grid(&clip, 2, 0.0, &limits).is_err());
+        // Memory: 2 joints x 1,001 samples x 448 B is over 512 KB.
+        let tight = GridLimits {
+            max_samples: 1_000_000,
+            max_bytes: 512 << 10,
+            ..UNLIMITED
+        };
+        assert_eq!(
+            check_grid(&clip, 2, 1000.0, &tight)
+                .unwrap_err()
+                .limit
+                .name(),
+            "max_asset_memory_bytes"
+        );
+        // Encode work: a 1,000-joint chain (depth sum 500,500) at 31
+        // samples, against a limit of 10^7.
+        let chain = GridLimits {
+            work_per_sample: 500_500,
+            max_work: 10_000_000,
+            ..UNLIMITED
+        };
+        assert_eq!(check_grid(&clip, 1000, 10.0, &chain), Ok(11));
+        let e = check_grid(&clip, 1000, 30.0, &chain).unwrap_err();
+        assert_eq!(e.limit.name(), "max_encode_work");
+    }
+
     fn policy() -> SampleRate {
         SampleRate {
             policy: RatePolicy::Source,
@@ -512,7 +659,9 @@ mod tests {
             &[0.03, 0.03],
             SourceKind::Curves,
             LoopMode::Once,
-        );
+            &UNLIMITED,
+        )
+        .unwrap();
         assert!(grid.sample_rate_hz > 24.0, "{:?}", r.decisions);
         assert!(r.decisions.iter().any(|d| d.kind == "sample_rate_raised"));
         assert!(r.resample_error_m <= 0.0001, "{}", r.resample_error_m);
@@ -528,7 +677,9 @@ mod tests {
             &[0.03, 0.03],
             SourceKind::Curves,
             LoopMode::Once,
-        );
+            &UNLIMITED,
+        )
+        .unwrap();
         assert_eq!(grid.sample_rate_hz, 24.0);
         assert_eq!(grid.num_samples, 2);
         assert!(r.resample_error_m < 1e-5);

@@ -8,6 +8,7 @@
 //! exactly one line. Every failure is a [`BvhError`] naming the line and,
 //! where there is one, the joint.
 
+use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, LIMIT_CODE};
 use std::fmt;
 
 /// One of the six BVH channel kinds.
@@ -80,9 +81,20 @@ impl Node {
     }
 }
 
+/// A deviation from the format that the parser tolerated, with the line
+/// it concerns and the warning to report (see `docs/limits.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tolerated {
+    pub code: &'static str,
+    pub line: usize,
+    pub message: String,
+}
+
 /// A parsed file.
 #[derive(Clone, Debug)]
 pub struct BvhFile {
+    /// Deviations read anyway, as warnings.
+    pub tolerated: Vec<Tolerated>,
     /// Nodes in file order (the order of their values on a motion line).
     pub nodes: Vec<Node>,
     /// Values per motion line.
@@ -114,7 +126,8 @@ pub mod code {
     pub const CHANNELS: &str = "bvh_bad_channels";
     /// More than one ROOT (our rule: one skeleton per file).
     pub const MULTIPLE_ROOTS: &str = "bvh_multiple_roots";
-    /// `Frames:` disagrees with the number of motion lines.
+    /// `Frames:` disagrees with the number of motion lines (by more than
+    /// one: an error; by exactly one: a warning, the lines present used).
     pub const FRAME_COUNT: &str = "bvh_frame_count";
     /// A motion line has too few or too many values.
     pub const CHANNEL_COUNT: &str = "bvh_channel_count";
@@ -127,13 +140,15 @@ pub mod code {
 }
 
 /// Why a BVH file was rejected.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
 pub struct BvhError {
     pub code: &'static str,
     pub line: Option<usize>,
     pub joint: Option<String>,
     pub message: String,
+    /// Set when the file is over a [`Limits`] field (code `limit_exceeded`).
+    pub limit: Option<Box<LimitExceeded>>,
 }
 
 impl BvhError {
@@ -143,6 +158,17 @@ impl BvhError {
             line: Some(line),
             joint: None,
             message: message.into(),
+            limit: None,
+        }
+    }
+
+    fn over(line: usize, e: LimitExceeded) -> Self {
+        BvhError {
+            code: LIMIT_CODE,
+            line: Some(line),
+            joint: e.joint.clone(),
+            message: e.to_string(),
+            limit: Some(Box::new(e)),
         }
     }
 
@@ -216,8 +242,16 @@ impl<'a> Tokens<'a> {
     }
 }
 
-/// Parse a whole file.
+/// Parse a whole file with the default [`Limits`].
+#[cfg(test)]
 pub fn parse(text: &str) -> Result<BvhFile> {
+    parse_limited(text, &Limits::default())
+}
+
+/// Parse a whole file; joints, depth, frames, duration and the memory the
+/// motion needs are checked against `limits` before anything is allocated
+/// from them.
+pub fn parse_limited(text: &str, limits: &Limits) -> Result<BvhFile> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text
         .split('\n')
@@ -225,7 +259,7 @@ pub fn parse(text: &str) -> Result<BvhFile> {
         .collect();
     let mut tok = Tokens::new(&lines);
 
-    let (nodes, motion_line) = parse_hierarchy(&mut tok)?;
+    let (nodes, motion_line) = parse_hierarchy(&mut tok, limits)?;
     let channel_count = nodes.iter().map(|n| n.channels.len()).sum();
 
     // The MOTION keyword must be alone on its line; the header follows.
@@ -272,6 +306,8 @@ pub fn parse(text: &str) -> Result<BvhFile> {
         .map(|(i, l)| (i + 1, *l))
         .collect();
     let mut values = Vec::new();
+    let mut tolerated = Vec::new();
+    let mut frames = frames;
     if channel_count == 0 {
         // Nothing is animated: motion lines carry no values.
         if let Some(&(line, l)) = data.first() {
@@ -284,22 +320,12 @@ pub fn parse(text: &str) -> Result<BvhFile> {
                 ),
             ));
         }
-    } else {
-        if data.len() != frames {
-            let line = data
-                .get(frames)
-                .or(data.last())
-                .map(|&(l, _)| l)
-                .unwrap_or(ft_line);
-            return Err(BvhError::at(
-                code::FRAME_COUNT,
-                line,
-                format!(
-                    "`Frames: {frames}` (line {frames_line}) but the file has {} motion line(s)",
-                    data.len()
-                ),
-            ));
-        }
+    } else if data.len() != frames {
+        frames = reconcile_frame_count(frames, frames_line, ft_line, &data, &mut tolerated)?;
+    }
+    check_motion(frames, frame_time, channel_count, &nodes, limits)
+        .map_err(|e| BvhError::over(frames_line, e))?;
+    if channel_count > 0 {
         values.reserve(frames.saturating_mul(channel_count));
         for (frame, &(line, l)) in data.iter().enumerate() {
             read_frame(l, line, frame + 1, channel_count, &nodes, &mut values)?;
@@ -307,6 +333,7 @@ pub fn parse(text: &str) -> Result<BvhFile> {
     }
 
     Ok(BvhFile {
+        tolerated,
         nodes,
         channel_count,
         frames,
@@ -314,6 +341,71 @@ pub fn parse(text: &str) -> Result<BvhFile> {
         frame_time,
         values,
     })
+}
+
+/// `Frames:` says `declared` but `data` holds another number of motion
+/// lines. Off by one (exporters write the count of frames or of
+/// intervals, or drop the last line): the lines present are the motion,
+/// with a warning, as Blender and assimp read them. Anything else is an
+/// error: the file is truncated or the header is wrong.
+fn reconcile_frame_count(
+    declared: usize,
+    frames_line: usize,
+    ft_line: usize,
+    data: &[(usize, &str)],
+    tolerated: &mut Vec<Tolerated>,
+) -> Result<usize> {
+    let present = data.len();
+    if present > 0 && present.abs_diff(declared) == 1 {
+        tolerated.push(Tolerated {
+            code: code::FRAME_COUNT,
+            line: frames_line,
+            message: format!(
+                "`Frames: {declared}` but the file has {present} motion line(s): the {present} lines present are used"
+            ),
+        });
+        return Ok(present);
+    }
+    let line = data
+        .get(declared)
+        .or(data.last())
+        .map(|&(l, _)| l)
+        .unwrap_or(ft_line);
+    Err(BvhError::at(
+        code::FRAME_COUNT,
+        line,
+        format!(
+            "`Frames: {declared}` (line {frames_line}) but the file has {present} motion line(s)"
+        ),
+    ))
+}
+
+/// Bytes one frame costs once imported: its values (f64) and, per
+/// animated joint, a rotation and a translation key.
+fn frame_bytes(channel_count: usize, nodes: &[Node]) -> u64 {
+    let animated = nodes.iter().filter(|n| !n.channels.is_empty()).count() as u64;
+    let key_bytes = std::mem::size_of::<ludus_anim_model::Key<ludus_anim_model::Quat>>()
+        + std::mem::size_of::<ludus_anim_model::Key<ludus_anim_model::Vec3>>();
+    channel_count as u64 * 8 + animated * key_bytes as u64 + 4
+}
+
+/// Frames, duration and the memory the motion needs, against `limits`.
+fn check_motion(
+    frames: usize,
+    frame_time: f64,
+    channel_count: usize,
+    nodes: &[Node],
+    limits: &Limits,
+) -> std::result::Result<(), LimitExceeded> {
+    limits.check_samples(frames as u64)?;
+    limits.check_duration(frames.saturating_sub(1) as f64 * frame_time)?;
+    let bytes = (frames as u64).saturating_mul(frame_bytes(channel_count, nodes));
+    Limits::check(
+        Limit::AssetMemory,
+        "estimated memory (bytes) for the motion",
+        bytes,
+        limits.max_asset_memory_bytes,
+    )
 }
 
 fn short(s: &str) -> String {
@@ -381,7 +473,7 @@ struct Open {
 /// HIERARCHY up to and including the MOTION keyword. Returns the nodes and
 /// the 1-based line of MOTION. Iterative, so nesting depth cannot overflow
 /// the stack.
-fn parse_hierarchy(tok: &mut Tokens<'_>) -> Result<(Vec<Node>, usize)> {
+fn parse_hierarchy(tok: &mut Tokens<'_>, limits: &Limits) -> Result<(Vec<Node>, usize)> {
     match tok.next() {
         Some(("HIERARCHY", _)) => {}
         Some((t, line)) => {
@@ -406,6 +498,7 @@ fn parse_hierarchy(tok: &mut Tokens<'_>) -> Result<(Vec<Node>, usize)> {
     let mut stack: Vec<Open> = Vec::new();
     let mut root: Option<(String, usize)> = None;
     let mut next_channel = 0usize;
+    let mut joints = 0usize;
 
     loop {
         let Some((t, line)) = tok.next() else {
@@ -475,6 +568,11 @@ fn parse_hierarchy(tok: &mut Tokens<'_>) -> Result<(Vec<Node>, usize)> {
                     root = Some((name.to_string(), line));
                 }
                 expect_open(tok, line, name)?;
+                joints += 1;
+                limits
+                    .check_joints(joints)
+                    .and_then(|()| limits.check_depth(stack.len() + 1))
+                    .map_err(|e| BvhError::over(line, e.joint(name)))?;
                 let parent = stack.last().map(|o| o.node);
                 open_node(
                     &mut nodes,

@@ -17,11 +17,12 @@
 
 use super::custom;
 use super::skeleton::{Candidate, TRANSFORM_PROPS};
+use ludus_anim_model::limits::{Limit, LimitExceeded, Limits};
 use ludus_anim_model::{
     Curve, Decision, Diagnostic, Diagnostics, Interpolation, JointTracks, Quat, ScalarCurve,
     SourceClip, Vec3,
 };
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Samples per file frame.
 pub(super) const OVERSAMPLING: f64 = 2.0;
@@ -43,19 +44,73 @@ pub(super) struct Sampled {
     pub animated: Vec<bool>,
 }
 
+/// How many sample times [`sample_times`] returns, without allocating
+/// them (so a corrupt span is refused before anything is allocated).
+fn sample_count(duration: f64, rate: f64) -> f64 {
+    if duration <= 0.0 {
+        return 1.0;
+    }
+    // A remainder under 1% of a step is treated as on the grid.
+    (duration * rate - 0.01).ceil().max(1.0) + 1.0
+}
+
 /// Sample times relative to the stack start: every `1 / rate` seconds, plus
-/// the exact end unless it is (nearly) on the grid.
+/// the exact end unless it is (nearly) on the grid. `duration` and `rate`
+/// are checked by the caller ([`check_span`]).
 fn sample_times(duration: f64, rate: f64) -> Vec<f64> {
     if duration <= 0.0 {
         return vec![0.0];
     }
     let step = 1.0 / rate;
-    let intervals = duration / step;
-    // A remainder under 1% of a step is treated as on the grid.
-    let n = (intervals - 0.01).ceil().max(1.0) as usize;
+    let n = sample_count(duration, rate) as usize - 1;
     let mut t: Vec<f64> = (0..n).map(|i| i as f64 * step).collect();
     t.push(duration);
     t
+}
+
+/// A stack's span and sample count against `limits`, before ufbx is asked
+/// to evaluate anything (ufbx is C: a crash there cannot be contained).
+/// `channels` is the number of values evaluated per sample time.
+fn check_span(
+    duration: f64,
+    rate: f64,
+    channels: usize,
+    limits: &Limits,
+) -> Result<(), LimitExceeded> {
+    limits.check_duration(duration)?;
+    let n = sample_count(duration, rate);
+    limits.check_samples(n as u64)?;
+    let key = std::mem::size_of::<ludus_anim_model::Key<Quat>>()
+        + 2 * std::mem::size_of::<ludus_anim_model::Key<Vec3>>();
+    let bytes = (n as u64)
+        .saturating_mul(channels as u64)
+        .saturating_mul(key as u64);
+    Limits::check(
+        Limit::AssetMemory,
+        "estimated memory (bytes) for the sampled stack",
+        bytes,
+        limits.max_asset_memory_bytes,
+    )
+}
+
+/// `base`, or `base.1`, `base.2`, ... if taken; the next suffix per base
+/// is remembered so many duplicates cost linear time.
+fn unique_name(
+    base: &str,
+    used: &mut HashSet<String>,
+    next: &mut HashMap<String, usize>,
+) -> String {
+    if used.insert(base.to_string()) {
+        return base.to_string();
+    }
+    let k = next.entry(base.to_string()).or_insert(1);
+    loop {
+        let candidate = format!("{base}.{k}");
+        *k += 1;
+        if used.insert(candidate.clone()) {
+            return candidate;
+        }
+    }
 }
 
 fn vec_close(a: &ufbx::Vec3, b: &ufbx::Vec3) -> bool {
@@ -191,19 +246,22 @@ fn blend_channels(scene: &ufbx::Scene) -> Vec<(String, &ufbx::BlendChannel)> {
 /// Sample every animation stack into a clip: joint transforms, animated
 /// blend-shape weights, and the custom properties named in `custom_curves`
 /// (see [`custom`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn sample_stacks(
     scene: &ufbx::Scene,
     cands: &[Candidate<'_>],
     frame_rate: f64,
     custom_curves: &[String],
     file: &str,
+    limits: &Limits,
     decisions: &mut Vec<Decision>,
     diagnostics: &mut Diagnostics,
-) -> Sampled {
+) -> Result<Sampled, LimitExceeded> {
     let rate = frame_rate * OVERSAMPLING;
     let mut animated = vec![false; cands.len()];
     let mut clips = Vec::new();
     let mut clip_names: HashSet<String> = HashSet::new();
+    let mut clip_suffix: HashMap<String, usize> = HashMap::new();
     let mut skipped_props: BTreeSet<String> = BTreeSet::new();
     let channels = blend_channels(scene);
     let custom = custom::resolve(scene, custom_curves, file, diagnostics);
@@ -213,21 +271,13 @@ pub(super) fn sample_stacks(
         if name.is_empty() {
             name = format!("Take {}", si + 1);
         }
-        if !clip_names.insert(name.clone()) {
-            let mut k = 1;
-            let new = loop {
-                let c = format!("{name}.{k}");
-                if !clip_names.contains(&c) {
-                    break c;
-                }
-                k += 1;
-            };
+        let unique = unique_name(&name, &mut clip_names, &mut clip_suffix);
+        if unique != name {
             decisions.push(Decision::new(
                 "renamed_clip",
-                format!("duplicate stack name '{name}' -> '{new}'"),
+                format!("duplicate stack name '{name}' -> '{unique}'"),
             ));
-            clip_names.insert(new.clone());
-            name = new;
+            name = unique;
         }
 
         let (t0, t1) = (stack.time_begin, stack.time_end);
@@ -243,8 +293,9 @@ pub(super) fn sample_stacks(
             );
             continue;
         }
+        let channels_per_sample = (cands.len() + custom.len() + channels.len()).max(1);
+        check_span(duration, rate, channels_per_sample, limits).map_err(|e| e.clip(&name))?;
         let times = sample_times(duration, rate);
-        let channels_per_sample = (cands.len() + custom.len()).max(1);
         if times.len().saturating_mul(channels_per_sample) > MAX_EVALUATIONS_PER_CLIP {
             diagnostics.push(
                 Diagnostic::error(
@@ -310,6 +361,7 @@ pub(super) fn sample_stacks(
         // Blend-shape weights (DeformPercent / 100) where animated.
         let mut curves: Vec<ScalarCurve> = Vec::new();
         let mut curve_names: HashSet<String> = HashSet::new();
+        let mut curve_suffix: HashMap<String, usize> = HashMap::new();
         for (cname, ch) in &channels {
             let keyed = stack
                 .layers
@@ -322,12 +374,7 @@ pub(super) fn sample_stacks(
                 .iter()
                 .map(|&t| ufbx::evaluate_blend_weight(anim, ch, t0 + t) as f32)
                 .collect();
-            let mut unique = cname.clone();
-            let mut k = 1;
-            while !curve_names.insert(unique.clone()) {
-                unique = format!("{cname}.{k}");
-                k += 1;
-            }
+            let unique = unique_name(cname, &mut curve_names, &mut curve_suffix);
             curves.push(ScalarCurve {
                 name: unique,
                 curve: Curve::from_values(Interpolation::Linear, &times_f32, &values),
@@ -343,12 +390,7 @@ pub(super) fn sample_stacks(
                 Some(&v) if values.iter().all(|&x| x == v) => constant(v, dur_f32),
                 _ => Curve::from_values(Interpolation::Linear, &times_f32, &values),
             };
-            let mut unique = found.curve_name.clone();
-            let mut k = 1;
-            while !curve_names.insert(unique.clone()) {
-                unique = format!("{}.{k}", found.curve_name);
-                k += 1;
-            }
+            let unique = unique_name(&found.curve_name, &mut curve_names, &mut curve_suffix);
             curves.push(ScalarCurve {
                 name: unique,
                 curve,
@@ -427,5 +469,5 @@ pub(super) fn sample_stacks(
             ),
         ));
     }
-    Sampled { clips, animated }
+    Ok(Sampled { clips, animated })
 }

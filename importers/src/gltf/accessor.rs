@@ -12,6 +12,7 @@ use super::buffers::Buffers;
 use ::gltf::json;
 use json::accessor::{ComponentType, Type};
 use json::validation::Checked;
+use ludus_anim_model::limits::{LimitExceeded, MemoryBudget};
 
 /// What a use site requires an accessor to hold (glTF 2.0 spec 5.9, and
 /// KHR_mesh_quantization for quantized rotations and weights).
@@ -70,7 +71,29 @@ pub(super) enum AccessorError {
     OutOfBounds { index: usize, detail: String },
     #[error("accessor {index}: sparse storage {detail}")]
     Sparse { index: usize, detail: String },
+    /// More elements than the use site allows (`max`): checked before
+    /// anything is allocated from `count`.
+    #[error("accessor {index} has {count} elements, at most {max} allowed here")]
+    TooMany { index: usize, count: u64, max: u64 },
+    /// Decoding would take the asset over its memory budget.
+    #[error("accessor {index}: {error}")]
+    Budget {
+        index: usize,
+        error: Box<LimitExceeded>,
+    },
 }
+
+/// What a use site lets an accessor allocate: at most `max_count`
+/// elements, charged to `budget` (decoded floats plus the curve key each
+/// element becomes) before decoding.
+pub(super) struct Allowance<'b> {
+    pub max_count: u64,
+    pub budget: &'b MemoryBudget,
+}
+
+/// Bytes one decoded element may end up costing besides its floats: the
+/// largest model key (`Key<Quat>`: time, value, two tangents).
+const KEY_BYTES: u64 = std::mem::size_of::<ludus_anim_model::Key<ludus_anim_model::Quat>>() as u64;
 
 /// Decoded accessor data as `count * components` floats, element-major.
 #[derive(Debug)]
@@ -90,15 +113,15 @@ impl Decoded {
     }
 }
 
-/// Accessors without a buffer view are allocated from `count` alone; this
-/// bounds what a hostile file can make us allocate (64 Mi floats, 256 MiB).
-const MAX_FLOATS: usize = 1 << 26;
-
+/// Decode accessor `index` as `expect` requires, within `allow`.
+/// Accessors without a buffer view are allocated from `count` alone, so
+/// the count is checked against the allowance first.
 pub(super) fn read(
     root: &json::Root,
     buffers: &Buffers,
     index: usize,
     expect: Expect,
+    allow: &Allowance<'_>,
 ) -> Result<Decoded, AccessorError> {
     let acc = root
         .accessors
@@ -115,15 +138,32 @@ pub(super) fn read(
         }
     };
     check_type(index, ct, ty, acc.normalized, expect)?;
-    let count = to_usize(acc.count.0);
-    if count == 0 {
+    if acc.count.0 == 0 {
         return Err(AccessorError::Empty { index });
     }
+    if acc.count.0 > allow.max_count {
+        return Err(AccessorError::TooMany {
+            index,
+            count: acc.count.0,
+            max: allow.max_count,
+        });
+    }
+    let count = to_usize(acc.count.0);
     let components = ty.multiplicity();
     let elem_size = components * ct.size();
+    let per_element = components as u64 * 4 + KEY_BYTES;
+    allow
+        .budget
+        .charge(
+            &format!("decoding accessor {index}"),
+            acc.count.0.saturating_mul(per_element),
+        )
+        .map_err(|error| AccessorError::Budget {
+            index,
+            error: Box::new(error),
+        })?;
     let total = count
         .checked_mul(components)
-        .filter(|&n| n <= MAX_FLOATS)
         .ok_or_else(|| AccessorError::OutOfBounds {
             index,
             detail: format!("count {count} is too large"),

@@ -7,14 +7,16 @@
 //! output depends on.
 
 use super::Report;
+use crate::companion::resolve_companion;
 use crate::{CompanionReader, ImportError};
 use ::gltf::json;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
+use ludus_anim_model::limits::{Limit, LimitExceeded};
 use ludus_anim_model::Diagnostic;
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Loaded buffer data by glTF buffer index; `None` for buffers nothing we
 /// read uses.
@@ -48,13 +50,12 @@ pub(super) fn load<'a>(
     report: &mut Report,
 ) -> Result<Loaded<'a>, ImportError> {
     let users = buffer_users(root);
-    let dir = path.parent().unwrap_or_else(|| Path::new(""));
     let mut data = Vec::with_capacity(root.buffers.len());
     let mut companions: Vec<String> = Vec::new();
     for (index, buffer) in root.buffers.iter().enumerate() {
         let label = buffer_label(index, buffer);
         let Some(user) = users.get(index).cloned().flatten() else {
-            if let Some(reason) = unavailable_reason(dir, index, buffer, bin, reader) {
+            if let Some(reason) = unavailable_reason(path, index, buffer, bin, reader) {
                 report.push(Diagnostic::warning(
                     "missing_buffer",
                     format!("{label} is unavailable ({reason}); no skin or animation uses it"),
@@ -63,12 +64,18 @@ pub(super) fn load<'a>(
             data.push(None);
             continue;
         };
-        let bytes =
-            read_buffer(dir, index, buffer, bin, reader, &mut companions).map_err(|reason| {
-                report.malformed(
+        let bytes = read_buffer(path, index, buffer, bin, reader, &mut companions, report)
+            .map_err(|failure| match failure {
+                Failure::Refused { uri, reason } => ImportError::RefusedUri {
+                    path: report.file.clone(),
+                    uri,
+                    reason: format!("{reason} ({label}, needed by {user})"),
+                },
+                Failure::Limit(e) => report.limit(e, None, None),
+                Failure::Missing(reason) => report.malformed(
                     "missing_buffer",
                     format!("{label}, needed by {user}, cannot be loaded: {reason}"),
-                )
+                ),
             })?;
         let declared = usize::try_from(buffer.byte_length.0).unwrap_or(usize::MAX);
         if bytes.len() < declared {
@@ -154,15 +161,38 @@ fn accessor_views(root: &json::Root, accessor: usize) -> Vec<usize> {
 /// Where a buffer's bytes come from.
 enum Source<'u> {
     Glb,
-    Data { header: &'u str, payload: &'u str },
-    File(String),
-    Remote,
+    Data {
+        header: &'u str,
+        payload: &'u str,
+    },
+    /// A companion file, resolved and confined (see [`crate::companion`]).
+    File(PathBuf),
+    /// A URI the path policy refuses, and why.
+    Refused {
+        uri: &'u str,
+        reason: String,
+    },
+}
+
+/// Why a needed buffer could not be loaded.
+enum Failure {
+    Refused { uri: String, reason: String },
+    Limit(LimitExceeded),
+    Missing(String),
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure::Missing(reason)
+    }
 }
 
 fn source<'u>(
+    asset: &Path,
     index: usize,
     buffer: &'u json::buffer::Buffer,
     bin: Option<&[u8]>,
+    reader: &dyn CompanionReader,
 ) -> Result<Source<'u>, String> {
     let Some(uri) = buffer.uri.as_deref() else {
         // Only buffer 0 may refer to the GLB BIN chunk (spec 4.4.3.3).
@@ -178,64 +208,109 @@ fn source<'u>(
             .ok_or("data URI has no ',' separator")?;
         return Ok(Source::Data { header, payload });
     }
-    if uri.contains("://") {
-        return Ok(Source::Remote);
+    // Decoded first, so `%2e%2e/` is seen as the `../` it is.
+    let decoded = percent_decode(uri);
+    Ok(
+        match resolve_companion(asset, &decoded, reader.allowed_root()) {
+            Ok(file) => Source::File(file),
+            Err(reason) => Source::Refused { uri, reason },
+        },
+    )
+}
+
+/// A `data:` URI's bytes, refused before decoding if they could exceed
+/// the file size limit.
+fn decode_data_uri(header: &str, payload: &str, max: u64) -> Result<Vec<u8>, Failure> {
+    // base64 decodes to at most 3/4 of its length, percent-encoding to at
+    // most its length.
+    let bound = if header.ends_with(";base64") {
+        payload.len() as u64 / 4 * 3 + 3
+    } else {
+        payload.len() as u64
+    };
+    if bound > max {
+        let e = LimitExceeded::new(
+            Limit::FileBytes,
+            "data URI payload (bytes, decoded)",
+            bound,
+            max,
+        );
+        return Err(Failure::Limit(e));
     }
-    Ok(Source::File(percent_decode(uri)))
+    if header.ends_with(";base64") {
+        BASE64
+            .decode(payload)
+            .map_err(|e| Failure::Missing(format!("invalid base64 in data URI: {e}")))
+    } else {
+        Ok(percent_decode_bytes(payload))
+    }
+}
+
+/// Read a companion file through the reader, bounded by the file size
+/// limit. Files that are not regular, too large or outside the reader's
+/// root are refused (typed); a file that is not there is missing.
+fn read_companion(
+    file: &Path,
+    uri: &str,
+    reader: &dyn CompanionReader,
+    max: u64,
+) -> Result<Vec<u8>, Failure> {
+    reader.read_bounded(file, max).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Failure::Missing(format!("cannot read '{}': {e}", file.display()))
+        }
+        _ => Failure::Refused {
+            uri: uri.to_string(),
+            reason: format!("'{}': {e}", file.display()),
+        },
+    })
 }
 
 fn read_buffer<'a>(
-    dir: &Path,
+    asset: &Path,
     index: usize,
     buffer: &json::buffer::Buffer,
     bin: Option<&'a [u8]>,
     reader: &dyn CompanionReader,
     companions: &mut Vec<String>,
-) -> Result<Cow<'a, [u8]>, String> {
-    match source(index, buffer, bin)? {
+    report: &Report,
+) -> Result<Cow<'a, [u8]>, Failure> {
+    let max = report.limits.max_file_bytes;
+    match source(asset, index, buffer, bin, reader)? {
         Source::Glb => bin
             .map(Cow::Borrowed)
-            .ok_or_else(|| "no GLB BIN chunk".to_string()),
-        Source::Data { header, payload } => {
-            if header.ends_with(";base64") {
-                BASE64
-                    .decode(payload)
-                    .map(Cow::Owned)
-                    .map_err(|e| format!("invalid base64 in data URI: {e}"))
-            } else {
-                Ok(Cow::Owned(percent_decode_bytes(payload)))
-            }
-        }
-        Source::File(rel) => {
-            let file = dir.join(&rel);
-            let bytes = reader
-                .read(&file)
-                .map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
+            .ok_or_else(|| Failure::Missing("no GLB BIN chunk".to_string())),
+        Source::Data { header, payload } => decode_data_uri(header, payload, max).map(Cow::Owned),
+        Source::File(file) => {
+            let uri = buffer.uri.as_deref().unwrap_or("");
+            let bytes = read_companion(&file, uri, reader, max)?;
             let shown = file.display().to_string();
             if !companions.contains(&shown) {
                 companions.push(shown);
             }
             Ok(Cow::Owned(bytes))
         }
-        Source::Remote => Err("remote URIs are not fetched".to_string()),
+        Source::Refused { uri, reason } => Err(Failure::Refused {
+            uri: uri.to_string(),
+            reason,
+        }),
     }
 }
 
 /// Why an unneeded buffer could not be loaded, checked without reading it.
 fn unavailable_reason(
-    dir: &Path,
+    asset: &Path,
     index: usize,
     buffer: &json::buffer::Buffer,
     bin: Option<&[u8]>,
     reader: &dyn CompanionReader,
 ) -> Option<String> {
-    match source(index, buffer, bin) {
+    match source(asset, index, buffer, bin, reader) {
         Err(reason) => Some(reason),
-        Ok(Source::File(rel)) => {
-            let file = dir.join(rel);
+        Ok(Source::File(file)) => {
             (!reader.exists(&file)).then(|| format!("'{}' not found", file.display()))
         }
-        Ok(Source::Remote) => Some("remote URIs are not fetched".to_string()),
+        Ok(Source::Refused { reason, .. }) => Some(format!("its URI is refused: {reason}")),
         Ok(Source::Glb | Source::Data { .. }) => None,
     }
 }

@@ -13,11 +13,12 @@ use ::gltf::json;
 use json::animation::{Interpolation as GltfInterpolation, Property};
 use json::validation::Checked;
 use ludus_anim_model::curve::CurveValue;
+use ludus_anim_model::limits::{Limit, LimitExceeded};
 use ludus_anim_model::{
     Curve, Diagnostic, Interpolation, JointTracks, Key, ScalarCurve, SourceClip,
 };
 use ludus_anim_runtime::math::{Quat, Vec3};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub(super) fn build(
     root: &json::Root,
@@ -25,7 +26,7 @@ pub(super) fn build(
     selection: &Selection,
     report: &mut Report,
 ) -> Result<Vec<SourceClip>, ImportError> {
-    let mut names_used = HashSet::new();
+    let mut names_used = Names::default();
     let mut clips = Vec::with_capacity(root.animations.len());
     for (index, anim) in root.animations.iter().enumerate() {
         let name = clip_name(anim, index, &mut names_used, report);
@@ -36,7 +37,7 @@ pub(super) fn build(
             clip: name,
             tracks: BTreeMap::new(),
             curves: Vec::new(),
-            curve_names: HashSet::new(),
+            curve_names: Names::default(),
             weights_seen: HashSet::new(),
         };
         let authored_markers = markers::read(anim, &builder.clip, report)?;
@@ -72,7 +73,7 @@ pub(super) fn build(
 fn clip_name(
     anim: &json::Animation,
     index: usize,
-    used: &mut HashSet<String>,
+    used: &mut Names,
     report: &mut Report,
 ) -> String {
     let base = match anim.name.as_deref() {
@@ -86,23 +87,41 @@ fn clip_name(
             n
         }
     };
-    if used.insert(base.clone()) {
-        return base;
+    let renamed = used.unique(&base);
+    if renamed != base {
+        report.decide(
+            "renamed_duplicate_clip",
+            format!("animation {index} '{base}' renamed '{renamed}': another animation already has that name"),
+        );
     }
-    let mut k = 1;
-    let renamed = loop {
-        let candidate = format!("{base}.{k}");
-        if !used.contains(&candidate) {
-            break candidate;
-        }
-        k += 1;
-    };
-    report.decide(
-        "renamed_duplicate_clip",
-        format!("animation {index} '{base}' renamed '{renamed}': another animation already has that name"),
-    );
-    used.insert(renamed.clone());
     renamed
+}
+
+/// Names taken so far, and the next `.k` suffix to try per name, so that
+/// many duplicates of one name cost linear time (trying `.1`, `.2`, ...
+/// from the start for each is quadratic: 20,000 same-named animations
+/// took minutes).
+#[derive(Default)]
+struct Names {
+    used: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Names {
+    /// `name`, or `name.k` for the first free `k`, now taken.
+    fn unique(&mut self, name: &str) -> String {
+        if self.used.insert(name.to_string()) {
+            return name.to_string();
+        }
+        let k = self.next.entry(name.to_string()).or_insert(1);
+        loop {
+            let candidate = format!("{name}.{k}");
+            *k += 1;
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+    }
 }
 
 struct ClipBuilder<'a> {
@@ -113,7 +132,7 @@ struct ClipBuilder<'a> {
     /// Ordered by joint so track order does not depend on channel order.
     tracks: BTreeMap<usize, JointTracks>,
     curves: Vec<ScalarCurve>,
-    curve_names: HashSet<String>,
+    curve_names: Names,
     /// Nodes whose weights this clip already animates.
     weights_seen: HashSet<usize>,
 }
@@ -193,15 +212,26 @@ impl ClipBuilder<'_> {
                 ))
             }
         };
+        let max_keys = report.limits.max_keys_per_channel;
         let times = self
-            .read(sampler.input.value(), Expect::Times, "input", &at, report)?
+            .read(sampler.input.value(), Expect::Times, max_keys, &at, report)?
             .values;
         let output = sampler.output.value();
+        // Elements an output may hold within the key limit (3 per key for
+        // CUBICSPLINE, times the morph targets for weights): anything more
+        // is refused before it is decoded. Whether it matches this input's
+        // key count is checked after decoding, as a sampler error.
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        let max_out = max_keys.saturating_mul(per_key);
         match property {
             Property::Translation | Property::Scale => {
                 // Only weights channels reach here without a joint.
                 let Some(joint) = joint else { return Ok(()) };
-                let out = self.read(output, Expect::Vec3, "output", &at, report)?;
+                let out = self.read(output, Expect::Vec3, max_out, &at, report)?;
                 let values = out.elements::<3>().map(Vec3::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
                     .map_err(|m| self.malformed(report, &at, "sampler_count_mismatch", m))?;
@@ -218,7 +248,7 @@ impl ClipBuilder<'_> {
             }
             Property::Rotation => {
                 let Some(joint) = joint else { return Ok(()) };
-                let out = self.read(output, Expect::Rotation, "output", &at, report)?;
+                let out = self.read(output, Expect::Rotation, max_out, &at, report)?;
                 let values = out.elements::<4>().map(Quat::from_array).collect();
                 let curve = make_curve(&times, values, interpolation)
                     .map_err(|m| self.malformed(report, &at, "sampler_count_mismatch", m))?;
@@ -233,7 +263,9 @@ impl ClipBuilder<'_> {
                     report.push(duplicate_channel(&self.clip, &at));
                     return Ok(());
                 }
-                let out = self.read(output, Expect::Weights, "output", &at, report)?;
+                let targets = morph_target_count(self.root, node).unwrap_or(1) as u64;
+                let max = max_out.saturating_mul(targets.max(1));
+                let out = self.read(output, Expect::Weights, max, &at, report)?;
                 self.add_weights(node, &times, &out.values, interpolation, &at, report)?;
             }
         }
@@ -317,41 +349,57 @@ impl ClipBuilder<'_> {
     }
 
     fn unique_curve_name(&mut self, name: String, report: &mut Report) -> String {
-        if self.curve_names.insert(name.clone()) {
-            return name;
+        let renamed = self.curve_names.unique(&name);
+        if renamed != name {
+            report.decide(
+                "renamed_duplicate_curve",
+                format!(
+                    "clip '{}': curve '{name}' renamed '{renamed}' (duplicate morph target name)",
+                    self.clip
+                ),
+            );
         }
-        let mut k = 1;
-        let renamed = loop {
-            let candidate = format!("{name}.{k}");
-            if !self.curve_names.contains(&candidate) {
-                break candidate;
-            }
-            k += 1;
-        };
-        report.decide(
-            "renamed_duplicate_curve",
-            format!(
-                "clip '{}': curve '{name}' renamed '{renamed}' (duplicate morph target name)",
-                self.clip
-            ),
-        );
-        self.curve_names.insert(renamed.clone());
         renamed
     }
 
+    /// Decode a sampler accessor holding at most `max` elements (the key
+    /// limit, times the elements per key of an output).
     fn read(
         &self,
         accessor_index: usize,
         expect: Expect,
-        role: &str,
+        max: u64,
         at: &ChannelAt,
         report: &Report,
     ) -> Result<accessor::Decoded, ImportError> {
-        accessor::read(self.root, self.buffers, accessor_index, expect).map_err(
-            |e: AccessorError| {
-                self.malformed(report, at, "bad_accessor", format!("sampler {role}: {e}"))
-            },
-        )
+        let role = if expect == Expect::Times {
+            "input"
+        } else {
+            "output"
+        };
+        let allow = accessor::Allowance {
+            max_count: max,
+            budget: &report.budget,
+        };
+        accessor::read(self.root, self.buffers, accessor_index, expect, &allow).map_err(|e| match e
+        {
+            AccessorError::TooMany { count, max, .. } => {
+                let e = LimitExceeded::new(
+                    Limit::KeysPerChannel,
+                    format!(
+                        "elements of sampler {role} accessor of channel {} ({} of '{}')",
+                        at.index, at.property, at.joint
+                    ),
+                    count,
+                    max,
+                );
+                report.limit(e, Some(&self.clip), Some(at.joint))
+            }
+            AccessorError::Budget { error, .. } => {
+                report.limit(*error, Some(&self.clip), Some(at.joint))
+            }
+            e => self.malformed(report, at, "bad_accessor", format!("sampler {role}: {e}")),
+        })
     }
 
     fn malformed(

@@ -9,6 +9,7 @@
 use super::Report;
 use crate::ImportError;
 use ::gltf::json;
+use json::validation::Validate;
 use ludus_anim_model::{Diagnostic, SourceFormat};
 
 /// A parsed document and the GLB binary chunk, if any.
@@ -132,48 +133,71 @@ fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
     Ok((json, bin))
 }
 
+/// Deserialize, then validate with the gltf crate's rules. Validation runs
+/// on our side of a pre-check: the crate indexes `accessors[i]` unchecked
+/// for a mesh's POSITION attribute (gltf-json 1.4 `mesh.rs`), so such
+/// out-of-range indices are removed and reported first ([`defuse`]).
 fn parse_json(json_bytes: &[u8], report: &mut Report) -> Result<json::Root, ImportError> {
-    match ::gltf::Gltf::from_slice(json_bytes) {
-        Ok(gltf) => Ok(gltf.document.into_json()),
-        Err(::gltf::Error::Validation(errors)) => {
-            let mut fatal = Vec::new();
-            let mut ignored = Vec::new();
-            for (path, error) in &errors {
-                let p = path.as_str();
-                let section = p.split(['.', '[']).next().unwrap_or("");
-                let line = format!("{p}: {error}");
-                if p.starts_with("extensionsRequired") {
-                    // Handled by check_required_extensions with our own policy.
-                } else if FATAL_SECTIONS.contains(&section) && !is_unsupported_channel_path(p) {
-                    fatal.push(line);
-                } else {
-                    ignored.push(line);
-                }
-            }
-            if !fatal.is_empty() {
-                return Err(report.malformed(
-                    "invalid_gltf",
-                    format!("invalid glTF: {}", summarize(&fatal)),
-                ));
-            }
-            if !ignored.is_empty() {
-                report.push(Diagnostic::warning(
-                    "ignored_invalid_data",
-                    format!(
-                        "ignored invalid glTF data that skeletons and animation do not use: {}",
-                        summarize(&ignored)
-                    ),
-                ));
-            }
-            ::gltf::Gltf::from_slice_without_validation(json_bytes)
-                .map(|g| g.document.into_json())
-                .map_err(|e| report.malformed("invalid_gltf", format!("cannot parse glTF: {e}")))
+    let mut root: json::Root = json::deserialize::from_slice(json_bytes).map_err(|e| {
+        report.malformed("invalid_json", format!("not a glTF 2.0 JSON document: {e}"))
+    })?;
+    let mut ignored = defuse(&mut root);
+    let mut fatal = Vec::new();
+    root.validate(&root, json::Path::new, &mut |path, error| {
+        let p = path();
+        let p = p.as_str();
+        let section = p.split(['.', '[']).next().unwrap_or("");
+        let line = format!("{p}: {error}");
+        if p.starts_with("extensionsRequired") {
+            // Handled by check_required_extensions with our own policy.
+        } else if FATAL_SECTIONS.contains(&section) && !is_unsupported_channel_path(p) {
+            fatal.push(line);
+        } else {
+            ignored.push(line);
         }
-        Err(::gltf::Error::Deserialize(e)) => {
-            Err(report.malformed("invalid_json", format!("not a glTF 2.0 JSON document: {e}")))
-        }
-        Err(e) => Err(report.malformed("invalid_gltf", format!("cannot parse glTF: {e}"))),
+    });
+    if !fatal.is_empty() {
+        return Err(report.malformed(
+            "invalid_gltf",
+            format!("invalid glTF: {}", summarize(&fatal)),
+        ));
     }
+    if !ignored.is_empty() {
+        report.push(Diagnostic::warning(
+            "ignored_invalid_data",
+            format!(
+                "ignored invalid glTF data that skeletons and animation do not use: {}",
+                summarize(&ignored)
+            ),
+        ));
+    }
+    Ok(root)
+}
+
+/// Remove what would make the gltf crate's validation panic: mesh
+/// primitive POSITION attributes naming an accessor that does not exist.
+/// Meshes are never imported, so the attribute is dropped and reported
+/// like any other ignored invalid data.
+fn defuse(root: &mut json::Root) -> Vec<String> {
+    let accessors = root.accessors.len();
+    let position = json::validation::Checked::Valid(json::mesh::Semantic::Positions);
+    let mut lines = Vec::new();
+    for (mi, mesh) in root.meshes.iter_mut().enumerate() {
+        for (pi, prim) in mesh.primitives.iter_mut().enumerate() {
+            let bad = prim
+                .attributes
+                .get(&position)
+                .map(|a| a.value())
+                .filter(|&a| a >= accessors);
+            if let Some(a) = bad {
+                prim.attributes.remove(&position);
+                lines.push(format!(
+                    "meshes[{mi}].primitives[{pi}].attributes.POSITION: accessor {a} does not exist"
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// A channel targeting a property the gltf crate does not know (e.g. from

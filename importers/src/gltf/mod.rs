@@ -55,19 +55,33 @@ mod markers;
 mod skeleton;
 
 use crate::{CompanionReader, ImportError, ImportOptions};
+use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget};
 use ludus_anim_model::{AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset};
 use std::path::Path;
 
-/// Import one glTF or GLB file. `bytes` are the file's contents; external
-/// buffers are resolved relative to `path`, read through `companions` and
-/// listed in [`SourceAsset::companions`].
+/// Import one glTF or GLB file with the default [`Limits`].
 pub fn import(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
     companions: &dyn CompanionReader,
 ) -> Result<SourceAsset, ImportError> {
-    let mut report = Report::new(path);
+    import_limited(path, bytes, options, companions, &Limits::default())
+}
+
+/// Import one glTF or GLB file. `bytes` are the file's contents; external
+/// buffers are resolved relative to `path` (and confined to the asset's
+/// directory or the reader's allowed root), read through `companions` and
+/// listed in [`SourceAsset::companions`]. Every accessor count is checked
+/// against `limits` before it is decoded.
+pub fn import_limited(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+    companions: &dyn CompanionReader,
+    limits: &Limits,
+) -> Result<SourceAsset, ImportError> {
+    let mut report = Report::new(path, limits);
     let parsed = container::parse(bytes, &mut report)?;
     let root = &parsed.root;
     let hierarchy = skeleton::Hierarchy::build(root, &report)?;
@@ -101,15 +115,32 @@ pub(crate) struct Report {
     file: String,
     diagnostics: Diagnostics,
     decisions: Vec<Decision>,
+    limits: Limits,
+    /// What decoding accessors may still allocate.
+    budget: MemoryBudget,
 }
 
 impl Report {
-    fn new(path: &Path) -> Self {
+    fn new(path: &Path, limits: &Limits) -> Self {
         Report {
             file: path.display().to_string(),
             diagnostics: Diagnostics::default(),
             decisions: Vec::new(),
+            limits: limits.clone(),
+            budget: MemoryBudget::new(limits.max_asset_memory_bytes),
         }
+    }
+
+    /// A limit error naming this file (and the clip and joint, if given).
+    fn limit(&self, e: LimitExceeded, clip: Option<&str>, joint: Option<&str>) -> ImportError {
+        let mut e = e.file(self.file.clone());
+        if let Some(c) = clip {
+            e = e.clip(c);
+        }
+        if let Some(j) = joint {
+            e = e.joint(j);
+        }
+        ImportError::Limit(Box::new(e))
     }
 
     /// Record a warning or error that does not stop the import.

@@ -128,15 +128,38 @@ impl Hierarchy {
         }
     }
 
-    fn has_marked_ancestor(&self, node: usize, marked: &[bool]) -> bool {
-        let mut at = self.parent(node);
-        while let Some(p) = at {
-            if marked.get(p).copied().unwrap_or(false) {
-                return true;
+    /// For every node, whether a strict ancestor is marked, in one pass
+    /// (each node joins a walk up once; walking up from every node is
+    /// quadratic in the depth of a chain).
+    fn under_marked(&self, marked: &[bool]) -> Vec<bool> {
+        let is_marked = |i: usize| marked.get(i).copied().unwrap_or(false);
+        let mut known: Vec<Option<bool>> = vec![None; self.parent.len()];
+        let mut path = Vec::new();
+        for start in 0..known.len() {
+            path.clear();
+            let mut at = start;
+            // Above the walk's top: whether that node has a marked strict
+            // ancestor, and whether it is marked; (false, false) above a
+            // root. A known node stops the walk before it is pushed.
+            let (mut above, mut above_marked) = (false, false);
+            loop {
+                if let Some(k) = known.get(at).copied().flatten() {
+                    (above, above_marked) = (k, is_marked(at));
+                    break;
+                }
+                path.push(at);
+                match self.parent(at) {
+                    Some(p) => at = p,
+                    None => break,
+                }
             }
-            at = self.parent(p);
+            for &node in path.iter().rev() {
+                let v = above || above_marked;
+                known[node] = Some(v);
+                (above, above_marked) = (v, is_marked(node));
+            }
         }
-        false
+        known.into_iter().map(|k| k.unwrap_or(false)).collect()
     }
 }
 
@@ -161,8 +184,14 @@ pub(super) fn check_skins(
             }
         }
         if let Some(ibm) = skin.inverse_bind_matrices {
-            let decoded =
-                accessor::read(root, buffers, ibm.value(), Expect::Mat4).map_err(|e| {
+            // One matrix per joint is all a skin uses; a count above the
+            // joint limit is refused before anything is decoded.
+            let allow = accessor::Allowance {
+                max_count: report.limits.max_joints as u64,
+                budget: &report.budget,
+            };
+            let decoded = accessor::read(root, buffers, ibm.value(), Expect::Mat4, &allow)
+                .map_err(|e| {
                     report.malformed("bad_accessor", format!("{name} inverse bind matrices: {e}"))
                 })?;
             if decoded.count < skin.joints.len() {
@@ -249,8 +278,9 @@ pub(super) fn select(
             .get(i)
             .is_some_and(|nd| nd.mesh.is_some() || nd.camera.is_some())
     };
+    let under_needed = hierarchy.under_marked(&needed);
     let unused_leaves: Vec<usize> = (0..n)
-        .filter(|&i| !needed[i] && !is_content(i) && hierarchy.has_marked_ancestor(i, &needed))
+        .filter(|&i| !needed[i] && !is_content(i) && under_needed[i])
         .collect();
     let mut kept = needed.clone();
     if options.keep_unused_leaves {

@@ -512,7 +512,11 @@ fn check_grid(clip: &ResampledClip, joints: usize) -> Result<(), String> {
     let n = clip.num_samples as usize;
     // The grid covers the duration (the reader's rule for these modes).
     let covered = (n - 1) as f64 / clip.sample_rate_hz as f64;
-    if covered + 1e-3 / (clip.sample_rate_hz as f64) < clip.duration_s as f64 {
+    // Slack: float noise of a sample interval, and the f32 rounding of a
+    // long duration (3333.3 s is 3333.30005 in f32, a hair past 99,999
+    // samples at 30 Hz).
+    let slack = 1e-3 / (clip.sample_rate_hz as f64) + 2.0 * f64::from(f32::EPSILON) * covered;
+    if covered + slack < clip.duration_s as f64 {
         return Err(format!(
             "{n} samples at {} Hz do not cover {} s",
             clip.sample_rate_hz, clip.duration_s

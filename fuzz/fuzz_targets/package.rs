@@ -1,0 +1,73 @@
+//! Package bytes -> `Package::load`; every clip that loads is sampled at
+//! edge times (negative, NaN, infinite, huge, every sample and midpoint
+//! near the ends) through both decode paths, its curves evaluated, its
+//! events crossed forward, backward and across loops, its root-motion
+//! deltas taken, and the pose run through FK. Any panic is a bug: the
+//! runtime's contract is a valid view or a typed error.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
+use ludus_anim_runtime::math::{Affine3A, Transform};
+use ludus_anim_runtime::package::Package;
+
+const TIMES: [f32; 10] = [
+    0.0,
+    -1.0,
+    -0.0,
+    1e-7,
+    0.5,
+    1e9,
+    -1e30,
+    f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+];
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(p) = Package::load(data) else { return };
+    let skeleton = p.skeleton();
+    let n = skeleton.joint_count();
+    let mut out = vec![Transform::IDENTITY; n];
+    let mut fixed = vec![Transform::IDENTITY; n];
+    let mut comp = vec![Affine3A::IDENTITY; n];
+    let mut crossings = [Crossing::EMPTY; 8];
+    for c in p.clips() {
+        let defaults = p.sample_defaults(c);
+        c.static_pose(defaults, &mut fixed);
+        let d = c.duration_s;
+        let edges = [d, d * 0.5, d + 1e-3, -d, d * 1e6];
+        for t in TIMES.iter().chain(&edges) {
+            c.sample(*t, defaults, &mut out);
+            c.sample_static(*t, &fixed, &mut out);
+            skeleton.local_to_component(&out, &mut comp);
+            for ch in p.clip_curves(c) {
+                ch.evaluate(c.position(*t));
+            }
+        }
+        let track = c.event_track();
+        let mut latch = PlaybackLatch::new();
+        let f = f64::from(d);
+        for (a, b) in [
+            (0.0, f),
+            (f, 0.0),
+            (-f, 3.0 * f),
+            (0.0, 1e12),
+            (f64::NAN, 1.0),
+        ] {
+            let _ = crossed_events(&track, a, b, &mut latch, &mut crossings);
+        }
+        if let Some(traj) = c.trajectory() {
+            for (a, b) in [(0.0, f), (f, -f), (0.0, 1e9), (f64::NAN, 0.0)] {
+                let _ = traj.delta(a, b, true);
+                let _ = traj.delta(a, b, false);
+            }
+            for t in TIMES {
+                let _ = traj.sample(t);
+            }
+        }
+        for m in c.markers() {
+            let _ = m;
+        }
+    }
+});
