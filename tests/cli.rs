@@ -205,7 +205,11 @@ fn expect_failure(name: &str, contents: &[u8], code: &str) {
     assert_eq!(
         files
             .iter()
-            .filter(|f| !f.ends_with("report.json") && !f.ends_with("manifest.json"))
+            .filter(|f| {
+                !f.ends_with("report.json")
+                    && !f.ends_with("manifest.json")
+                    && !f.ends_with("report-sidecar.json")
+            })
             .count(),
         0,
         "{name}: files left behind: {files:?}"

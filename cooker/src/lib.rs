@@ -17,6 +17,7 @@ pub mod bench;
 pub mod events;
 pub mod fsutil;
 pub mod inspect;
+pub mod inspect_retarget;
 pub mod keys;
 pub mod listing;
 pub mod manifest;
@@ -30,11 +31,13 @@ pub mod project;
 pub mod remote;
 pub mod report;
 pub mod settings;
+pub mod sidecar_retarget;
 pub mod sink;
 pub mod source;
 pub mod stage;
 pub mod stage_cache;
 pub mod stages;
+pub mod suggest;
 
 /// The cooker's name and version as packages record it. Only what changes
 /// package bytes belongs here: the source revision is reported by

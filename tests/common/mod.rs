@@ -191,3 +191,5 @@ pub fn feature_project(fixtures: &Path, dir: &Path) {
     .unwrap();
     std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
 }
+
+pub mod retarget;

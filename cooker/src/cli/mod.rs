@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod merge;
 pub mod output;
 pub mod report;
+pub mod retarget;
 pub mod serve;
 
 /// `--version`: the crate version and the source revision it was built

@@ -106,6 +106,27 @@ impl<'a> VbrClip<'a> {
     pub fn animated_track_count(&self) -> usize {
         self.animated
     }
+    /// How joint `joint`'s track `k` (0 rotation, 1 translation, 2 scale)
+    /// is stored: the kind of its type byte (0 default, 1 constant,
+    /// 2 animated, 3 constant with explicit w); `None` out of range.
+    pub fn track_kind(&self, joint: usize, k: usize) -> Option<u8> {
+        let t = *self.types.get(joint)?;
+        (k < 3).then_some((t >> (2 * k)) & 3)
+    }
+
+    /// Bits per component of animated track `a` (animated track order) in
+    /// segment `s`: 0 segment-constant, 3..=19 quantized, 32 raw f32;
+    /// `None` out of range. For reports and dashboards, not the decode path.
+    pub fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
+        if s >= self.segments || a >= self.animated {
+            return None;
+        }
+        let block = simd::read_u32(self.table, s as usize * format::SEGMENT_ENTRY_BYTES) as usize;
+        let rate = *self.data.get(block.checked_add(a)?)?;
+        let bits = format::RATE_BITS.get(format::rate_id(rate) as usize)?;
+        Some(*bits as u8)
+    }
+
     /// First sample of segment `s` (`s <= segments`).
     #[inline]
     pub fn segment_start(&self, s: u32) -> u32 {
