@@ -110,6 +110,7 @@ impl Worker {
             shard: None,
             codec_override: None,
             retarget: None,
+            limits: Default::default(),
         };
         let store = match Store::open(&self.project.cache_dir) {
             Ok(s) => Some(s),
