@@ -5,8 +5,10 @@ pub mod bench;
 pub mod cache;
 pub mod cook;
 pub mod inspect;
+pub mod limits;
 pub mod merge;
 pub mod output;
+pub mod prune;
 pub mod report;
 pub mod serve;
 
