@@ -70,7 +70,13 @@ fn strays(out: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter(|p| {
             let rel = p.strip_prefix(out).unwrap().to_string_lossy().to_string();
-            let known = ["manifest.json", "report.json", ".lock", ".generation"];
+            let known = [
+                "manifest.json",
+                "report.json",
+                "report-sidecar.json",
+                ".lock",
+                ".generation",
+            ];
             !(known.contains(&rel.as_str())
                 || (rel.starts_with("packages/") && rel.ends_with(".ludanim")))
         })

@@ -18,6 +18,7 @@ mod clip;
 mod isolate;
 mod plan;
 mod retarget;
+mod sidecar;
 
 use crate::events::{CookEvent, Observer};
 use crate::manifest::{AssetEntry, AssetJob};
@@ -40,6 +41,7 @@ use std::time::Instant;
 
 pub use asset::AssetResult;
 pub use isolate::PANIC_CODE;
+pub use sidecar::SidecarSettings;
 
 /// What to cook and how.
 #[derive(Clone, Debug)]
@@ -66,6 +68,8 @@ pub struct CookOptions {
     pub shard: Option<(u32, u32)>,
     /// Codec for every profile (`--codec`), replacing the profiles' own.
     pub codec_override: Option<CodecChoice>,
+    /// `OUT/report-sidecar.json` (the dashboard's per-time data).
+    pub sidecar: SidecarSettings,
     /// Retarget profile for assets whose manifest entry names none
     /// (`--retarget`).
     pub retarget: Option<PathBuf>,
@@ -95,6 +99,7 @@ impl CookOptions {
             threads: 0,
             shard: None,
             codec_override: None,
+            sidecar: SidecarSettings::default(),
             retarget: None,
             limits: LimitOverrides::default(),
         }
@@ -326,20 +331,40 @@ pub fn cook_with(
         assets: Vec::new(),
         shard: shard.clone(),
     };
+    let mut clips = Vec::new();
     for r in results? {
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
+        clips.extend(r.sidecar);
     }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
     report.shard = shard;
     finish_report(&mut report, cache, observer, start);
     let shard = report.shard.as_ref();
+    let sidecar =
+        match options.sidecar.write {
+            true => Some(sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| {
+                CookError::Write {
+                    path: sidecar::sidecar_file(shard),
+                    source: std::io::Error::other(e),
+                }
+            })?),
+            false => None,
+        };
     let (report_json, manifest_json) = (to_json(&report)?, to_json(&manifest)?);
-    sink.publish(&[
-        (&report::farm::report_file(shard), &report_json),
-        (&report::farm::manifest_file(shard), &manifest_json),
-    ])?;
+    let sidecar_file = sidecar::sidecar_file(shard);
+    let mut index: Vec<(&str, &[u8])> = Vec::new();
+    if let Some(json) = &sidecar {
+        index.push((&sidecar_file, json));
+    }
+    let (report_file, manifest_file) = (
+        report::farm::report_file(shard),
+        report::farm::manifest_file(shard),
+    );
+    index.push((&report_file, &report_json));
+    index.push((&manifest_file, &manifest_json));
+    sink.publish(&index)?;
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
