@@ -10,6 +10,7 @@ use crate::sink::PublishError;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Duration;
 
 /// Take `OUT/.lock` (waiting up to [`LOCK_TIMEOUT`]).
 pub fn lock_out(out: &Path) -> Result<FileLock, PublishError> {
@@ -79,11 +80,14 @@ pub fn recover_locked(out: &Path) -> Result<(), PublishError> {
         let path = e.path();
         if name.starts_with(NEW_PREFIX) {
             // Killed before its staging got its name: nothing committed.
-            // Without an owner file yet it may be a live cook's: by age.
-            let dead = match path.join(OWNER).is_file() {
-                true => filelock::try_lock(&path.join(OWNER)).is_ok_and(|l| l.is_some()),
-                false => is_old(&path),
-            };
+            // A live cook holds its owner lock a few microseconds after
+            // creating the directory (opening and locking are two steps),
+            // so a free lock means dead only on a directory over a minute
+            // old; without an owner file, over an hour.
+            let owner = path.join(OWNER);
+            let dead = older_than(&path, Duration::from_secs(60))
+                && filelock::try_lock(&owner).is_ok_and(|l| l.is_some())
+                || is_old(&path);
             if dead {
                 let _ = std::fs::remove_dir_all(&path);
             }
@@ -120,11 +124,15 @@ fn recover_one(out: &Path, dir: &Path) -> io::Result<()> {
 }
 
 fn is_old(p: &Path) -> bool {
+    older_than(p, STALE_AGE)
+}
+
+fn older_than(p: &Path, age: Duration) -> bool {
     std::fs::metadata(p)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|m| m.elapsed().ok())
-        .is_some_and(|age| age > STALE_AGE)
+        .is_some_and(|a| a > age)
 }
 
 /// Plain temp files in `OUT/.tmp` (written by `OutputDir`) that a killed
