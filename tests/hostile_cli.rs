@@ -432,5 +432,7 @@ fn a_1000_joint_chain_cooks_in_seconds() {
     assert_eq!(run.report["assets"][0]["skeleton"]["joints"], 1000);
     // Measured 2.1 s on two cores (it was 9.2 s before the repair fix,
     // and grew cubically with depth); the bound leaves room for load.
-    assert!(run.took < Duration::from_secs(8), "{:?}", run.took);
+    // Generous for a loaded 2-core CI machine (7 s alone, 17 s beside the
+    // robustness test); the super-linear encode it guards took 266 s.
+    assert!(run.took < Duration::from_secs(30), "{:?}", run.took);
 }

@@ -20,6 +20,7 @@ pub mod fault;
 pub mod filelock;
 pub mod fsutil;
 pub mod inspect;
+pub mod inspect_retarget;
 pub mod keys;
 pub mod listing;
 pub mod manifest;
@@ -35,11 +36,13 @@ pub mod publish;
 pub mod remote;
 pub mod report;
 pub mod settings;
+pub mod sidecar_retarget;
 pub mod sink;
 pub mod source;
 pub mod stage;
 pub mod stage_cache;
 pub mod stages;
+pub mod suggest;
 
 /// The cooker's name and version as packages record it. Only what changes
 /// package bytes belongs here: the source revision is reported by

@@ -51,6 +51,9 @@ enum Command {
     /// Remove the packages in OUT/packages/ that no manifest in OUT names
     /// (never while a cook publishes there; nothing but packages).
     Prune(cli::prune::PruneArgs),
+    /// Retarget profiles: `retarget suggest SOURCE TARGET [-o PROFILE]`
+    /// proposes one for a person to check.
+    Retarget(cli::retarget::RetargetArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cli::report::run(a, &out),
         Command::Merge(a) => cli::merge::run(a, &out),
         Command::Prune(a) => cli::prune::run(a, &out),
+        Command::Retarget(a) => cli::retarget::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
         Command::Serve(a) => cli::serve::run(a, &out),
     };

@@ -192,6 +192,8 @@ pub fn feature_project(fixtures: &Path, dir: &Path) {
     std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
 }
 
+pub mod retarget;
+
 /// A report without what differs between equal cooks: timings
 /// (`*_ms`, `decode_ns_per_pose`), peak memory and the per-stage cache
 /// counters (a re-cook hits where a clean cook ran).

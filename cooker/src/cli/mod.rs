@@ -10,6 +10,7 @@ pub mod merge;
 pub mod output;
 pub mod prune;
 pub mod report;
+pub mod retarget;
 pub mod serve;
 
 /// `--version`: the crate version and the source revision it was built

@@ -539,6 +539,9 @@ impl<'a> KeyedClip<'a> {
             retarget: a
                 .retarget
                 .map(|(out, plan)| super::retarget::clip_report(plan, out, &self.plan.source.name)),
+            retarget_sidecar: a.retarget.and_then(|(out, plan)| {
+                super::retarget::clip_sidecar(plan, out, a.file, self.plan, &self.profile.name)
+            }),
             limits: a.limits,
             budget: a.budget,
         }

@@ -162,3 +162,23 @@ pub fn clip_report(
         metrics,
     }
 }
+
+/// The sidecar's retarget part of cooked clip `clip` (cut from, or equal
+/// to, a source clip), if the stage measured its source clip's feet.
+pub fn clip_sidecar(
+    plan: &RetargetPlan,
+    out: &RetargetedAsset,
+    file: &str,
+    clip: &super::plan::ClipPlan<'_>,
+    profile: &str,
+) -> Option<ludus_anim_report::sidecar::ClipSidecar> {
+    let tracks = out.feet.iter().find(|f| f.clip == clip.source.name)?;
+    Some(crate::sidecar_retarget::clip_part(
+        tracks,
+        &plan.profile.name,
+        file,
+        &clip.name,
+        profile,
+        clip.range,
+    ))
+}
