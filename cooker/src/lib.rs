@@ -3,7 +3,8 @@
 //! is another.
 //!
 //! Invariants: data flows one way (importers → model → stages → package →
-//! runtime); every output file is written atomically through a [`sink`];
+//! runtime); a cook's outputs are published together or not at all through a
+//! [`sink`] ([`publish`]);
 //! every source is read through a [`source`] reader; verification decodes
 //! through `ludus-anim-runtime`, the crate games link.
 
@@ -15,6 +16,8 @@
 
 pub mod bench;
 pub mod events;
+pub mod fault;
+pub mod filelock;
 pub mod fsutil;
 pub mod inspect;
 pub mod inspect_retarget;
@@ -28,6 +31,8 @@ pub mod pipeline;
 pub mod profile;
 pub mod progress;
 pub mod project;
+pub mod prune;
+pub mod publish;
 pub mod remote;
 pub mod report;
 pub mod settings;

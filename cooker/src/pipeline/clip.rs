@@ -69,6 +69,7 @@ struct JointSettings {
 }
 
 pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, Diagnostic> {
+    crate::fault::panic_point(job.file);
     let sk = &job.norm.skeleton;
     let name = job.plan.name.as_str();
     let (thresholds, shells) = job

@@ -68,7 +68,7 @@ pub fn plan(
     let target_file = crate::paths::normalize(&dir.join(&profile.target.skeleton))
         .display()
         .to_string();
-    let limits = job.settings.limits.apply(&Limits::default());
+    let limits = cx.options.limits_of(job);
     let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default(), &limits)?;
     let (target_digest, _) = companions(&src, &hash, cx)?;
     let target = normalize_key(&import_key(&target_digest, &src.options), None);
