@@ -85,6 +85,10 @@ pub struct EncodeStats {
     pub blob_bytes: usize,
     /// Rate bumps the final verification needed (normally 0).
     pub verify_fixups: usize,
+    /// Segments whose search ran out of budget and kept coarser (larger)
+    /// rates than a full search finds (normally 0; see
+    /// `search::WORK_PER_JOINT_POINT`).
+    pub budget_exhausted_segments: usize,
 }
 
 /// An encoded clip: the blob the runtime parses with
@@ -158,16 +162,18 @@ pub fn encode_vbr(
     } else {
         vec![max]
     };
-    let mut best: Option<(usize, Vec<search::Segment>, Vec<Vec<u8>>)> = None;
+    // (blob size, segments, rates, segments out of search budget)
+    type Trial = (usize, Vec<search::Segment>, Vec<Vec<u8>>, usize);
+    let mut best: Option<Trial> = None;
     for len in lengths {
         let segments = search::split_segments(prep.n, len);
-        let rates = search::search_all(&prep, &plan, &segments);
+        let (rates, exhausted) = search::search_all(&prep, &plan, &segments);
         let size = writer::size(&prep, &plan, &segments, &rates);
         if best.as_ref().is_none_or(|b| size < b.0) {
-            best = Some((size, segments, rates));
+            best = Some((size, segments, rates, exhausted));
         }
     }
-    let Some((_, segments, mut rates)) = best else {
+    let Some((_, segments, mut rates, exhausted)) = best else {
         return Err(EncodeError::BadSegmentSize);
     };
 
@@ -179,7 +185,8 @@ pub fn encode_vbr(
             .map_err(EncodeError::Internal)?;
         let worst = report.worst_joint;
         if report.worst_ratio <= 1.0 {
-            let stats = writer::stats(&prep, &plan, &segments, &rates, &blob, &report, fixups);
+            let mut stats = writer::stats(&prep, &plan, &segments, &rates, &blob, &report, fixups);
+            stats.budget_exhausted_segments = exhausted;
             return Ok(EncodedClip { blob, stats });
         }
         // Safety net: the search measures exactly what the decoder does, so
@@ -201,7 +208,9 @@ pub fn encode_vbr(
             // much): keep the best blob; verification reports its honest
             // figure (the floor included) and warns where it is over.
             if within(&report.per_joint, &prep.threshold, prep.floor) {
-                let stats = writer::stats(&prep, &plan, &segments, &rates, &blob, &report, fixups);
+                let mut stats =
+                    writer::stats(&prep, &plan, &segments, &rates, &blob, &report, fixups);
+                stats.budget_exhausted_segments = exhausted;
                 return Ok(EncodedClip { blob, stats });
             }
             return Err(EncodeError::ThresholdUnreachable {

@@ -52,6 +52,16 @@ pub const ISOLATION_BUDGET: f32 = 1.0;
 /// rigs are 10 to 40 joints deep.
 pub const EXACT_CHAIN_DEPTH: usize = 64;
 
+/// Search work per joint and point of a segment (see `SegSearch::work`)
+/// before the refining phases stop (repair then raises a violating
+/// chain to raw at once; descent and unranging stop, keeping rates that
+/// hold): 2.7x what real rigs use (the 41 ACL anchor clips peak at 42,
+/// the shared fixtures at 96 under every profile), so it changes nothing
+/// for them, while the search of a hostile 1,000-deep chain whose every
+/// joint needs raising stays linear in joints × samples (a 256 KB glTF
+/// chain with shared samplers: 589 s before, 3 s with it).
+pub const WORK_PER_JOINT_POINT: u64 = 256;
+
 /// Cache slot of a rate byte: ids, then the unranged ids.
 #[inline]
 fn slot(rate: u8) -> usize {
@@ -114,6 +124,12 @@ struct SegSearch<'p, 'a> {
     scratch_local_aff: Vec<Affine3A>,
     /// Errors computed by [`Self::eval_subtree`], reused on commit.
     scratch_err: Vec<f32>,
+    /// Joint-point evaluations so far (virtual-vertex errors and chain
+    /// products): the deterministic measure the budget bounds.
+    work: u64,
+    /// Work the refining phases may use ([`WORK_PER_JOINT_POINT`] per
+    /// joint and point); past it the search stops refining.
+    budget: u64,
 }
 
 impl SegSearch<'_, '_> {
@@ -289,6 +305,7 @@ impl SegSearch<'_, '_> {
                 self.comp[pi * j + parent as usize] * m
             };
             let e = virtual_vertex_error(self.raw_ref(&p, jt), &c, prep.shell[jt]);
+            self.work += 1;
             if e > prep.limit[jt] {
                 return false;
             }
@@ -305,6 +322,7 @@ impl SegSearch<'_, '_> {
                 };
                 let c = pc * self.local_aff[pi * j + d];
                 let e = virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d]);
+                self.work += 1;
                 if e > prep.limit[d] {
                     return false;
                 }
@@ -321,6 +339,7 @@ impl SegSearch<'_, '_> {
         let prep = self.prep;
         let j = prep.j;
         let end = prep.subtree_end[jt] as usize;
+        self.work += (self.points.len() * (end - jt)) as u64;
         for pi in 0..self.points.len() {
             let p = self.points[pi];
             let l = self.joint_local(jt, &p, None);
@@ -426,6 +445,7 @@ impl SegSearch<'_, '_> {
         let mut below = Vec::new();
         // Each step raises one track by one id: bounded by tracks * ids.
         for _ in 0..self.plan.anim.len() * NUM_RATES as usize + 1 {
+            self.work += (self.points.len() * j) as u64;
             let mut worst = (1.0f32, usize::MAX, 0usize);
             for pi in 0..self.points.len() {
                 for d in 0..j {
@@ -446,7 +466,17 @@ impl SegSearch<'_, '_> {
                 y = prep.parents[y as usize];
             }
             chain.reverse();
+            if self.work > self.budget {
+                // Out of budget (a hostile shape: a very deep chain whose
+                // every joint needs many raises): raise the whole chain to
+                // raw at once, so what is left costs O(chains).
+                if !self.raise_chain_raw(&chain) {
+                    return false;
+                }
+                continue;
+            }
             self.chain_suffixes(pi, &chain, &mut below);
+            self.work += chain_cost(chain.len());
             let mut best: Option<(f32, usize)> = None;
             for (k, &x) in chain.iter().enumerate() {
                 for tr in self.plan.tracks[x] {
@@ -473,12 +503,59 @@ impl SegSearch<'_, '_> {
         false
     }
 
+    /// Every animated track on `chain` at raw, the locals of the changed
+    /// joints refreshed and the subtree under the topmost one recomputed
+    /// once. False if nothing was left to raise.
+    fn raise_chain_raw(&mut self, chain: &[usize]) -> bool {
+        let mut changed = Vec::new();
+        for &x in chain {
+            for tr in self.plan.tracks[x] {
+                let Track::Animated(a) = tr else { continue };
+                if self.rates[a] != RATE_RAW {
+                    self.ensure(a, RATE_RAW);
+                    self.rates[a] = RATE_RAW;
+                    if changed.last() != Some(&x) {
+                        changed.push(x);
+                    }
+                }
+            }
+        }
+        let Some(&top) = changed.first() else {
+            return false;
+        };
+        let prep = self.prep;
+        let j = prep.j;
+        for pi in 0..self.points.len() {
+            let p = self.points[pi];
+            for &x in &changed {
+                let l = self.joint_local(x, &p, None);
+                self.local[pi * j + x] = l;
+                self.local_aff[pi * j + x] = l.to_affine();
+            }
+        }
+        let end = prep.subtree_end[top] as usize;
+        self.work += (self.points.len() * (end - top + changed.len())) as u64;
+        for pi in 0..self.points.len() {
+            let p = self.points[pi];
+            for d in top..end {
+                let m = self.local_aff[pi * j + d];
+                let c = match prep.parents[d] {
+                    u32::MAX => m,
+                    parent => self.comp[pi * j + parent as usize] * m,
+                };
+                self.comp[pi * j + d] = c;
+                self.err[pi * j + d] = virtual_vertex_error(self.raw_ref(&p, d), &c, prep.shell[d]);
+            }
+        }
+        true
+    }
+
     fn descend(&mut self) {
         let n_tracks = self.plan.anim.len();
         loop {
             let mut changed = false;
             for a in (0..n_tracks).rev() {
-                while self.rates[a] > 0 {
+                while self.rates[a] > 0 && self.work <= self.budget {
                     let lower = self.rates[a] - 1;
                     self.ensure(a, lower);
                     let jt = self.plan.anim[a].joint;
@@ -510,7 +587,7 @@ impl SegSearch<'_, '_> {
         let saved = (SEGMENT_RANGE_BYTES * 8) as u32;
         for a in (0..self.plan.anim.len()).rev() {
             let r = self.rates[a];
-            if r == RATE_CONSTANT || r >= RATE_RAW {
+            if r == RATE_CONSTANT || r >= RATE_RAW || self.work > self.budget {
                 continue;
             }
             let rot = self.plan.anim[a].is_rotation();
@@ -542,13 +619,26 @@ impl SegSearch<'_, '_> {
     }
 }
 
-/// Rates for every segment (`[segment][animated track]`).
-pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> Vec<Vec<u8>> {
+/// Work of one repair step's candidate products on a chain of `len`
+/// joints (see [`SegSearch::chain_error`]): from each joint down to the
+/// tip when exact, two products each past [`EXACT_CHAIN_DEPTH`].
+fn chain_cost(len: usize) -> u64 {
+    if len <= EXACT_CHAIN_DEPTH {
+        (len * (len + 1) / 2) as u64
+    } else {
+        3 * len as u64
+    }
+}
+
+/// Rates for every segment (`[segment][animated track]`), and how many
+/// segments ran out of search budget ([`WORK_PER_JOINT_POINT`]).
+pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> (Vec<Vec<u8>>, usize) {
     let n_tracks = plan.anim.len();
     let mut out = Vec::with_capacity(segments.len());
     if n_tracks == 0 {
-        return vec![Vec::new(); segments.len()];
+        return (vec![Vec::new(); segments.len()], 0);
     }
+    let mut exhausted = 0;
     let j = prep.j;
     let mut prev = vec![[0.0f32; 4]; n_tracks];
     for &seg in segments {
@@ -592,12 +682,17 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> Vec<
             local_aff: vec![Affine3A::IDENTITY; np * j],
             scratch_local_aff: vec![Affine3A::IDENTITY; np],
             scratch_err: vec![0.0; np * width],
+            work: 0,
+            budget: WORK_PER_JOINT_POINT.saturating_mul((np * j) as u64),
         };
         ss.initial_rates();
         ss.full_eval();
         ss.repair();
         ss.descend();
         ss.unrange();
+        if ss.work > ss.budget {
+            exhausted += 1;
+        }
         let rates = ss.rates;
         let last = seg.end - 1 - seg.start;
         let next_prev: Vec<[f32; 4]> = (0..n_tracks)
@@ -609,7 +704,7 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> Vec<
         prev = next_prev;
         out.push(rates);
     }
-    out
+    (out, exhausted)
 }
 
 /// Safety net used by the final verification: raise by one step every

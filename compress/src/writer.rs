@@ -237,5 +237,6 @@ pub(crate) fn stats(
         worst_error_ratio: report.worst_ratio,
         blob_bytes: blob.len(),
         verify_fixups: fixups,
+        budget_exhausted_segments: 0,
     }
 }

@@ -70,10 +70,12 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 5, per Clip;
-    /// Codec blob. 3: six-vertex metric, aims twice the clip's f32 floor
+    /// Codec blob. 4: the search's work budget (hostile deep chains keep
+    /// more bits instead of taking minutes; real rigs unchanged), the
+    /// `encode_budget` warning. 3: six-vertex metric, aims twice the clip's f32 floor
     /// below each threshold, checks quarter points and random times (2: VBR
     /// codec v2, 16-bit rotation ranges, unranged segments).
-    Encode: "encode", version 3, per Clip;
+    Encode: "encode", version 4, per Clip;
     /// Decode through the runtime and measure. 4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
     /// floor; the per-time error grid for the sidecar (3: measures the

@@ -105,7 +105,10 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         || check(job, &entry, &prepared, &js),
     )?;
     entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
-    let warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
+    let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
+    if encoded.budget_exhausted_segments > 0 {
+        warnings.push(budget_warning(job, &encoded));
+    }
     let report = clip_report(
         job,
         &prepared,
@@ -446,6 +449,22 @@ fn clip_warnings(
         d.clip = Some(job.plan.name.clone());
     }
     out
+}
+
+/// The encoder's search stopped refining on some segments (a hierarchy so
+/// deep that every joint needed raising): the bound holds, the bytes are
+/// not what a full search would reach.
+fn budget_warning(job: &ClipJob<'_>, encoded: &Encoded) -> Diagnostic {
+    let mut d = Diagnostic::warning(
+        "encode_budget",
+        format!(
+            "the encoder's search ran out of its work budget on {} segment(s) (a very deep or wide hierarchy needing many rate raises): the error bound holds, but those segments keep more bits than needed and the package is larger than a full search would make it",
+            encoded.budget_exhausted_segments
+        ),
+    );
+    d.file = Some(job.file.to_string());
+    d.clip = Some(job.plan.name.clone());
+    d
 }
 
 fn counts(c: &ludus_anim_verify::TimeCounts) -> TimeCounts {

@@ -17,6 +17,11 @@ pub struct Encoded {
     pub codec_version: u16,
     pub blob: Vec<u8>,
     pub ms: f64,
+    /// Segments the encoder's search ran out of budget on (a hostile or
+    /// extreme hierarchy): the package holds, but is larger than it needs
+    /// to be, and the clip gets a warning.
+    #[serde(default)]
+    pub budget_exhausted_segments: usize,
 }
 
 /// `thresholds` and `shells` are per joint (meters). `slack` multiplies the
@@ -31,15 +36,16 @@ pub fn encode(
     slack: f32,
 ) -> Result<Encoded, EncodeError> {
     let start = Instant::now();
-    let (codec, blob) = match profile.codec {
-        CodecChoice::Reference => (CodecId::Reference, reference::encode(&clip.samples)),
+    let (codec, blob, exhausted) = match profile.codec {
+        CodecChoice::Reference => (CodecId::Reference, reference::encode(&clip.samples), 0),
         CodecChoice::Vbr => {
             let settings = EncodeSettings {
                 joint_threshold_m: thresholds.iter().map(|t| t * slack).collect(),
                 joint_shell_m: shells.to_vec(),
                 max_segment_samples: profile.max_segment_samples,
             };
-            (CodecId::Vbr, encode_vbr(skeleton, clip, &settings)?.blob)
+            let e = encode_vbr(skeleton, clip, &settings)?;
+            (CodecId::Vbr, e.blob, e.stats.budget_exhausted_segments)
         }
     };
     Ok(Encoded {
@@ -47,6 +53,7 @@ pub fn encode(
         codec_version: codec.version(),
         blob,
         ms: start.elapsed().as_secs_f64() * 1000.0,
+        budget_exhausted_segments: exhausted,
     })
 }
 
