@@ -21,7 +21,7 @@ use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
 use ludus_anim_cooker::sink::Sink;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -41,6 +41,30 @@ pub struct GenerationFiles {
     pub manifest: PackageManifest,
     pub report: Report,
     pub stale: StaleMap,
+}
+
+impl GenerationFiles {
+    /// What a client sees of a generation: served packages, each asset's
+    /// status, package, source hash and diagnostics, and the stale set
+    /// (timings and stage counters are left out).
+    pub fn fingerprint(&self) -> [u8; 32] {
+        let assets: Vec<_> = self
+            .report
+            .assets
+            .iter()
+            .map(|a| {
+                (
+                    &a.source,
+                    &a.status,
+                    &a.package,
+                    &a.source_hash,
+                    &a.diagnostics,
+                )
+            })
+            .collect();
+        let v = serde_json::json!({"manifest": self.manifest.assets, "assets": assets, "stale": self.stale});
+        *blake3::hash(v.to_string().as_bytes()).as_bytes()
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -67,9 +91,17 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> GenerationError + '_ {
     }
 }
 
+/// Package hash → its path relative to OUT (`packages/<name>`).
+pub type PackageIndex = BTreeMap<String, String>;
+
 /// The generations of one output directory.
 pub struct Generations {
     out: PathBuf,
+    /// The packages of each generation this process published or read,
+    /// so that collecting does not re-read kept generations from disk.
+    named: BTreeMap<u64, PackageIndex>,
+    /// Whether `OUT/packages/` was swept whole since the start.
+    swept: bool,
 }
 
 impl Generations {
@@ -85,6 +117,8 @@ impl Generations {
         }
         Ok(Generations {
             out: out.to_path_buf(),
+            named: BTreeMap::new(),
+            swept: false,
         })
     }
 
@@ -162,13 +196,14 @@ impl Generations {
 
     /// Write generation `g` completely, then point `current` at it.
     /// Returns the bytes of its `report.json` as written.
-    pub fn publish(&self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
+    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
         let report = to_json(&g.report);
-        write_synced(&tmp.join("manifest.json"), &to_json(&g.manifest))?;
+        let manifest = to_json(&g.manifest);
+        write_synced(&tmp.join("manifest.json"), &manifest)?;
         write_synced(&tmp.join("report.json"), &report)?;
         write_synced(
             &tmp.join("stale.json"),
@@ -183,43 +218,85 @@ impl Generations {
         let cur = self.out.join(CURRENT);
         write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
         sync_dir(&self.out);
+        self.named.insert(g.number, packages_of(&g.manifest));
         Ok(report)
     }
 
-    /// Keep the newest `keep` generations up to `current`; remove older
-    /// ones, and packages no kept generation names. Only the cook thread
-    /// calls this, between cooks, so no package being written is removed.
-    /// Returns package hash → path (relative to OUT) over the kept
-    /// generations.
-    pub fn collect(&self, current: u64, keep: usize) -> BTreeMap<String, String> {
+    /// Package hash → path (relative to OUT) over the newest `keep`
+    /// generations up to `current`: what may be served. A generation's
+    /// packages are read from its `manifest.json` once (after a start),
+    /// then remembered; publishing remembers them without a read.
+    pub fn index(&mut self, current: u64, keep: usize) -> PackageIndex {
         let first = current.saturating_sub(keep as u64 - 1);
-        let mut kept = BTreeMap::new();
-        let base = self.out.join(DIR);
-        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-            let Some(n) = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok()) else {
-                continue;
-            };
-            if n < first || n > current {
-                let _ = std::fs::remove_dir_all(e.path());
-            } else if let Ok(g) = self.load(n) {
-                kept.extend(
-                    g.manifest
-                        .assets
-                        .into_iter()
-                        .map(|a| (a.package_hash, a.package)),
-                );
+        let mut kept = PackageIndex::new();
+        for n in first..=current {
+            if !self.named.contains_key(&n) {
+                // A number never published (a failed publish) names nothing.
+                let m: Option<PackageManifest> =
+                    read_json(&self.dir_of(n).join("manifest.json")).ok();
+                self.named
+                    .insert(n, m.as_ref().map(packages_of).unwrap_or_default());
             }
-        }
-        let names: std::collections::BTreeSet<&String> = kept.values().collect();
-        let pkgs = self.out.join("packages");
-        for e in std::fs::read_dir(&pkgs).into_iter().flatten().flatten() {
-            let rel = format!("packages/{}", e.file_name().to_string_lossy());
-            if !names.contains(&rel) {
-                let _ = std::fs::remove_file(e.path());
+            if let Some(p) = self.named.get(&n) {
+                kept.extend(p.iter().map(|(h, r)| (h.clone(), r.clone())));
             }
         }
         kept
     }
+
+    /// Remove generations older than the newest `keep` up to `current`,
+    /// and the packages no kept generation names (`kept`: their
+    /// [`Generations::index`]). The first collect after a start sweeps
+    /// `OUT/packages/` whole (what a killed server left); later ones only
+    /// look at the packages of the generations they drop, so a publish
+    /// costs the same whatever the project's size. Only the cook thread
+    /// calls this, between cooks, so no package being written is removed.
+    pub fn collect(&mut self, current: u64, keep: usize, kept: &PackageIndex) {
+        let first = current.saturating_sub(keep as u64 - 1);
+        let base = self.out.join(DIR);
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let n = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok());
+            if n.is_some_and(|n| n < first || n > current) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let dropped: Vec<u64> = self
+            .named
+            .keys()
+            .copied()
+            .filter(|n| *n < first || *n > current)
+            .collect();
+        let names: BTreeSet<&String> = kept.values().collect();
+        let mut candidates = BTreeSet::new();
+        for n in dropped {
+            candidates.extend(
+                self.named
+                    .remove(&n)
+                    .into_iter()
+                    .flat_map(|p| p.into_values()),
+            );
+        }
+        if !self.swept {
+            self.swept = true;
+            let pkgs = self.out.join("packages");
+            for e in std::fs::read_dir(&pkgs).into_iter().flatten().flatten() {
+                candidates.insert(format!("packages/{}", e.file_name().to_string_lossy()));
+            }
+        }
+        for rel in candidates.iter().filter(|r| !names.contains(r)) {
+            // Only names a manifest recorded or the directory listed.
+            if let Some(name) = rel.strip_prefix("packages/").filter(|n| !n.contains('/')) {
+                let _ = std::fs::remove_file(self.out.join("packages").join(name));
+            }
+        }
+    }
+}
+
+fn packages_of(m: &PackageManifest) -> PackageIndex {
+    m.assets
+        .iter()
+        .map(|a| (a.package_hash.clone(), a.package.clone()))
+        .collect()
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, GenerationError> {

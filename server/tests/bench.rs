@@ -68,11 +68,20 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Per edit: the time from the write to the generation_published event,
+/// the cooker's own cook time, and the event's `latency_ms` breakdown.
+#[derive(Default)]
+struct Samples {
+    latency: Vec<f64>,
+    cook: Vec<f64>,
+    phases: Vec<serde_json::Value>,
+}
+
 /// Apply `edit(i)` `EDITS` times; per edit, the time from the write to the
 /// generation_published event naming an asset starting with `asset`, and the cook's own time.
-fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> (Vec<f64>, Vec<f64>) {
+fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> Samples {
     let ev = Events::open(s);
-    let (mut latency, mut cook) = (Vec::new(), Vec::new());
+    let mut out = Samples::default();
     for i in 0..EDITS {
         s.wait_idle(120);
         std::thread::sleep(Duration::from_millis(300));
@@ -88,19 +97,20 @@ fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> (Vec<f64>, Vec
                     })
             })
         });
-        latency.push(t.elapsed().as_secs_f64() * 1000.0);
-        let _ = published;
+        out.latency.push(t.elapsed().as_secs_f64() * 1000.0);
+        out.phases.push(published["latency_ms"].clone());
         let summary = ev
             .since(from)
             .into_iter()
             .rfind(|e| e["event"] == "summary")
             .unwrap();
-        cook.push(summary["cook_ms"].as_f64().unwrap());
+        out.cook.push(summary["cook_ms"].as_f64().unwrap());
     }
-    (latency, cook)
+    out
 }
 
-fn row(what: &str, (lat, cook): &(Vec<f64>, Vec<f64>)) {
+fn row(what: &str, m: &Samples) {
+    let (lat, cook) = (&m.latency, &m.cook);
     let over: Vec<f64> = lat.iter().zip(cook).map(|(l, c)| l - c).collect();
     println!(
         "| {what} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
@@ -111,6 +121,22 @@ fn row(what: &str, (lat, cook): &(Vec<f64>, Vec<f64>)) {
         percentile(&over, 0.5),
         percentile(&over, 0.99)
     );
+}
+
+/// Median of each `latency_ms` phase the server reported.
+fn phases(what: &str, m: &Samples) {
+    let names = ["quiet", "prepare", "cook", "publish", "total"];
+    let cells: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let v: Vec<f64> = m.phases.iter().filter_map(|p| p[*n].as_f64()).collect();
+            match v.is_empty() {
+                true => "-".to_string(),
+                false => format!("{:.0}", percentile(&v, 0.5)),
+            }
+        })
+        .collect();
+    println!("| {what} | {} |", cells.join(" | "));
 }
 
 /// utime + stime of `pid`, in clock ticks.
@@ -138,8 +164,10 @@ fn edit_to_published_on_a_1000_clip_project() {
     let Some(fixtures) = shared_fixtures() else {
         return;
     };
+    // LUDUS_BENCH_DIR keeps the project (and its cache) between runs.
     let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
+    let keep = std::env::var_os("LUDUS_BENCH_DIR").map(std::path::PathBuf::from);
+    let d = keep.as_deref().unwrap_or(tmp.path());
     generate(&fixtures, d);
     let t = Instant::now();
     let s = Server::start(d, &[]);
@@ -184,6 +212,12 @@ fn edit_to_published_on_a_1000_clip_project() {
     row("one-clip BVH", &one);
     row("12-clip FBX", &twelve);
     row(&format!("profile ({ON_PROFILE} assets)"), &prof);
+    println!("server-side medians (ms), from generation_published's latency_ms:");
+    println!("| edit | quiet | prepare | cook | publish | total |");
+    println!("|---|---|---|---|---|---|");
+    phases("one-clip BVH", &one);
+    phases("12-clip FBX", &twelve);
+    phases("profile", &prof);
 
     s.wait_idle(120);
     std::thread::sleep(Duration::from_secs(2));

@@ -5,6 +5,7 @@
 use super::{AssetState, Worker};
 use crate::deps::{profile_files, Change};
 use crate::reader::{absolute, stamp_now, Meta};
+use crate::state::Writer;
 use ludus_anim_cooker::manifest::AssetJob;
 use ludus_anim_cooker::project;
 use ludus_anim_cooker::report::AssetStatus;
@@ -70,7 +71,8 @@ impl Worker {
                 },
             );
         }
-        self.install(g, None);
+        let kept = self.install(g, None);
+        self.collect(&kept);
     }
 
     pub(super) fn stamp_manifest(&mut self) {
@@ -197,7 +199,7 @@ impl Worker {
         if !changed.is_empty() {
             self.shared.submit(|p| {
                 for f in changed {
-                    p.paths.insert(f, now);
+                    p.hint(f, now, Writer::Writing);
                 }
             });
         }

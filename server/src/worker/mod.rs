@@ -59,6 +59,18 @@ pub struct Worker {
     watch: Watch,
 }
 
+/// Where a batch's time went, from its earliest path's last event to the
+/// generation it published (`generation_published`'s `latency_ms`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stopwatch {
+    /// The last event of the batch's earliest path (none: not a change).
+    first_event: Option<Instant>,
+    /// When the cook thread took the batch.
+    taken: Instant,
+    /// When the cook started and ended (after what it reaches was found).
+    cook: Option<(Instant, Instant)>,
+}
+
 /// One batch of work taken from [`Pending`].
 #[derive(Default)]
 struct Work {
@@ -120,6 +132,11 @@ impl Worker {
     }
 
     fn handle(&mut self, work: Work) {
+        let mut clock = Stopwatch {
+            first_event: work.first_event,
+            taken: Instant::now(),
+            cook: None,
+        };
         if work.scan {
             self.scan();
         }
@@ -138,15 +155,16 @@ impl Worker {
                 .filter(|a| self.jobs.contains_key(a)),
         );
         if !dirty.is_empty() {
-            self.cook(&dirty, work.first_event);
+            self.cook(&dirty, &mut clock);
             self.update_watches();
         }
     }
 
-    /// Wait for work: paths whose last event is older than the debounce
-    /// period, named assets, a scan, or shutdown.
+    /// Wait for work: paths quiet for the settle period after their writer
+    /// finished, or for the debounce period otherwise; named assets, a
+    /// scan, or shutdown.
     fn next_work(&self) -> Work {
-        let quiet = self.quiet_period();
+        let (settle, quiet) = (self.settings.settle, self.quiet_period());
         let Ok(mut p) = self.shared.pending.lock() else {
             return Work {
                 shutdown: true,
@@ -161,7 +179,7 @@ impl Worker {
                 };
             }
             let now = Instant::now();
-            let work = take_ready(&mut p, now, quiet);
+            let work = take_ready(&mut p, now, settle, quiet);
             if work.all
                 || work.scan
                 || work.resolve
@@ -173,7 +191,7 @@ impl Worker {
             let wait = p
                 .paths
                 .values()
-                .map(|t| (*t + quiet).saturating_duration_since(now))
+                .map(|h| h.ready_at(settle, quiet).saturating_duration_since(now))
                 .min()
                 .unwrap_or(Duration::from_secs(3600))
                 .max(Duration::from_millis(5));
@@ -200,12 +218,12 @@ impl Worker {
     }
 }
 
-fn take_ready(p: &mut Pending, now: Instant, quiet: Duration) -> Work {
+fn take_ready(p: &mut Pending, now: Instant, settle: Duration, quiet: Duration) -> Work {
     let ready: Vec<(PathBuf, Instant)> = p
         .paths
         .iter()
-        .filter(|(_, t)| now.saturating_duration_since(**t) >= quiet)
-        .map(|(k, t)| (k.clone(), *t))
+        .filter(|(_, h)| h.ready_at(settle, quiet) <= now)
+        .map(|(k, h)| (k.clone(), h.last))
         .collect();
     for (k, _) in &ready {
         p.paths.remove(k);
