@@ -205,7 +205,11 @@ fn expect_failure(name: &str, contents: &[u8], code: &str) {
     assert_eq!(
         files
             .iter()
-            .filter(|f| !f.ends_with("report.json") && !f.ends_with("manifest.json"))
+            .filter(|f| {
+                !f.ends_with("report.json")
+                    && !f.ends_with("manifest.json")
+                    && !f.ends_with("report-sidecar.json")
+            })
             .count(),
         0,
         "{name}: files left behind: {files:?}"
@@ -364,6 +368,7 @@ fn bench_prints_the_table_and_its_json() {
                 mini.join("acl-clips").join(clip),
             )
             .unwrap();
+            std::fs::copy(dir.join("acl.md"), mini.join("acl.md")).unwrap();
             std::fs::copy(
                 dir.join("acl_dev_clips.csv"),
                 mini.join("acl_dev_clips.csv"),
@@ -386,8 +391,10 @@ fn bench_prints_the_table_and_its_json() {
         "p99 mm",
         "comp ms",
         "warm ns",
-        "cold ns",
+        "strict ns",
         "copies ns",
+        "sub10",
+        "by-joint",
     ] {
         assert!(table.contains(column), "{column} missing from\n{table}");
     }
@@ -404,11 +411,28 @@ fn bench_prints_the_table_and_its_json() {
             let ns = r[k].as_f64().unwrap();
             assert!(ns > 0.0 && ns < 1e6, "{k} = {ns}");
         }
+        for k in [
+            "pose_ns",
+            "first_joint_ns",
+            "middle_joint_ns",
+            "last_joint_ns",
+            "subset10_ns",
+            "joint_by_joint_ns",
+            "strict_pose_ns",
+            "strict_last_joint_ns",
+        ] {
+            let ns = r["decode"][k].as_f64().unwrap();
+            assert!(ns > 0.0 && ns < 1e7, "decode.{k} = {ns}");
+        }
     }
     if anchors.is_some() {
         let rows = json["acl"]["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0]["acl_bytes"], 4982);
+        // ACL's decode figures from acl.md's side-by-side table.
+        assert_eq!(rows[0]["acl_decode"]["pose_ns"], 441.0);
+        assert_eq!(rows[0]["acl_decode"]["last_joint_ns"], 149.0);
+        assert!(table.contains("geomean"), "{table}");
         assert!(table.contains("ours/ACL"), "{table}");
     }
 }

@@ -261,3 +261,34 @@ fn quality_warnings_are_printed_counted_and_deniable() {
     let summary = events.last().unwrap();
     assert_eq!(summary["warnings"], n);
 }
+
+#[test]
+fn root_motion_on_a_joint_below_the_moving_root_is_explained() {
+    let tmp = tempfile::tempdir().unwrap();
+    biped_in(tmp.path());
+    // The biped walks by its 'Root' joint; extracting from 'Hips' (its
+    // child) leaves 1.68 m of travel in the pose and the loop pops.
+    std::fs::write(
+        tmp.path().join("ludus-anim.toml"),
+        "[[asset]]\nsources = [\"biped.glb\"]\n[asset.clips.walk]\nloop = 'loop'\nroot_motion = { joint = 'Hips', policy = 'planar' }\n",
+    )
+    .unwrap();
+    let o = ludus_anim(&["cook", "-o", "out"], tmp.path());
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("root_motion_ancestor_animated"), "{t}");
+    assert!(t.contains("did you mean root_motion.joint = 'Root'"), "{t}");
+    // With the motion root, no such warning and no popping loop.
+    std::fs::write(
+        tmp.path().join("ludus-anim.toml"),
+        "[[asset]]\nsources = [\"biped.glb\"]\n[asset.clips.walk]\nloop = 'loop'\nroot_motion = { joint = 'Root', policy = 'planar' }\n",
+    )
+    .unwrap();
+    let o = ludus_anim(&["cook", "-o", "out"], tmp.path());
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        !t.contains("root_motion_ancestor_animated") && !t.contains("loop_seam"),
+        "{t}"
+    );
+}

@@ -6,6 +6,7 @@
 //! allocates and happens before counting starts; then every clip is
 //! decoded at many times through every runtime path a game uses per frame
 //! (`Clip::sample`, `static_pose` + `sample_static`, `sample_joints`,
+//! `sample_joints_static`, a `DecodeContext` (pose, subset, mask, seek back),
 //! curve evaluation, event crossings, root-motion deltas, FK, additive
 //! application), and the test asserts that not one allocation happened.
 
@@ -14,7 +15,7 @@ use common::*;
 
 use ludus_anim_runtime::additive::apply_additive_pose;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
-use ludus_anim_runtime::{Affine3A, Clip, Package, Transform};
+use ludus_anim_runtime::{Affine3A, Clip, DecodeContext, Package, Transform};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
@@ -188,6 +189,24 @@ fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers, prev: f64, t: f64) -> f
     assert!(c.sample_static(ts, &b.static_pose, &mut b.fast));
     assert!(c.sample_joints(ts, defaults, &b.ascending, &mut b.subset));
     assert!(c.sample_joints(ts, defaults, &b.descending, &mut b.subset));
+    assert!(c.sample_joints_static(ts, &b.static_pose, &b.descending, &mut b.subset));
+    let mut ctx = DecodeContext::new(c);
+    ctx.seek(ts);
+    assert!(ctx.sample_static(&b.static_pose, &mut b.fast));
+    assert!(ctx.sample_joints_static(&b.static_pose, &b.ascending, &mut b.subset));
+    let mask = [0x5555_5555_5555_5555u64; 4];
+    let words = b.fast.len().div_ceil(64);
+    let tail = b.fast.len() % 64;
+    let mut m = [0u64; 4];
+    if words <= 4 {
+        m[..words].copy_from_slice(&mask[..words]);
+        if tail != 0 {
+            m[words - 1] &= (1u64 << tail) - 1;
+        }
+        assert!(ctx.sample_masked(&b.static_pose, &m[..words], &mut b.fast));
+    }
+    ctx.advance(-0.01);
+    assert!(ctx.sample(defaults, &mut b.direct));
     let pose = if c.is_additive() {
         assert!(apply_additive_pose(
             &b.rest,

@@ -14,6 +14,18 @@ use ludus_anim_runtime::Skeleton;
 /// interpolates almost linearly between the measured points.
 pub const SAFETY: f32 = 0.99;
 
+/// The encoder aims this many f32 floors below each threshold: one for the
+/// noise verification's extra times and peak search can land on (the
+/// encoder's own checks see it only at its own times), one for the floor
+/// the report adds to what verification measured.
+pub const FLOOR_MARGIN: f32 = 2.0;
+
+/// The f32 margin may take at most this share of a threshold: beyond it the
+/// encoder aims at what is left and verification reports the honest total
+/// (a rig so far from the origin cannot hold the threshold at every time
+/// in f32 whatever the codec does).
+pub const MAX_FLOOR_SHARE: f32 = 0.75;
+
 pub(crate) struct Prep<'a> {
     pub j: usize,
     pub n: usize,
@@ -29,7 +41,14 @@ pub(crate) struct Prep<'a> {
     pub raw_mid_comp: Vec<Affine3A>,
     /// User thresholds (meters).
     pub threshold: Vec<f32>,
-    /// Thresholds the search enforces (`threshold * SAFETY`).
+    /// What the decoded error may reach at the checked times: the
+    /// threshold less [`FLOOR_MARGIN`] times the clip's f32 floor
+    /// (`ludus_anim_verify::f32_floor`, which verification adds back), at
+    /// least `1 - MAX_FLOOR_SHARE` of it.
+    pub aim: Vec<f32>,
+    /// The clip's f32 floor (meters).
+    pub floor: f32,
+    /// Thresholds the search enforces (`aim * SAFETY`).
     pub limit: Vec<f32>,
     pub shell: Vec<f32>,
     /// Dominant shell: the distance and limit of the vertex (own or of a
@@ -125,8 +144,13 @@ impl<'a> Prep<'a> {
         }
 
         let threshold = settings.joint_threshold_m.clone();
-        let limit: Vec<f32> = threshold.iter().map(|t| t * SAFETY).collect();
         let shell = settings.joint_shell_m.clone();
+        let floor = ludus_anim_verify::f32_floor(skeleton, &clip.samples, clip.num_samples, &shell);
+        let aim: Vec<f32> = threshold
+            .iter()
+            .map(|t| (t - FLOOR_MARGIN * floor).max(t * (1.0 - MAX_FLOOR_SHARE)))
+            .collect();
+        let limit: Vec<f32> = aim.iter().map(|t| t * SAFETY).collect();
         let subtree_end = skeleton.subtree_ends();
 
         // Dominant shells (ACL 2.x computes a similar per-joint "rigid
@@ -164,6 +188,8 @@ impl<'a> Prep<'a> {
             raw_comp,
             raw_mid_comp,
             threshold,
+            aim,
+            floor,
             limit,
             shell,
             dom_shell,

@@ -25,24 +25,9 @@ use std::path::{Component, Path, PathBuf};
 /// `path` with `.` segments dropped and `..` segments applied lexically;
 /// leading `..` segments of a relative path are kept, `..` at the root of
 /// an absolute path is dropped (as the file system does). The empty path
-/// normalizes to the empty path.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out: Vec<Component<'_>> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match out.last() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => out.push(c),
-            },
-            c => out.push(c),
-        }
-    }
-    out.iter().collect()
-}
+/// normalizes to the empty path. The importers' function, so a companion
+/// path an importer derives and the path the cook records agree.
+pub use ludus_anim_importers::companion::normalize;
 
 /// `path` relative to `base`, both absolute and normalized: the segments
 /// after their common prefix, with one `..` per remaining segment of

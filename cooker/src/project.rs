@@ -46,6 +46,8 @@ pub struct Project {
     pub out: PathBuf,
     pub profile: String,
     pub cache_dir: PathBuf,
+    /// The manifest's `[report]` table (defaults without a manifest).
+    pub report: ludus_anim_report::rules::ReportConfig,
     /// The build farm's remote cache, if one is configured.
     pub remote: Option<RemoteConfig>,
 }
@@ -116,6 +118,10 @@ pub fn resolve(args: &ProjectArgs, cwd: &Path, fixtures: &Path) -> Result<Projec
             .clone()
             .or_else(|| settings.and_then(|s| rel(&s.cache)))
             .unwrap_or_else(default_cache_dir),
+        report: manifest
+            .as_ref()
+            .map(|(_, m)| m.report.clone())
+            .unwrap_or_default(),
         root,
         remote,
     })

@@ -58,23 +58,33 @@ stage_list! {
     /// retarget profile (retargeted assets only).
     Retarget: "retarget", version 1, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
-    /// curves. 2: warnings as located diagnostics.
-    Resample: "resample", version 2, per Clip;
+    /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
+    /// interval plus a peak search, six-vertex metric, a last raise to the
+    /// largest key-aligned rate within the maximum (2: warnings as located
+    /// diagnostics).
+    Resample: "resample", version 3, per Clip;
     /// Loops, root motion, additive deltas, markers/events.
-    /// 3: warnings as located diagnostics (2: loops, root motion, additive
-    /// and markers; was: loop only).
-    Prepare: "prepare", version 3, per Clip;
-    /// Codec blob. 2: VBR codec v2 (16-bit rotation ranges, unranged
-    /// segments).
-    Encode: "encode", version 2, per Clip;
-    /// Decode through the runtime and measure. 3: measures the static-pose
-    /// decode and checks it equals the direct decode (2: additive clips
-    /// measured applied; scalar curve errors).
-    Verify: "verify", version 3, per Clip;
+    /// 5: loop seam error with the six-vertex metric (4: a warning when
+    /// the root-motion joint's ancestor travels; 3: warnings as located
+    /// diagnostics; 2: loops, root motion, additive and markers; was: loop
+    /// only).
+    Prepare: "prepare", version 5, per Clip;
+    /// Codec blob. 3: six-vertex metric, aims twice the clip's f32 floor
+    /// below each threshold, checks quarter points and random times (2: VBR
+    /// codec v2, 16-bit rotation ranges, unranged segments).
+    Encode: "encode", version 3, per Clip;
+    /// Decode through the runtime and measure. 4: samples, quarter points,
+    /// seams, key times, random times and a peak search, counted; the f32
+    /// floor; the per-time error grid for the sidecar (3: measures the
+    /// static-pose decode and checks it equals the direct decode; 2:
+    /// additive clips measured applied; scalar curve errors).
+    Verify: "verify", version 4, per Clip;
     /// The package bytes, manifest entry and report of one asset.
-    /// 4: the report's located quality warnings (3: quantized scalar
+    /// 5: the report's time-check counts and f32 floor, the sidecar
+    /// record, errors within the f32 floor a warning rather than a failure
+    /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 4, per Asset;
+    Package: "package", version 5, per Asset;
 }
 
 impl Stage {

@@ -24,10 +24,8 @@ fn biped_cook(dir: &Path, name: &str, profile: &str, walk_profile: Option<&Path>
     let files = vec![root.join("biped.glb")];
     let extra = [("biped.glb", entry)];
     let out = dir.join(name);
-    let reference = dir.join(format!("{name}.reference"));
     let rep = without_timings(cook_jobs(jobs(&files, &extra), &root, &out, profile, false));
-    let ref_rep = cook_jobs(jobs(&files, &extra), &root, &reference, profile, true);
-    let side = write_sidecar(&rep, &out, &ref_rep, &reference);
+    let side = cook_sidecar(&out);
     Cook::new(name, rep, Some(side))
 }
 

@@ -24,10 +24,7 @@ fn biped(dir: &Path, name: &str, profile: &str, walk_profile: Option<&Path>) -> 
     let files = vec![root.join("biped.glb")];
     let extra = [("biped.glb", settings(&text))];
     let out = dir.join(name);
-    let reference = dir.join(format!("{name}.reference"));
-    let rep = cook_jobs(jobs(&files, &extra), &root, &out, profile, false);
-    let ref_rep = cook_jobs(jobs(&files, &extra), &root, &reference, profile, true);
-    write_sidecar(&rep, &out, &ref_rep, &reference);
+    cook_jobs(jobs(&files, &extra), &root, &out, profile, false);
     out
 }
 
@@ -235,9 +232,11 @@ fn fixture_sidecars_hold_the_cooks_own_errors() {
             let worst = (0..s.joint_count())
                 .map(|j| s.error_m(j, s.joint_worst(j).1))
                 .fold(0.0, f32::max);
-            // The sidecar stores 1/10000 of each threshold.
+            // The sidecar stores 1/10000 of each threshold, as measured;
+            // the report adds the clip's f32 floor.
+            let floor = c.checks.as_ref().map_or(0.0, |k| k.f32_floor_m);
             assert!(
-                (worst - c.max_error_m).abs() <= 1e-8 + c.threshold_m * 1e-4,
+                (worst + floor - c.max_error_m).abs() <= 1e-8 + c.threshold_m * 1e-4,
                 "{} {}: {worst} vs {}",
                 a.source,
                 c.name,

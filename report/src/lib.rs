@@ -198,6 +198,9 @@ pub struct ClipReport {
     pub worst_joint: String,
     pub worst_time_s: f32,
     pub times_checked: usize,
+    /// Which times verification checked, and what the figures promise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<TimeChecks>,
     pub selected_joints: Vec<JointError>,
     pub curves: CurvesReport,
     pub compress_ms: f64,
@@ -254,6 +257,43 @@ impl ClipReport {
         };
         clip.max(selected)
     }
+}
+
+/// The times verification checked, by kind, for both figures, the f32
+/// allowance the reported figures include, and what they promise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimeChecks {
+    /// Times `max_error_m` was measured at (decoded vs the resampled grid).
+    pub codec: TimeCounts,
+    /// Times `source_error_m` was measured at (decoded vs the authored
+    /// curves, or the source's frames for sampled sources).
+    pub source: TimeCounts,
+    /// The clip's f32 floor, included in `max_error_m`, `source_error_m`
+    /// and the selected joints' figures (meters).
+    pub f32_floor_m: f32,
+    /// `curves`: `source_error_m` bounds the error against the authored
+    /// curves at any time; `frames` (sampled sources: BVH, FBX as baked,
+    /// SJSON): it holds at the source's frames, with the runtime's
+    /// interpolation between them as the motion.
+    pub contract: String,
+}
+
+/// How many times of each kind were checked (each time counted once, under
+/// the first kind that produced it in this order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeCounts {
+    /// Every sample time of the grid.
+    pub samples: usize,
+    /// Interior points of every interval.
+    pub interior: usize,
+    /// The clip end and both sides of a loop seam.
+    pub seam: usize,
+    /// Source key times and the instants just before them.
+    pub keys: usize,
+    /// Seeded random times (uniform over the clip).
+    pub random: usize,
+    /// Evaluations of the peak search around the worst of the above.
+    pub refined: usize,
 }
 
 /// How a clip was retargeted and how well (metrics as defined in

@@ -47,6 +47,19 @@ fn clip(full: bool) -> ClipReport {
         worst_joint: "Hand".into(),
         worst_time_s: 0.5,
         times_checked: 62,
+        checks: full.then(|| TimeChecks {
+            codec: TimeCounts {
+                samples: 31,
+                interior: 90,
+                seam: 3,
+                keys: 0,
+                random: 64,
+                refined: 96,
+            },
+            source: TimeCounts::default(),
+            f32_floor_m: 1e-7,
+            contract: "curves".into(),
+        }),
         selected_joints: vec![JointError {
             joint: "Hand".into(),
             max_error_m: 0.00009,

@@ -13,6 +13,14 @@
 
 #![forbid(unsafe_code)]
 
+pub mod floor;
+pub mod times;
+
+pub use floor::{f32_floor, FLOOR_FACTOR};
+pub use times::{
+    check_plan, golden_max, CheckTimes, Grid, TimeCounts, CODEC_FRACTIONS, SOURCE_FRACTIONS,
+};
+
 use glam::{DAffine3, DQuat, DVec3};
 use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;
@@ -27,8 +35,8 @@ use serde::{Deserialize, Serialize};
 /// tens of micrometres and would make the verdict depend on operation
 /// order).
 pub struct Scratch {
-    a: Vec<DAffine3>,
-    b: Vec<DAffine3>,
+    pub(crate) a: Vec<DAffine3>,
+    pub(crate) b: Vec<DAffine3>,
     qa: Vec<Quat>,
     qb: Vec<Quat>,
 }
@@ -57,7 +65,7 @@ fn to_daffine(t: &Transform) -> DAffine3 {
 }
 
 /// f64 component transforms of a local pose (parents before children).
-fn fk64(parents: &[u32], local: &[Transform], out: &mut [DAffine3]) {
+pub(crate) fn fk64(parents: &[u32], local: &[Transform], out: &mut [DAffine3]) {
     for j in 0..parents.len().min(local.len()).min(out.len()) {
         let m = to_daffine(&local[j]);
         let p = parents[j] as usize;
@@ -65,13 +73,17 @@ fn fk64(parents: &[u32], local: &[Transform], out: &mut [DAffine3]) {
     }
 }
 
-/// ACL-style virtual-vertex error between two f64 component transforms:
-/// the largest distance between the images of three points at `shell`
-/// along the joint's local axes. Full affine matrices (shear included).
+/// Virtual-vertex error between two f64 component transforms: the
+/// largest distance between the images of the six points at `shell` on
+/// both sides of each local axis (±x, ±y, ±z), which bounds the joint
+/// origin's displacement too (the mean of two opposite vertices'). Full
+/// affine matrices (shear included). Same formula as the runtime's f32
+/// `math::virtual_vertex_error`, which the encoder measures with.
 pub fn virtual_vertex_error64(reference: &DAffine3, other: &DAffine3, shell: f64) -> f64 {
     let dt = reference.translation - other.translation;
     let m = reference.matrix3 - other.matrix3;
-    let e = |axis: DVec3| (dt + axis * shell).length_squared();
+    let d2 = dt.length_squared();
+    let e = |a: DVec3| d2 + shell * shell * a.length_squared() + 2.0 * shell * dt.dot(a).abs();
     e(m.x_axis).max(e(m.y_axis)).max(e(m.z_axis)).sqrt()
 }
 
@@ -115,6 +127,15 @@ pub struct ErrorStats {
     /// Worst error per joint over all checked times.
     pub per_joint_max_m: Vec<f32>,
     pub times_checked: usize,
+    /// The checked times by kind (`refined`: the peak search's).
+    #[serde(default)]
+    pub counts: TimeCounts,
+    /// Every checked time, ascending, and the error of every joint there,
+    /// time-major (`errors_m[t * joints + j]`): the dashboard's sidecar.
+    #[serde(default)]
+    pub times_s: Vec<f32>,
+    #[serde(default)]
+    pub errors_m: Vec<f32>,
     /// Joints whose error exceeded their threshold: (joint, time, error,
     /// threshold), worst first, at most 16.
     pub violations: Vec<Violation>,
@@ -128,9 +149,10 @@ pub struct Violation {
     pub threshold_m: f32,
 }
 
-/// Every time verification checks for a clip: each sample time, each
-/// midpoint between samples, quarter points near the end, and (looping
-/// clips) times just before and exactly at the loop seam.
+/// Every time verification checks for a clip's codec error: each sample,
+/// the quarter points of every interval (a wrap loop's seam interval
+/// included), the end, both sides of a loop seam, and seeded random times
+/// ([`times::check_plan`] with [`CODEC_FRACTIONS`]).
 ///
 /// A grid whose last sample lies before the duration is a wrap loop
 /// (`LoopMode::LoopWrap`: no duplicated end sample, the sample after the
@@ -144,107 +166,164 @@ pub fn check_times(
     num_samples: u32,
     looping: bool,
 ) -> Vec<f32> {
-    let mut t = Vec::with_capacity(num_samples as usize * 2 + 8);
-    let dt = 1.0 / sample_rate_hz;
-    for i in 0..num_samples {
-        let s = (i as f32 * dt).min(duration_s);
-        t.push(s);
-        let m = (i as f32 + 0.5) * dt;
-        if m < duration_s {
-            t.push(m);
-        }
-    }
-    t.push(duration_s);
-    let last = num_samples.saturating_sub(1) as f32 * dt;
-    let wrap = duration_s > 0.0 && last + 1e-3 * dt < duration_s;
-    if wrap {
-        for q in [0.25, 0.5, 0.75] {
-            t.push(last + q * (duration_s - last));
-        }
-    }
-    if (looping || wrap) && duration_s > 0.0 {
-        t.push((duration_s - 0.25 * dt).max(0.0));
-        t.push(duration_s + 0.25 * dt);
-    }
-    t.sort_by(f32::total_cmp);
-    t.dedup();
-    t
+    let grid = Grid {
+        duration_s,
+        sample_rate_hz,
+        num_samples,
+        looping,
+    };
+    check_plan(grid, &CODEC_FRACTIONS, &[]).times
 }
+
+/// Peak searches after the listed times: around this many of the worst.
+pub const PEAK_SEARCHES: usize = 8;
 
 /// Compare two poses at each of `times`: `poses(t, expected, actual)`
 /// fills both local poses (false: `actual` could not be produced, which is
 /// reported as an infinite error rather than hidden). Errors are measured
 /// with [`pose_errors`]; every joint over its threshold is a violation.
+///
+/// With `peak_h > 0`, the [`PEAK_SEARCHES`] worst times (by error over
+/// threshold) are then each searched for a higher value within `± peak_h`
+/// ([`golden_max`]); those evaluations count as checked times
+/// (`counts.refined`) like any other.
 pub fn verify_poses(
     skeleton: &Skeleton,
     times: &[f32],
+    peak_h: f32,
     shells: &[f32],
     thresholds: &[f32],
-    mut poses: impl FnMut(f32, &mut [Transform], &mut [Transform]) -> bool,
+    poses: impl FnMut(f32, &mut [Transform], &mut [Transform]) -> bool,
 ) -> ErrorStats {
-    let n = skeleton.joint_count();
-    let mut scratch = Scratch::new(n);
-    let mut expected = vec![Transform::IDENTITY; n];
-    let mut actual = vec![Transform::IDENTITY; n];
-    let mut pos = vec![0.0f32; n];
-    let mut rot = vec![0.0f32; n];
-    let mut all = Vec::with_capacity(times.len() * n);
-    let mut stats = ErrorStats {
-        per_joint_max_m: vec![0.0; n],
-        ..Default::default()
-    };
-    let mut violations = Vec::new();
-    for &t in times {
-        if !poses(t, &mut expected, &mut actual) {
-            stats.max_error_m = f32::INFINITY;
-            continue;
+    let mut m = Measurer::new(skeleton, shells, thresholds, poses);
+    let mut worst: Vec<(f32, f32)> = times.iter().map(|&t| (m.measure(t), t)).collect();
+    if peak_h > 0.0 {
+        worst.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)));
+        for &(_, t) in worst.iter().take(PEAK_SEARCHES) {
+            golden_max(t, peak_h, |x| m.measure(x));
         }
-        pose_errors(
+    }
+    let refined = m.rows.len() - times.len();
+    let mut stats = m.finish();
+    stats.counts.refined = refined;
+    stats
+}
+
+/// Accumulates [`verify_poses`]' measurements.
+struct Measurer<'a, F> {
+    skeleton: &'a Skeleton,
+    shells: &'a [f32],
+    thresholds: &'a [f32],
+    poses: F,
+    scratch: Scratch,
+    expected: Vec<Transform>,
+    actual: Vec<Transform>,
+    pos: Vec<f32>,
+    rot: Vec<f32>,
+    /// (time, index of its first error in `errors`).
+    rows: Vec<(f32, usize)>,
+    errors: Vec<f32>,
+    stats: ErrorStats,
+    violations: Vec<Violation>,
+}
+
+impl<'a, F: FnMut(f32, &mut [Transform], &mut [Transform]) -> bool> Measurer<'a, F> {
+    fn new(skeleton: &'a Skeleton, shells: &'a [f32], thresholds: &'a [f32], poses: F) -> Self {
+        let n = skeleton.joint_count();
+        Measurer {
             skeleton,
-            &expected,
-            &actual,
             shells,
-            &mut scratch,
-            &mut pos,
-            &mut rot,
-        );
+            thresholds,
+            poses,
+            scratch: Scratch::new(n),
+            expected: vec![Transform::IDENTITY; n],
+            actual: vec![Transform::IDENTITY; n],
+            pos: vec![0.0; n],
+            rot: vec![0.0; n],
+            rows: Vec::new(),
+            errors: Vec::new(),
+            stats: ErrorStats {
+                per_joint_max_m: vec![0.0; n],
+                ..Default::default()
+            },
+            violations: Vec::new(),
+        }
+    }
+
+    /// Measure at `t`; the largest error over threshold of any joint.
+    fn measure(&mut self, t: f32) -> f32 {
+        let n = self.skeleton.joint_count();
+        let ok = (self.poses)(t, &mut self.expected, &mut self.actual);
+        if ok {
+            pose_errors(
+                self.skeleton,
+                &self.expected,
+                &self.actual,
+                self.shells,
+                &mut self.scratch,
+                &mut self.pos,
+                &mut self.rot,
+            );
+        }
+        self.rows.push((t, self.errors.len()));
+        let stats = &mut self.stats;
+        let mut worst = 0.0f32;
         for j in 0..n {
-            let e = if pos[j].is_finite() {
-                pos[j]
+            let e = if ok && self.pos[j].is_finite() {
+                self.pos[j]
             } else {
                 f32::INFINITY
             };
-            all.push(e);
-            if e > stats.per_joint_max_m[j] {
-                stats.per_joint_max_m[j] = e;
-            }
+            self.errors.push(e);
+            stats.per_joint_max_m[j] = stats.per_joint_max_m[j].max(e);
             if e > stats.max_error_m {
                 stats.max_error_m = e;
                 stats.worst_joint = j;
                 stats.worst_time_s = t;
             }
-            stats.max_rotation_error_deg = stats.max_rotation_error_deg.max(rot[j].to_degrees());
-            if e > thresholds[j] {
-                violations.push(Violation {
+            if ok {
+                stats.max_rotation_error_deg =
+                    stats.max_rotation_error_deg.max(self.rot[j].to_degrees());
+            }
+            let th = self.thresholds.get(j).copied().unwrap_or(0.0);
+            worst = worst.max(if th > 0.0 { e / th } else { e });
+            if e > th {
+                self.violations.push(Violation {
                     joint: j,
                     time_s: t,
                     error_m: e,
-                    threshold_m: thresholds[j],
+                    threshold_m: th,
                 });
             }
         }
+        worst
     }
-    stats.times_checked = times.len();
-    stats.p99_error_m = percentile(&mut all, 0.99);
-    violations.sort_by(|a, b| b.error_m.total_cmp(&a.error_m).then(a.joint.cmp(&b.joint)));
-    violations.truncate(16);
-    stats.violations = violations;
-    stats
+
+    fn finish(self) -> ErrorStats {
+        let n = self.skeleton.joint_count();
+        let mut stats = self.stats;
+        let mut rows = self.rows;
+        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        stats.times_checked = rows.len();
+        stats.times_s = rows.iter().map(|r| r.0).collect();
+        stats.errors_m = Vec::with_capacity(self.errors.len());
+        for &(_, at) in &rows {
+            stats.errors_m.extend_from_slice(&self.errors[at..at + n]);
+        }
+        let mut all = self.errors;
+        stats.p99_error_m = percentile(&mut all, 0.99);
+        let mut violations = self.violations;
+        violations.sort_by(|a, b| b.error_m.total_cmp(&a.error_m).then(a.joint.cmp(&b.joint)));
+        violations.truncate(16);
+        stats.violations = violations;
+        stats
+    }
 }
 
 /// Compare `clip` (decoded through the runtime, rest-pose defaults)
-/// against `reference` at `times`. `reference(t, out)` writes the expected
-/// local pose at time `t`.
+/// against `reference` at `times`, then search for peaks within
+/// `± peak_h` of the worst ([`verify_poses`]). `reference(t, out)` writes
+/// the expected local pose at time `t`.
 ///
 /// The clip is decoded both ways games can: from its static pose
 /// (`Clip::sample_static`, measured) and directly (`Clip::sample`). The two
@@ -254,6 +333,7 @@ pub fn verify_clip(
     skeleton: &Skeleton,
     clip: &Clip<'_>,
     times: &[f32],
+    peak_h: f32,
     shells: &[f32],
     thresholds: &[f32],
     mut reference: impl FnMut(f32, &mut [Transform]),
@@ -266,6 +346,7 @@ pub fn verify_clip(
     verify_poses(
         skeleton,
         times,
+        peak_h,
         shells,
         thresholds,
         |t, expected, actual| {

@@ -10,7 +10,10 @@
 //! - `loop N` / `loop-static N` / `loop-joints N`: decode one clip of the
 //!   first package N times at pseudo-random times with `Clip::sample` /
 //!   `Clip::sample_static` / `Clip::sample_joints` (the five joints `dump`
-//!   picks for pose 0), nothing else: a steady target for `perf record` or
+//!   picks for pose 0), nothing else (also `loop-context`: a
+//!   `DecodeContext` pose; `loop-joint=J` / `loop-walk=J`: joint J, by
+//!   default the last, through the index / by the walk; `loop-sub10` /
+//!   `loop-sub10-walk`: ten joints spread over the skeleton): a steady target for `perf record` or
 //!   `valgrind --tool=callgrind` instruction counts. The clip is the first
 //!   one unless `--clip NAME` follows N. Instructions per pose: the
 //!   difference of two runs' totals over the difference of their N.
@@ -33,7 +36,7 @@ fn main() {
         .unwrap_or_else(|| fail("usage: decode_probe dump|loop N PKG...".into()));
     let (count, paths) = match mode.as_str() {
         "dump" => (0usize, rest),
-        "loop" | "loop-static" | "loop-joints" => {
+        m if m.starts_with("loop") => {
             let (n, paths) = rest
                 .split_first()
                 .unwrap_or_else(|| fail("loop needs a count".into()));
@@ -73,13 +76,52 @@ fn main() {
             if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
                 let picked: Vec<u32> = (0..5).map(|k| ((k * 13) % joints) as u32).collect();
-                let mut sub = vec![Transform::IDENTITY; picked.len()];
+                // `loop-joint=J` / `loop-walk=J`: joint J (default: the last).
+                let one = mode
+                    .split_once('=')
+                    .and_then(|(_, j)| j.parse::<u32>().ok())
+                    .unwrap_or(joints as u32 - 1)
+                    .min(joints as u32 - 1);
+                let last = [one];
+                let ten: Vec<u32> = (0..joints.min(10))
+                    .map(|k| (k * joints / joints.min(10)) as u32)
+                    .collect();
+                let mut sub = vec![Transform::IDENTITY; picked.len().max(ten.len())];
+                let mut ctx = ludus_anim_runtime::DecodeContext::new(clip);
+                let kind = mode.split('=').next().unwrap_or("");
                 for i in 0..count {
                     let t = times[i % times.len()];
-                    let ok = match mode.as_str() {
+                    let ok = match kind {
                         "loop" => clip.sample(t, rest_pose, &mut out),
                         "loop-static" => clip.sample_static(t, &static_pose, &mut out),
-                        _ => clip.sample_joints(t, rest_pose, &picked, &mut sub),
+                        "loop-context" => {
+                            ctx.seek(t);
+                            ctx.sample_static(&static_pose, &mut out)
+                        }
+                        "loop-joint" => {
+                            clip.sample_joints_static(t, &static_pose, &last, &mut sub[..1])
+                        }
+                        "loop-walk" => clip.codec().decode_joints(
+                            clip.position(t),
+                            rest_pose,
+                            &last,
+                            &mut sub[..1],
+                        ),
+                        "loop-sub10" => {
+                            let n = ten.len();
+                            clip.sample_joints_static(t, &static_pose, &ten, &mut sub[..n])
+                        }
+                        "loop-sub10-walk" => {
+                            let n = ten.len();
+                            clip.codec().decode_joints(
+                                clip.position(t),
+                                rest_pose,
+                                &ten,
+                                &mut sub[..n],
+                            )
+                        }
+                        "loop-joints" => clip.sample_joints(t, rest_pose, &picked, &mut sub[..5]),
+                        other => fail(format!("unknown mode {other}")),
                     };
                     std::hint::black_box((ok, &out, &sub));
                 }

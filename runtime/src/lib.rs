@@ -56,8 +56,10 @@ pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT
 pub use timing::{sample_position, LoopMode, SamplePosition};
 pub mod additive;
 pub mod codec;
+pub mod context;
 pub mod events;
 pub mod package;
 pub mod root_motion;
 
+pub use context::DecodeContext;
 pub use package::{Clip, Package, PackageError};

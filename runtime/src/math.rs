@@ -104,10 +104,18 @@ pub fn interpolate(a: &Transform, b: &Transform, t: f32) -> Transform {
     }
 }
 
-/// ACL-style virtual-vertex error between two component-space transforms:
-/// the largest distance between the images of three points at `shell`
-/// meters along the joint's local axes. Full affine matrices, so shear from
+/// Virtual-vertex error between two component-space transforms: the
+/// largest distance between the images of the six points at `shell`
+/// meters on both sides of each of the joint's local axes (±x, ±y, ±z).
+/// Vertices on both sides bound the joint origin too: its displacement is
+/// the mean of two opposite vertices' (ACL's three vertices on the positive
+/// axes can all stay within a threshold while the origin moves up to
+/// about 1.07 times as far). Full affine matrices, so shear from
 /// non-uniform scale under rotation is measured, not ignored.
+///
+/// With `d` the origin's displacement and `a` an axis column difference,
+/// `|d ± s a|^2 = |d|^2 + s^2 |a|^2 ± 2 s (d . a)`: the larger of each pair
+/// takes `|d . a|`.
 ///
 /// Adapted idea: Nicholas Frechette, ACL documentation "Error metrics"
 /// (virtual vertices at a shell distance, measured in object space).
@@ -115,10 +123,9 @@ pub fn interpolate(a: &Transform, b: &Transform, t: f32) -> Transform {
 pub fn virtual_vertex_error(reference: &Affine3A, other: &Affine3A, shell: f32) -> f32 {
     let dt = reference.translation - other.translation;
     let m = reference.matrix3 - other.matrix3;
-    let ex = (dt + m.x_axis * shell).length_squared();
-    let ey = (dt + m.y_axis * shell).length_squared();
-    let ez = (dt + m.z_axis * shell).length_squared();
-    ex.max(ey).max(ez).sqrt()
+    let d2 = dt.length_squared();
+    let e = |a: Vec3A| d2 + shell * shell * a.length_squared() + 2.0 * shell * dt.dot(a).abs();
+    e(m.x_axis).max(e(m.y_axis)).max(e(m.z_axis)).sqrt()
 }
 
 /// Angle in radians between two rotations, ignoring quaternion sign.

@@ -30,9 +30,13 @@ pub struct BenchArgs {
     /// Also write the JSON to this file (never one of the inputs).
     #[arg(short, long)]
     out: Option<PathBuf>,
-    /// Timed cold-cache decodes per clip.
+    /// Timed strict-flush decodes per clip and figure.
     #[arg(long, default_value_t = 101)]
     cold_iterations: usize,
+    /// Treat the inputs as cooked packages (.ludanim) and measure their
+    /// decode only (no cook); ACL's figures are matched by file name.
+    #[arg(long)]
+    packages: bool,
 }
 
 fn shared_dir(name: &str) -> PathBuf {
@@ -120,20 +124,29 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
     }
     let mut text = String::new();
     let mut results = Vec::new();
-    let r = bench::run(
-        &files,
-        &profiles,
-        None,
-        &Default::default(),
-        a.cold_iterations,
-    );
-    text.push_str(&bench::render(&r));
-    results.push(("fixtures", r));
-    if !a.no_acl {
+    if a.packages {
+        let dir = a.anchors.clone().unwrap_or_else(|| shared_dir("anchors"));
+        let r = bench::run_packages(&a.files, &acl_anchors(&dir), a.cold_iterations);
+        text.push_str(&bench::render_decode(&r.rows));
+        results.push(("packages", r));
+    } else {
+        let r = bench::run(
+            &files,
+            &profiles,
+            None,
+            &Default::default(),
+            a.cold_iterations,
+        );
+        text.push_str(&bench::render(&r));
+        text.push_str(&bench::render_decode(&r.rows));
+        results.push(("fixtures", r));
+    }
+    if !a.no_acl && !a.packages {
         match acl_side_by_side(&a, &profiles, out) {
             Ok(Some(r)) => {
                 text.push_str("\nACL anchor clips (standard profile, --units cm):\n");
                 text.push_str(&bench::render(&r));
+                text.push_str(&bench::render_decode(&r.rows));
                 results.push(("acl", r));
             }
             Ok(None) => {}
@@ -163,6 +176,14 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
     }
 }
 
+/// ACL's figures from the anchor directory (missing files give none).
+fn acl_anchors(dir: &Path) -> bench::AclAnchors {
+    bench::AclAnchors {
+        sizes: bench::load_acl_csv(&dir.join("acl_dev_clips.csv")),
+        decode: bench::anchors::load_acl_decode(&dir.join("acl.md")),
+    }
+}
+
 /// The ACL anchor clips at the standard profile, if the anchors exist.
 fn acl_side_by_side(
     a: &BenchArgs,
@@ -178,7 +199,7 @@ fn acl_side_by_side(
         ));
         return Ok(None);
     }
-    let acl = bench::load_acl_csv(&dir.join("acl_dev_clips.csv"));
+    let acl = acl_anchors(&dir);
     let standard = match profiles.iter().find(|p| p.name == "standard") {
         Some(p) => p.clone(),
         None => Profile::load("standard").map_err(|e| {

@@ -7,7 +7,7 @@ use ludus_anim_cache::Store;
 use ludus_anim_cooker::events::Observer;
 use ludus_anim_cooker::manifest::RemoteMode;
 use ludus_anim_cooker::manifest::Units;
-use ludus_anim_cooker::pipeline::{cook, CookError, CookOptions};
+use ludus_anim_cooker::pipeline::{cook, CookError, CookOptions, SidecarSettings};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::progress;
 use ludus_anim_cooker::project::{self, Origin, Project, ProjectArgs};
@@ -80,6 +80,11 @@ pub struct CookArgs {
     /// Fail (exit 1) on quality warnings too: `--deny warnings`, for CI.
     #[arg(long, value_enum)]
     deny: Option<Deny>,
+    /// Do not write OUT/report-sidecar.json (the dashboard's per-time
+    /// errors and bit rates); the manifest's `[report] sidecar = false`
+    /// does the same.
+    #[arg(long)]
+    no_sidecar: bool,
     /// Test hook: multiply the encoder's error thresholds (verification
     /// keeps the profile's), to prove verification catches overshoot.
     #[arg(long = "debug-encoder-slack", default_value_t = 1.0, hide = true)]
@@ -231,6 +236,10 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
             CodecArg::Vbr => CodecChoice::Vbr,
             CodecArg::Reference => CodecChoice::Reference,
         }),
+        sidecar: SidecarSettings {
+            write: p.report.sidecar && !a.no_sidecar,
+            max_mb: p.report.sidecar_max_mb,
+        },
     }
 }
 

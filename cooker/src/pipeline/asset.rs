@@ -22,6 +22,7 @@ use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
+use ludus_anim_report::sidecar::ClipSidecar;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -34,6 +35,8 @@ pub struct AssetResult {
     /// Package file name and bytes.
     pub package: Option<PackageBytes>,
     pub manifest: Option<ManifestAsset>,
+    /// Per-clip dashboard records (empty when the sidecar is off).
+    pub sidecar: Vec<ClipSidecar>,
 }
 
 /// The cached result of a whole asset (the `package` stage).
@@ -99,6 +102,7 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
                 report: r,
                 package: None,
                 manifest: None,
+                sidecar: Vec::new(),
             }
         }
     }
@@ -384,12 +388,27 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     } else {
         Tier::Local
     };
+    // A cook that wants the sidecar needs the record's; without one (the
+    // record was written with the sidecar off) the clip stages rebuild it.
+    let sidecar = if cx.options.sidecar.write {
+        let (b, _) = cx.cache.lookup_bytes(Stage::Package, &sidecar_key(key))?;
+        serde_json::from_slice(&b).ok()?
+    } else {
+        Vec::new()
+    };
     cx.record(file, Stage::Package, None, Some(tier), start);
     Some(AssetResult {
         report: outcome.report,
         package: Some((outcome.package_name, Arc::new(pkg))),
         manifest: Some(outcome.manifest),
+        sidecar,
     })
+}
+
+fn sidecar_key(package_key: &Key) -> Key {
+    let mut k = KeyBuilder::new();
+    k.str("sidecar").key(package_key);
+    k.finish()
 }
 
 fn package_bytes_key(package_key: &Key) -> Key {
@@ -601,7 +620,15 @@ fn assess(cooked: &[CookedClip], a: &AssetWork<'_>, r: &mut AssetReport) {
                 ));
             }
         }
-        if let Some(x) = c.verification.codec.violations.first() {
+        // Over by no more than the f32 floor: the clip's f32_floor warning
+        // says so (a rig that far from the origin cannot do better).
+        if let Some(x) = c
+            .verification
+            .codec
+            .violations
+            .first()
+            .filter(|_| c.over_threshold)
+        {
             r.status = AssetStatus::Failed;
             r.diagnostics.push(report::diagnostic(
                 &Diagnostic::error(
@@ -656,6 +683,15 @@ fn package_asset(
         joints: sk.joint_count(),
         clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
     };
+    let sidecar: Vec<ClipSidecar> = cooked.iter().filter_map(|c| c.sidecar.clone()).collect();
+    if cx.cache.enabled() && cx.options.sidecar.write {
+        match serde_json::to_vec(&sidecar) {
+            Ok(json) => cx
+                .cache
+                .put_bytes(Stage::Package, &sidecar_key(&a.keys.package), &json),
+            Err(e) => cx.cache.notice(format!("sidecar does not encode: {e}")),
+        }
+    }
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
             report: r.clone(),
@@ -682,6 +718,7 @@ fn package_asset(
         report: r.clone(),
         package: Some((packaged.file_name, Arc::new(packaged.bytes))),
         manifest: Some(manifest),
+        sidecar,
     })
 }
 

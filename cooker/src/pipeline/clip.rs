@@ -2,11 +2,14 @@
 //! through the cache under the key the chain derived for it.
 
 use super::plan::ClipPlan;
+use super::sidecar::clip_sidecar;
 use super::Cook;
 use crate::keys::ClipKeys;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
-use crate::report::{ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport};
+use crate::report::{
+    ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks, TimeCounts,
+};
 use crate::stage::Stage;
 use crate::stages::encode::{encode_prepared, Encoded};
 use crate::stages::normalize::Normalized;
@@ -16,6 +19,7 @@ use crate::stages::verify::{verify_in_package, ClipVerification};
 use ludus_anim_cache::Key;
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
+use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_runtime::timing::LoopMode;
 
 /// What one clip needs besides the shared cook context.
@@ -48,6 +52,12 @@ pub(crate) struct CookedClip {
     /// Quality warnings, each naming file and clip (joint and time where
     /// known); the asset's diagnostics carry them.
     pub warnings: Vec<Diagnostic>,
+    /// Verification found a joint over its threshold by more than the
+    /// clip's f32 floor (a codec failure, not f32 arithmetic): the asset
+    /// fails.
+    pub over_threshold: bool,
+    /// The clip's dashboard record, when the cook writes the sidecar.
+    pub sidecar: Option<ClipSidecar>,
 }
 
 /// Per-joint settings of the clip's profile on the normalized skeleton.
@@ -91,7 +101,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         &job.keys.verify,
         || check(job, &entry, &prepared, &js),
     )?;
-    entry.max_error_m = verification.codec.max_error_m;
+    entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
     let warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
     let report = clip_report(
         job,
@@ -102,7 +112,10 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         &js,
         &warnings,
     );
-    Ok(CookedClip {
+    let over_threshold = beyond_floor(&verification, &js.thresholds);
+    let mut cooked = CookedClip {
+        over_threshold,
+        sidecar: None,
         report,
         warnings,
         curve_threshold: job.profile.curve_error_threshold,
@@ -110,7 +123,11 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         prepared,
         verification,
         decisions,
-    })
+    };
+    if cx.options.sidecar.write {
+        cooked.sidecar = Some(clip_sidecar(job.file, &cooked, sk, &js.thresholds));
+    }
+    Ok(cooked)
 }
 
 /// Resample `plan` (a cut clip is its source shifted and shortened).
@@ -256,6 +273,7 @@ fn check(
         &job.plan.authored(),
         &js.thresholds,
         &js.shells,
+        job.kind,
         job.file,
     )
 }
@@ -333,7 +351,7 @@ fn clip_report(
             0.0
         },
         resample_error_m: rs.resample_error_m,
-        max_error_m: v.codec.max_error_m,
+        max_error_m: v.codec.max_error_m + v.floor_m,
         p99_error_m: v.codec.p99_error_m,
         max_rotation_error_deg: v.codec.max_rotation_error_deg,
         source_error_m: v.source_error_m,
@@ -341,12 +359,18 @@ fn clip_report(
         worst_joint: sk.name(v.codec.worst_joint).to_string(),
         worst_time_s: v.codec.worst_time_s,
         times_checked: v.codec.times_checked,
+        checks: Some(TimeChecks {
+            codec: counts(&v.codec.counts),
+            source: counts(&v.source_counts),
+            f32_floor_m: v.floor_m,
+            contract: v.contract.clone(),
+        }),
         selected_joints: profile
             .report_joint_indices(sk.names())
             .iter()
             .map(|&j| JointError {
                 joint: sk.name(j).to_string(),
-                max_error_m: v.codec.per_joint_max_m.get(j).copied().unwrap_or(0.0),
+                max_error_m: v.codec.per_joint_max_m.get(j).copied().unwrap_or(0.0) + v.floor_m,
                 threshold_m: js.thresholds[j],
             })
             .collect(),
@@ -396,9 +420,42 @@ fn clip_warnings(
             ),
         );
     }
+    let bound = codec + v.floor_m;
+    if !beyond_floor(v, &js.thresholds) && v.floor_m > 0.0 && bound > threshold {
+        out.push(Diagnostic::warning(
+            "f32_floor",
+            format!(
+                "the decoded error is {:.4} mm at the checked times, but f32 arithmetic alone moves this rig's vertices by up to {:.4} mm (its joints lie far from the origin: check the source's units), so between them it can reach {:.4} mm, above the profile's {:.4} mm",
+                codec * 1000.0,
+                v.floor_m * 1000.0,
+                bound * 1000.0,
+                threshold * 1000.0
+            ),
+        ));
+    }
     for d in &mut out {
         d.file = Some(job.file.to_string());
         d.clip = Some(job.plan.name.clone());
     }
     out
+}
+
+fn counts(c: &ludus_anim_verify::TimeCounts) -> TimeCounts {
+    TimeCounts {
+        samples: c.samples,
+        interior: c.interior,
+        seam: c.seam,
+        keys: c.keys,
+        random: c.random,
+        refined: c.refined,
+    }
+}
+
+/// Some joint's measured error exceeds its threshold by more than the f32
+/// floor: over what f32 arithmetic alone can explain.
+fn beyond_floor(v: &ClipVerification, thresholds: &[f32]) -> bool {
+    let per_joint = &v.codec.per_joint_max_m;
+    // NaN (a failed decode) counts as over.
+    let over = |(e, t): (&f32, &f32)| e.is_nan() || *e > t + v.floor_m;
+    !v.codec.violations.is_empty() && per_joint.iter().zip(thresholds).any(over)
 }

@@ -17,6 +17,7 @@ mod asset;
 mod clip;
 mod plan;
 mod retarget;
+mod sidecar;
 
 use crate::events::{CookEvent, Observer};
 use crate::fsutil::OutputDir;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use asset::AssetResult;
+pub use sidecar::SidecarSettings;
 
 /// What to cook and how.
 #[derive(Clone, Debug)]
@@ -62,6 +64,8 @@ pub struct CookOptions {
     pub shard: Option<(u32, u32)>,
     /// Codec for every profile (`--codec`), replacing the profiles' own.
     pub codec_override: Option<CodecChoice>,
+    /// `OUT/report-sidecar.json` (the dashboard's per-time data).
+    pub sidecar: SidecarSettings,
     /// Retarget profile for assets whose manifest entry names none
     /// (`--retarget`).
     pub retarget: Option<PathBuf>,
@@ -87,6 +91,7 @@ impl CookOptions {
             threads: 0,
             shard: None,
             codec_override: None,
+            sidecar: SidecarSettings::default(),
             retarget: None,
         }
     }
@@ -308,10 +313,12 @@ pub fn cook_with(
         assets: Vec::new(),
         shard: shard.clone(),
     };
+    let mut clips = Vec::new();
     for r in results {
         let r = r?;
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
+        clips.extend(r.sidecar);
     }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
@@ -324,6 +331,14 @@ pub fn cook_with(
         &to_json(&manifest)?,
     )?;
     write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
+    if options.sidecar.write {
+        let json =
+            sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| CookError::Write {
+                path: sidecar::sidecar_file(shard),
+                source: std::io::Error::other(e),
+            })?;
+        write(sink, &sidecar::sidecar_file(shard), &json)?;
+    }
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,

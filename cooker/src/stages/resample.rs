@@ -3,8 +3,9 @@
 //! The rate comes from the profile (the file's frame rate, the glTF key
 //! spacing, or a fixed rate). The stage then checks what the runtime will
 //! actually play — lerp/nlerp between samples — against the authored
-//! interpolation *between* samples (quarter points of every interval), in
-//! component space on virtual vertices. glTF LINEAR rotation is slerp, so
+//! interpolation *between* samples (eighths of every interval and the two
+//! points where nlerp departs most from slerp, then a peak search around
+//! the worst), in component space on virtual vertices. glTF LINEAR rotation is slerp, so
 //! fast motion at a low rate can differ by centimetres mid-interval; where
 //! the error exceeds the profile's tolerance the rate doubles, up to the
 //! profile's maximum.
@@ -17,7 +18,7 @@ use ludus_anim_model::{Decision, Diagnostic, SourceClip};
 use ludus_anim_runtime::hash::fnv1a64;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Skeleton, Transform};
-use ludus_anim_verify::{pose_errors, Scratch};
+use ludus_anim_verify::{golden_max, pose_errors, Scratch, PEAK_SEARCHES, SOURCE_FRACTIONS};
 
 /// Evaluates a clip's authored curves into a full local pose.
 pub struct SourcePose<'a> {
@@ -145,6 +146,17 @@ fn key_aligned_rate(rate: f32, key_times: &[f32], max_hz: f32) -> Option<f32> {
         .find(|&r| on_grid(r))
 }
 
+/// The next rate to try when `rate` misses the tolerance: double it, or,
+/// where doubling passes `max_hz`, the largest whole multiple of `base`
+/// (the key-aligned starting rate, so keys stay samples) within it.
+fn raised_rate(rate: f32, base: f32, max_hz: f32) -> Option<f32> {
+    if rate * 2.0 <= max_hz {
+        return Some(rate * 2.0);
+    }
+    let top = (max_hz / base).floor() * base;
+    (top > rate * 1.0001).then_some(top)
+}
+
 fn sample_grid(
     clip: &SourceClip,
     skeleton: &Skeleton,
@@ -268,13 +280,6 @@ fn measure(
     shells: &[f32],
     kind: SourceKind,
 ) -> Measured {
-    let joints = skeleton.joint_count();
-    let src = SourcePose::new(clip, skeleton);
-    let mut scratch = Scratch::new(joints);
-    let mut expected = vec![Transform::IDENTITY; joints];
-    let mut played = vec![Transform::IDENTITY; joints];
-    let mut pos = vec![0.0; joints];
-    let mut rot = vec![0.0; joints];
     let mut m = Measured {
         max: 0.0,
         joint: 0,
@@ -283,11 +288,12 @@ fn measure(
     };
     let steps = step_intervals(clip, grid.sample_rate_hz, grid.num_samples);
     let fractions: &[f32] = match kind {
-        SourceKind::Curves => &[0.25, 0.5, 0.75],
+        SourceKind::Curves => &SOURCE_FRACTIONS,
         SourceKind::Samples => &[],
     };
-    // Every source key time, every grid sample, and (curves) quarter
-    // points between samples, except intervals holding a STEP jump.
+    // Every source key time, every grid sample, and (curves) eighths and
+    // the nlerp/slerp peaks between samples, except intervals holding a
+    // STEP jump; then the peaks around the worst of those.
     let rate = grid.sample_rate_hz;
     let inside_step = |t: f32| match grid_slot(t, rate) {
         Ok(_) => false,
@@ -315,28 +321,92 @@ fn measure(
             }
         }
     }
-    for t in times {
-        src.evaluate(snap_to_key(t, &clip.key_times, rate), &mut expected);
-        grid.blend_grid(&grid.samples, grid.position(t, LoopMode::Once), &mut played);
-        pose_errors(
+    let mut probe = Probe::new(clip, skeleton, grid, shells);
+    let mut found: Vec<(f32, f32)> = times.iter().map(|&t| (probe.at(t, &mut m), t)).collect();
+    if !fractions.is_empty() {
+        found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)));
+        let end = clip.duration_s;
+        for &(_, t) in found.iter().take(PEAK_SEARCHES) {
+            golden_max(t, 0.125 / rate, |x| {
+                let x = x.min(end);
+                if inside_step(x) {
+                    0.0
+                } else {
+                    probe.at(x, &mut m)
+                }
+            });
+        }
+    }
+    m
+}
+
+/// The authored pose against the runtime's interpolation of the grid.
+struct Probe<'a> {
+    clip: &'a SourceClip,
+    skeleton: &'a Skeleton,
+    grid: &'a ResampledClip,
+    shells: &'a [f32],
+    src: SourcePose<'a>,
+    scratch: Scratch,
+    expected: Vec<Transform>,
+    played: Vec<Transform>,
+    pos: Vec<f32>,
+    rot: Vec<f32>,
+}
+
+impl<'a> Probe<'a> {
+    fn new(
+        clip: &'a SourceClip,
+        skeleton: &'a Skeleton,
+        grid: &'a ResampledClip,
+        shells: &'a [f32],
+    ) -> Self {
+        let joints = skeleton.joint_count();
+        Probe {
+            clip,
             skeleton,
-            &expected,
-            &played,
+            grid,
             shells,
-            &mut scratch,
-            &mut pos,
-            &mut rot,
+            src: SourcePose::new(clip, skeleton),
+            scratch: Scratch::new(joints),
+            expected: vec![Transform::IDENTITY; joints],
+            played: vec![Transform::IDENTITY; joints],
+            pos: vec![0.0; joints],
+            rot: vec![0.0; joints],
+        }
+    }
+
+    /// The largest error at `t`, recorded into `m` if it is the worst.
+    fn at(&mut self, t: f32, m: &mut Measured) -> f32 {
+        let rate = self.grid.sample_rate_hz;
+        self.src.evaluate(
+            snap_to_key(t, &self.clip.key_times, rate),
+            &mut self.expected,
         );
-        for (j, &e) in pos.iter().enumerate() {
+        let g = self.grid;
+        g.blend_grid(&g.samples, g.position(t, LoopMode::Once), &mut self.played);
+        pose_errors(
+            self.skeleton,
+            &self.expected,
+            &self.played,
+            self.shells,
+            &mut self.scratch,
+            &mut self.pos,
+            &mut self.rot,
+        );
+        let mut worst = 0.0f32;
+        for (j, &e) in self.pos.iter().enumerate() {
             // NaN counts as the worst error.
-            if e.is_nan() || e > m.max {
+            let e = if e.is_nan() { f32::INFINITY } else { e };
+            worst = worst.max(e);
+            if e > m.max {
                 m.max = e;
                 m.joint = j;
                 m.time = t;
             }
         }
+        worst
     }
-    m
 }
 
 /// How large a grid the resampler may allocate.
@@ -458,42 +528,36 @@ pub fn resample(
             "the source is sampled: its keys are the authored motion; error is checked at every key time, not between keys",
         ));
     }
+    let base = rate;
     let joints = skeleton.joint_count();
     check_grid(clip, joints, rate, limits)?;
     loop {
         let grid = sample_grid(clip, skeleton, rate, loop_mode);
         let m = measure(clip, skeleton, &grid, shells, kind);
         let tol = policy.max_resample_error_m;
-        let may_double = rate * 2.0 <= policy.max_hz;
-        let fits = check_grid(clip, joints, rate * 2.0, limits);
-        if m.max > tol && may_double && fits.is_err() {
+        let next = raised_rate(rate, base, policy.max_hz);
+        let fits = next.map(|r| check_grid(clip, joints, r, limits));
+        if let (true, Some(Err(e))) = (m.max > tol, &fits) {
             report.warnings.push(
                 Diagnostic::warning(
                     "resample_rate_limited",
-                    format!(
-                        "sample rate not raised above {rate} Hz: {}",
-                        fits.as_ref()
-                            .err()
-                            .map(|e| e.to_string())
-                            .unwrap_or_default()
-                    ),
+                    format!("sample rate not raised above {rate} Hz: {e}"),
                 )
                 .clip(&clip.name),
             );
         }
-        if m.max > tol && may_double && fits.is_ok() {
+        if let (true, Some(next), Some(Ok(_))) = (m.max > tol, next, &fits) {
             report.decisions.push(Decision::new(
                 "sample_rate_raised",
                 format!(
-                    "{rate} Hz -> {} Hz: between samples the runtime's interpolation differs from the authored curve by {:.4} mm (joint '{}', t={:.4}s), tolerance {:.4} mm",
-                    rate * 2.0,
+                    "{rate} Hz -> {next} Hz: between samples the runtime's interpolation differs from the authored curve by {:.4} mm (joint '{}', t={:.4}s), tolerance {:.4} mm",
                     m.max * 1000.0,
                     skeleton.name(m.joint),
                     m.time,
                     tol * 1000.0
                 ),
             ));
-            rate *= 2.0;
+            rate = next;
             continue;
         }
         if m.max > tol {

@@ -1,7 +1,10 @@
 //! Verify: load the written package bytes through the runtime and compare
 //! every clip, decoded, with its prepared source (codec error) and with the
-//! authored curves (total error), at every sample, every midpoint and
-//! across loop seams. Additive clips are measured the way they are used:
+//! authored curves (total error), at every sample, interior points of every
+//! interval, across loop seams, at seeded random times, then at the peaks
+//! found around the worst of those (`ludus_anim_verify::times`); the clip's
+//! f32 floor (`ludus_anim_verify::floor`) is added to what was measured, so
+//! the reported figures bound the error at any time. Additive clips are measured the way they are used:
 //! decoded deltas applied onto their base pose, compared with the prepared
 //! deltas applied onto the same base. Root-motion clips are compared with
 //! the authored motion minus the same trajectory.
@@ -10,17 +13,34 @@ use super::prepare::{verify_additive, Prepared};
 use super::resample::SourcePose;
 use crate::package_writer::{write_package, PackageClip, PackageContents};
 use ludus_anim_model::Diagnostic;
+use ludus_anim_model::SourceKind;
 use ludus_anim_model::{ResampledClip, SourceClip};
 use ludus_anim_runtime::package::{Clip, CurveChannel};
 use ludus_anim_runtime::Package;
 use ludus_anim_runtime::{Skeleton, Transform};
-use ludus_anim_verify::{check_times, verify_clip, ErrorStats};
+use ludus_anim_verify::{
+    check_plan, f32_floor, verify_clip, ErrorStats, Grid, TimeCounts, CODEC_FRACTIONS,
+    SOURCE_FRACTIONS,
+};
 use std::time::Instant;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClipVerification {
+    /// Decoded vs the prepared grid, as measured (without the floor).
     pub codec: ErrorStats,
+    /// The clip's f32 floor (`ludus_anim_verify::f32_floor`): added to the
+    /// measured figures to bound the error between checked times.
+    pub floor_m: f32,
+    /// Decoded vs the authored curves, measured, plus the floor. Curve
+    /// sources: checked at eighths of every interval, where nlerp departs
+    /// most from slerp, at key times and just before them (STEP jumps) and
+    /// random times, then at the peaks found around the worst. Sampled
+    /// sources: at their frames (their contract).
     pub source_error_m: f32,
+    /// The times `source_error_m` was measured at, by kind.
+    pub source_counts: TimeCounts,
+    /// Source kind the figures are for: `curves` (any time) or `frames`.
+    pub contract: String,
     pub decode_ns_per_pose: f64,
     /// Per scalar curve: largest difference between the decoded channel
     /// and the resampled one over the checked times.
@@ -29,6 +49,7 @@ pub struct ClipVerification {
 
 /// Write a one-clip package holding `entry`, load it through the runtime
 /// reader, and verify the decoded clip: exactly what a game would load.
+#[allow(clippy::too_many_arguments)]
 pub fn verify_in_package(
     skeleton: &Skeleton,
     entry: &PackageClip,
@@ -36,6 +57,7 @@ pub fn verify_in_package(
     source: &SourceClip,
     thresholds: &[f32],
     shells: &[f32],
+    kind: SourceKind,
     file: &str,
 ) -> Result<ClipVerification, Diagnostic> {
     let bytes = write_package(
@@ -69,6 +91,7 @@ pub fn verify_in_package(
         source,
         thresholds,
         shells,
+        kind,
     ))
 }
 
@@ -84,31 +107,133 @@ pub fn verify(
     source: &SourceClip,
     thresholds: &[f32],
     shells: &[f32],
+    kind: SourceKind,
 ) -> ClipVerification {
     let clip = &prepared.clip;
-    let looping = clip.loop_mode.is_looping();
-    let times = check_times(
-        clip.duration_s,
-        clip.sample_rate_hz,
-        clip.num_samples,
-        looping,
-    );
-    let codec = match verify_additive(
-        skeleton, prepared, decoded, defaults, &times, shells, thresholds,
+    let grid = Grid {
+        duration_s: clip.duration_s,
+        sample_rate_hz: clip.sample_rate_hz,
+        num_samples: clip.num_samples,
+        looping: clip.loop_mode.is_looping(),
+    };
+    let plan = check_plan(grid, &CODEC_FRACTIONS, &[]);
+    // Peaks are searched within a quarter interval of the worst times.
+    let h = 0.25 / clip.sample_rate_hz;
+    let mut codec = match verify_additive(
+        skeleton,
+        prepared,
+        decoded,
+        defaults,
+        &plan.times,
+        shells,
+        thresholds,
     ) {
         Some(stats) => stats,
-        None => verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
-            clip.sample(t, out);
-        }),
+        None => verify_clip(
+            skeleton,
+            decoded,
+            &plan.times,
+            h,
+            shells,
+            thresholds,
+            |t, out| {
+                clip.sample(t, out);
+            },
+        ),
     };
-    // Against the authored curves (additive clips: their applied error is
-    // the meaningful figure, already in `codec`).
-    let source_error_m = if prepared.additive.is_some() {
-        codec.max_error_m
+    codec.counts = TimeCounts {
+        refined: codec.counts.refined,
+        ..plan.counts
+    };
+    // The additive figures are measured applied onto the base pose; their
+    // floor is that of the deltas, measured as poses.
+    let floor_m = f32_floor(skeleton, &clip.samples, clip.num_samples, shells);
+    let (source_error_m, source_counts) = if prepared.additive.is_some() {
+        (codec.max_error_m, codec.counts)
     } else {
-        let src = SourcePose::new(source, skeleton);
-        let dur = clip.duration_s;
-        let total = verify_clip(skeleton, decoded, &times, shells, thresholds, |t, out| {
+        source_error(
+            skeleton, decoded, prepared, source, thresholds, shells, kind,
+        )
+    };
+    let source_error_m = source_error_m + floor_m;
+    let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
+    ClipVerification {
+        codec,
+        floor_m,
+        source_error_m,
+        source_counts,
+        contract: match kind {
+            SourceKind::Curves => "curves",
+            SourceKind::Samples => "frames",
+        }
+        .to_string(),
+        decode_ns_per_pose: decode_timing(skeleton, decoded, defaults),
+        curve_errors,
+    }
+}
+
+/// Decoded vs the authored curves, measured. Curve sources: at
+/// `SOURCE_FRACTIONS` of every interval, key times and the instants before
+/// them, random times, then the peaks around the worst (an eighth of an
+/// interval either side). Sampled sources: at their key times (frames) and
+/// the grid's samples, no peak search (between frames the source has no
+/// motion of its own; the runtime's interpolation is the contract).
+#[allow(clippy::too_many_arguments)]
+fn source_error(
+    skeleton: &Skeleton,
+    decoded: &Clip<'_>,
+    prepared: &Prepared,
+    source: &SourceClip,
+    thresholds: &[f32],
+    shells: &[f32],
+    kind: SourceKind,
+) -> (f32, TimeCounts) {
+    let clip = &prepared.clip;
+    let looping = clip.loop_mode.is_looping();
+    let grid = Grid {
+        duration_s: clip.duration_s,
+        sample_rate_hz: clip.sample_rate_hz,
+        num_samples: clip.num_samples,
+        looping,
+    };
+    let (times, h, mut counts) = match kind {
+        SourceKind::Curves => {
+            let plan = check_plan(grid, &SOURCE_FRACTIONS, &source.key_times);
+            (plan.times, 0.125 / clip.sample_rate_hz, plan.counts)
+        }
+        SourceKind::Samples => {
+            let mut t: Vec<f32> = (0..clip.num_samples)
+                .map(|i| (i as f32 / clip.sample_rate_hz).min(clip.duration_s))
+                .collect();
+            t.dedup();
+            let samples = t.len();
+            t.extend(
+                source
+                    .key_times
+                    .iter()
+                    .copied()
+                    .filter(|t| (0.0..=clip.duration_s).contains(t)),
+            );
+            t.sort_by(f32::total_cmp);
+            t.dedup();
+            let counts = TimeCounts {
+                samples,
+                keys: t.len() - samples,
+                ..TimeCounts::default()
+            };
+            (t, 0.0, counts)
+        }
+    };
+    let src = SourcePose::new(source, skeleton);
+    let dur = clip.duration_s;
+    let total = verify_clip(
+        skeleton,
+        decoded,
+        &times,
+        h,
+        shells,
+        thresholds,
+        |t, out| {
             let t = if looping && dur > 0.0 {
                 t.rem_euclid(dur)
             } else {
@@ -118,16 +243,10 @@ pub fn verify(
             if let Some(tr) = &prepared.trajectory {
                 tr.remove_from_pose(skeleton, t, out);
             }
-        });
-        total.max_error_m
-    };
-    let curve_errors = curve_errors(decoded, decoded_curves, clip, &times);
-    ClipVerification {
-        codec,
-        source_error_m,
-        decode_ns_per_pose: decode_timing(skeleton, decoded, defaults),
-        curve_errors,
-    }
+        },
+    );
+    counts.refined = total.counts.refined;
+    (total.max_error_m, counts)
 }
 
 /// Decoded scalar curves against the resampled ones.

@@ -57,11 +57,8 @@ fn cook_with_sidecar(
     profile: &str,
     extra: &[(&str, AssetEntry)],
 ) -> Report {
-    let reference = out.with_extension("reference");
-    let rep = cook_jobs(jobs(files, extra), root, out, profile, false);
-    let ref_rep = cook_jobs(jobs(files, extra), root, &reference, profile, true);
-    write_sidecar(&rep, out, &ref_rep, &reference);
-    rep
+    // The cook writes its own sidecar (`report-sidecar.json`).
+    cook_jobs(jobs(files, extra), root, out, profile, false)
 }
 
 /// Cook everything; `None` (with a message) without the shared fixtures.

@@ -3,6 +3,7 @@
 use super::format::*;
 #[cfg(doc)]
 use crate::additive::ADDITIVE_IDENTITY;
+use crate::codec::vbr::VbrIndex;
 use crate::codec::{ClipCodec, CodecId};
 use crate::events::{Event, EventTrack};
 use crate::math::Transform;
@@ -102,11 +103,13 @@ pub struct Clip<'a> {
     pub(super) resample_error_m: f32,
     pub(super) max_error_m: f32,
     pub(super) blob_size: usize,
-    pub(super) codec: ClipCodec<'a>,
+    pub(crate) codec: ClipCodec<'a>,
+    /// Built at load for VBR clips: direct access to any joint's data.
+    pub(crate) index: Option<VbrIndex>,
     pub(super) loop_seam_error_m: Option<f32>,
     pub(super) root_motion: Option<RootMotion<'a>>,
     pub(super) curves: std::ops::Range<usize>,
-    pub(super) joint_count: usize,
+    pub(crate) joint_count: usize,
     pub(super) additive_reference: Option<&'a str>,
     /// Decoded at load (package bytes need not be aligned for
     /// `RigidTransform`); validated through `Trajectory::new`.
@@ -147,6 +150,11 @@ impl<'a> Clip<'a> {
     /// and friends, which also map time to samples).
     pub fn codec(&self) -> &ClipCodec<'a> {
         &self.codec
+    }
+    /// The joint index built at load (VBR clips): what makes a single
+    /// joint or a subset cost the same whatever the joints' indices.
+    pub fn index(&self) -> Option<&VbrIndex> {
+        self.index.as_ref()
     }
     /// Bytes of the codec blob.
     pub fn blob_size(&self) -> usize {
@@ -191,9 +199,11 @@ impl<'a> Clip<'a> {
         )
     }
 
-    /// Sample only `joints` (skeleton indices) at time `t`: `out[k]` is
-    /// joint `joints[k]`'s local transform. No allocation; false if a
-    /// length or index is wrong.
+    /// Sample only `joints` (skeleton indices, any order) at time `t`:
+    /// `out[k]` is joint `joints[k]`'s local transform, bit for bit as
+    /// [`Clip::sample`] gives it. Each joint is reached directly through
+    /// the clip's index, so the cost scales with `joints.len()`, not with
+    /// the indices. No allocation; false if a length or index is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn sample_joints(
         &self,
@@ -205,8 +215,35 @@ impl<'a> Clip<'a> {
         if defaults.len() != self.joint_count {
             return false;
         }
-        self.codec
-            .decode_joints(self.position(t), defaults, joints, out)
+        let pos = self.position(t);
+        match (&self.codec, &self.index) {
+            (ClipCodec::Vbr(c), Some(i)) => c.decode_joints_indexed(i, pos, defaults, joints, out),
+            (codec, _) => codec.decode_joints(pos, defaults, joints, out),
+        }
+    }
+
+    /// [`Clip::sample_joints`] from the clip's [`Clip::static_pose`]: only
+    /// the joints' animated tracks are decoded. Same bits.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_joints_static(
+        &self,
+        t: f32,
+        static_pose: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        if static_pose.len() != self.joint_count {
+            return false;
+        }
+        let pos = self.position(t);
+        match (&self.codec, &self.index) {
+            (ClipCodec::Vbr(c), Some(i)) => {
+                c.decode_joints_static(i, pos, static_pose, joints, out)
+            }
+            // The static pose holds every stored default and constant, so
+            // decoding over it as defaults gives the same values.
+            (codec, _) => codec.decode_joints(pos, static_pose, joints, out),
+        }
     }
 
     /// Sample the local pose at time `t` into `out` (length = joint count).

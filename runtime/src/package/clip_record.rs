@@ -10,6 +10,7 @@ use super::format::clip_record as f;
 use super::format::*;
 use super::records::EventRecord;
 use super::{invalid, PackageError};
+use crate::codec::vbr::VbrIndex;
 use crate::codec::{ClipCodec, CodecError, CodecId};
 use crate::events::{Event, EventTrack};
 use crate::math::{Quat, Vec3};
@@ -92,6 +93,10 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
     let joint_count = cx.skeleton.joint_count();
     let codec = ClipCodec::parse(codec_id, codec_version, blob, joint_count, num_samples)
         .map_err(codec_error)?;
+    let index = match &codec {
+        ClipCodec::Vbr(v) => Some(VbrIndex::build(v).map_err(codec_error)?),
+        ClipCodec::Reference(_) => None,
+    };
     let curves = curve_range(name, curve_first, curve_n, num_samples, cx.curves)?;
     let additive_reference = additive_reference(r, name, flags, cx.strings)?;
     let loop_seam_error_m = loop_seam(r, name, flags)?;
@@ -116,6 +121,7 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
         max_error_m,
         blob_size: blob_size as usize,
         codec,
+        index,
         loop_seam_error_m,
         root_motion,
         curves,

@@ -7,7 +7,7 @@ use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
 use crate::state::{unix_ms, Cooking, LastCook, Published};
 use ludus_anim_cache::Store;
-use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions};
+use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions, SidecarSettings};
 use ludus_anim_cooker::project::Origin;
 use ludus_anim_cooker::report::{
     AssetReport, AssetStatus, PackageManifest, Report, ReportDiagnostic, Severity,
@@ -111,6 +111,10 @@ impl Worker {
             threads: self.settings.threads,
             shard: None,
             codec_override: None,
+            sidecar: SidecarSettings {
+                write: self.project.report.sidecar,
+                max_mb: self.project.report.sidecar_max_mb,
+            },
             retarget: None,
         };
         let store = match Store::open(&self.project.cache_dir) {

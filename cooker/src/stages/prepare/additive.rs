@@ -148,9 +148,11 @@ pub fn verify_additive(
     let mut delta = vec![Transform::IDENTITY; n];
     let mut expected_delta = vec![Transform::IDENTITY; n];
     let c = &prepared.clip;
+    // Peak search within a quarter interval of the worst times.
     Some(verify_poses(
         skeleton,
         times,
+        0.25 / c.sample_rate_hz,
         shells,
         thresholds,
         |t, expected, got| {

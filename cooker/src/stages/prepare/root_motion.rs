@@ -222,6 +222,9 @@ pub(super) fn extract_root_motion(
             .joint(&rm.joint),
         );
     }
+    if let Some(w) = animated_ancestor(skeleton, clip, joint) {
+        warnings.push(w.clip(&name).joint(&rm.joint));
+    }
     let traj = PreparedTrajectory {
         joint: rm.joint.clone(),
         joint_index: joint,
@@ -328,4 +331,43 @@ pub(super) fn drift_figures(tr: &Trajectory<'_>) -> (f32, f64) {
         + (pos64[2] - exact.z as f64).powi(2))
     .sqrt();
     ((acc.translation - exact).length(), e64)
+}
+
+/// How far an ancestor's local translation may travel over the clip before
+/// it is reported as motion the extraction leaves behind.
+const ANCESTOR_TRAVEL_M: f32 = 0.01;
+
+/// The root-motion joint's highest ancestor whose translation travels over
+/// the clip: its motion is not extracted and stays in the pose (the loop
+/// then pops by that distance), usually because the motion root was meant.
+fn animated_ancestor(
+    skeleton: &Skeleton,
+    clip: &ResampledClip,
+    joint: usize,
+) -> Option<Diagnostic> {
+    let joints = clip.joint_count;
+    let n = clip.num_samples as usize;
+    let mut found = None;
+    let mut a = skeleton.parent(joint);
+    while let Some(j) = a {
+        let first = clip.samples.get(j)?.translation;
+        let travel = (0..n)
+            .filter_map(|i| clip.samples.get(i * joints + j))
+            .map(|t| (t.translation - first).length())
+            .fold(0.0f32, f32::max);
+        if travel > ANCESTOR_TRAVEL_M {
+            found = Some((j, travel));
+        }
+        a = skeleton.parent(j);
+    }
+    let (j, travel) = found?;
+    Some(Diagnostic::warning(
+        "root_motion_ancestor_animated",
+        format!(
+            "'{}', an ancestor of the root-motion joint, travels {:.3} m over the clip; that motion is not extracted and stays in the pose (did you mean root_motion.joint = '{}'?)",
+            skeleton.name(j),
+            travel,
+            skeleton.name(j)
+        ),
+    ))
 }

@@ -14,8 +14,11 @@
 use super::batch::{PendingRotation, RotationBatch};
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::format::{ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
+use super::index::VbrIndex;
 use super::simd::{load_f32x3, prefetch, prefetch_transforms, read_u32};
-use super::tracks::{Cursor, Pair, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS};
+use super::tracks::{
+    Cursor, Pair, SampleRef, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
+};
 use super::VbrClip;
 use crate::math::{Quat, Transform, Vec3A};
 use crate::timing::SamplePosition;
@@ -35,6 +38,21 @@ pub(super) trait OutputPolicy {
     fn joint(&self, slot: usize) -> usize;
     /// Whether every joint the policy names is below `joint_count`.
     fn joints_valid(&self, joint_count: usize) -> bool;
+    /// Length `out` must have (the slot count unless overridden).
+    #[inline(always)]
+    fn out_len(&self, joint_count: usize) -> usize {
+        self.slots(joint_count)
+    }
+    /// Where in `out` slot `slot` (joint `joint`) is written.
+    #[inline(always)]
+    fn out_slot(&self, slot: usize, _joint: usize) -> usize {
+        slot
+    }
+    /// The index that lets a subset seek each joint directly (None: walk).
+    #[inline(always)]
+    fn index(&self) -> Option<&VbrIndex> {
+        None
+    }
 }
 
 /// Every joint, from the rest pose (or any defaults).
@@ -43,8 +61,14 @@ pub(super) struct FullPose;
 /// Every joint, from the clip's static pose: only animated tracks decoded.
 pub(super) struct StaticFill;
 
-/// The listed joints (any order, repeats allowed), from the defaults.
-pub(super) struct JointSubset<'j>(pub(super) &'j [u32]);
+/// The listed joints (any order, repeats allowed), from the defaults or,
+/// with `ANIMATED`, from the static pose; seeking each joint through the
+/// index when there is one, else walking to it. Joint `joints[k]` goes to
+/// `out[k]`, or with `POSE` to `out[joints[k]]` (a pose-sized output).
+pub(super) struct JointSubset<'j, const ANIMATED: bool, const POSE: bool> {
+    pub(super) joints: &'j [u32],
+    pub(super) index: Option<&'j VbrIndex>,
+}
 
 impl OutputPolicy for FullPose {
     const EVERY_JOINT: bool = true;
@@ -80,19 +104,39 @@ impl OutputPolicy for StaticFill {
     }
 }
 
-impl OutputPolicy for JointSubset<'_> {
+impl<const ANIMATED: bool, const POSE: bool> OutputPolicy for JointSubset<'_, ANIMATED, POSE> {
     const EVERY_JOINT: bool = false;
-    const ANIMATED_ONLY: bool = false;
+    const ANIMATED_ONLY: bool = ANIMATED;
     #[inline(always)]
     fn slots(&self, _: usize) -> usize {
-        self.0.len()
+        self.joints.len()
+    }
+    #[inline(always)]
+    fn out_len(&self, joint_count: usize) -> usize {
+        if POSE {
+            joint_count
+        } else {
+            self.joints.len()
+        }
+    }
+    #[inline(always)]
+    fn out_slot(&self, slot: usize, joint: usize) -> usize {
+        if POSE {
+            joint
+        } else {
+            slot
+        }
     }
     #[inline(always)]
     fn joint(&self, slot: usize) -> usize {
-        self.0.get(slot).map_or(0, |&j| j as usize)
+        self.joints.get(slot).map_or(0, |&j| j as usize)
     }
     fn joints_valid(&self, joint_count: usize) -> bool {
-        self.0.iter().all(|&j| (j as usize) < joint_count)
+        self.joints.iter().all(|&j| (j as usize) < joint_count)
+    }
+    #[inline(always)]
+    fn index(&self) -> Option<&VbrIndex> {
+        self.index
     }
 }
 
@@ -135,14 +179,30 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
+        self.decode_with(policy, pos, base, out, |i| self.sample_ref(i))
+    }
+
+    /// [`VbrClip::decode`] with the samples located by `locate` (a
+    /// playback context's cached segments, or [`VbrClip::sample_ref`]).
+    #[inline(always)]
+    pub(super) fn decode_with<P: OutputPolicy>(
+        &self,
+        policy: &P,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+        locate: impl FnMut(u32) -> SampleRef,
+    ) -> bool {
         if base.len() != self.joint_count
-            || out.len() != policy.slots(self.joint_count)
+            || out.len() != policy.out_len(self.joint_count)
             || !policy.joints_valid(self.joint_count)
         {
             return false;
         }
+        // Indexed subsets prefetch per joint (in `walk`), not the whole clip.
+        let bulk = P::EVERY_JOINT || policy.index().is_none();
         let prefetched: &[Transform] = if P::EVERY_JOINT { out } else { &[] };
-        let Some(s) = self.start(pos, base, prefetched, !P::ANIMATED_ONLY) else {
+        let Some(s) = self.start(pos, base, prefetched, !P::ANIMATED_ONLY, bulk, locate) else {
             return false;
         };
         match s.pair {
@@ -163,21 +223,25 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &[Transform],
         constants: bool,
+        bulk: bool,
+        mut locate: impl FnMut(u32) -> SampleRef,
     ) -> Option<Samples> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
         }
         // Independent of the segment table: start these loads first.
-        prefetch(self.types, 0, self.types.len());
-        if constants {
-            prefetch(self.constants, 0, self.constants.len());
+        if bulk {
+            prefetch(self.types, 0, self.types.len());
+            if constants {
+                prefetch(self.constants, 0, self.constants.len());
+            }
+            prefetch(self.ranges, 0, self.ranges.len());
+            prefetch_transforms(base);
+            prefetch_transforms(out);
         }
-        prefetch(self.ranges, 0, self.ranges.len());
-        prefetch_transforms(base);
-        prefetch_transforms(out);
-        let s0 = self.sample_ref(pos.i0);
+        let s0 = locate(pos.i0);
         let two = pos.i1 != pos.i0 && pos.alpha != 0.0;
-        let s1 = if two { self.sample_ref(pos.i1) } else { s0 };
+        let s1 = if two { locate(pos.i1) } else { s0 };
         let pair = if !two {
             Pair::One
         } else if s0.rates == s1.rates {
@@ -185,7 +249,7 @@ impl<'a> VbrClip<'a> {
         } else {
             Pair::TwoSegments
         };
-        if self.segments != 0 {
+        if self.segments != 0 && bulk {
             self.prefetch_segment(&s0);
             if pair == Pair::TwoSegments {
                 self.prefetch_segment(&s1);
@@ -231,9 +295,16 @@ impl<'a> VbrClip<'a> {
         let (Some(types), Some(base)) = (self.types.get(..seen), base.get(..seen)) else {
             return;
         };
+        // One joint: its loads are independent once sought, so the
+        // out-of-order core overlaps them without a prefetch pass.
+        if let (false, Some(index), true) = (P::EVERY_JOINT, policy.index(), slots > 1) {
+            self.prefetch_joints::<P, PAIR>(policy, index, s, base);
+        }
         for slot in 0..slots {
             let j = policy.joint(slot);
-            if !P::EVERY_JOINT {
+            if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
+                c = self.seek::<PAIR>(index, j, s);
+            } else if !P::EVERY_JOINT {
                 if j < c.joint {
                     c = start;
                 }
@@ -242,7 +313,8 @@ impl<'a> VbrClip<'a> {
                 }
                 c.joint += 1;
             }
-            let (Some(o), Some(b), Some(&t)) = (out.get_mut(slot), base.get(j), types.get(j))
+            let o_slot = policy.out_slot(slot, j);
+            let (Some(o), Some(b), Some(&t)) = (out.get_mut(o_slot), base.get(j), types.get(j))
             else {
                 break;
             };
@@ -259,7 +331,7 @@ impl<'a> VbrClip<'a> {
                 blend: &mut blend,
                 constant: &mut constant,
             };
-            self.decode_joint::<P, PAIR>(&mut c, s, t, o, &mut rot, slot);
+            self.decode_joint::<P, PAIR>(&mut c, s, t, o, &mut rot, o_slot);
             if blend.full() {
                 blend.flush(out);
             }
@@ -319,6 +391,63 @@ impl<'a> VbrClip<'a> {
             } else {
                 self.read_vec3(&mut c.constant)
             };
+        }
+    }
+
+    /// Before an indexed subset is decoded: seek every joint and prefetch
+    /// the lines it will read (its base transform, clip ranges, constants,
+    /// sample bits and range entries), so that the misses of all the
+    /// joints overlap instead of following one another.
+    #[inline(always)]
+    fn prefetch_joints<P: OutputPolicy, const PAIR: u8>(
+        &self,
+        policy: &P,
+        index: &VbrIndex,
+        s: &Samples,
+        base: &[Transform],
+    ) {
+        for slot in 0..policy.slots(self.joint_count) {
+            let j = policy.joint(slot);
+            let c = self.seek::<PAIR>(index, j, s);
+            prefetch_transforms(base.get(j..j + 1).unwrap_or(&[]));
+            prefetch(self.ranges, c.clip_range, 2 * VECTOR_CLIP_RANGE_BYTES + 12);
+            if !P::ANIMATED_ONLY {
+                prefetch(self.constants, c.constant, 40);
+            }
+            prefetch(self.data, c.bit0 >> 3, 48);
+            prefetch(self.data, c.range0, 18);
+            if PAIR != PAIR_ONE {
+                prefetch(self.data, c.bit1 >> 3, 48);
+                prefetch(self.data, c.range1, 18);
+            }
+        }
+    }
+
+    /// The cursor at joint `j` (subset decodes with an index): its entry,
+    /// then per segment one checkpoint and the rate bytes after it.
+    #[inline(always)]
+    fn seek<const PAIR: u8>(&self, index: &VbrIndex, j: usize, s: &Samples) -> Cursor {
+        let (constant, clip_range, track) = index.joint(j);
+        let rates0 = self.data.get(s.s0.rates..).unwrap_or(&[]);
+        let o0 = index.track_offset(s.s0.segment as usize, rates0, track);
+        let (range0, bit0) = (s.s0.ranges + o0.range as usize, s.s0.bit + o0.bit as usize);
+        let (range1, bit1) = if PAIR == PAIR_TWO_SEGMENTS {
+            let rates1 = self.data.get(s.s1.rates..).unwrap_or(&[]);
+            let o1 = index.track_offset(s.s1.segment as usize, rates1, track);
+            (s.s1.ranges + o1.range as usize, s.s1.bit + o1.bit as usize)
+        } else {
+            // Same segment (or one sample): the row offset is shared.
+            (range0, s.s1.bit + o0.bit as usize)
+        };
+        Cursor {
+            joint: j + 1,
+            constant,
+            clip_range,
+            track,
+            range0,
+            range1,
+            bit0,
+            bit1,
         }
     }
 

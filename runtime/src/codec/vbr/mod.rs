@@ -35,6 +35,7 @@ mod decode;
 pub mod format;
 #[cfg(not(feature = "cook"))]
 mod format;
+mod index;
 mod parse;
 #[allow(unsafe_code)]
 mod simd;
@@ -43,12 +44,30 @@ mod tests;
 mod tracks;
 
 pub use format::VERSION;
+pub use index::{VbrIndex, CHECKPOINT};
+pub use tracks::SegmentCache;
 
 #[cfg(doc)]
 use crate::math::nlerp_shortest;
 use crate::math::Transform;
 use crate::timing::SamplePosition;
 use decode::{FullPose, JointSubset, StaticFill};
+
+/// What [`VbrClip::decode_cached`] decodes, and from which base pose.
+#[derive(Clone, Copy, Debug)]
+pub enum VbrRequest<'r> {
+    /// Every joint from the defaults ([`VbrClip::decode_pose`]).
+    Pose,
+    /// Every joint from the static pose ([`VbrClip::decode_pose_static`]).
+    StaticPose,
+    /// `out[k]` = joint `joints[k]`, from the defaults.
+    Joints(&'r [u32]),
+    /// `out[k]` = joint `joints[k]`, from the static pose.
+    StaticJoints(&'r [u32]),
+    /// `out[j]` for each listed joint `j`, from the static pose; the other
+    /// slots of the pose-sized `out` are not written.
+    StaticJointsInPose(&'r [u32]),
+}
 
 /// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +101,27 @@ impl<'a> VbrClip<'a> {
     pub fn animated_track_count(&self) -> usize {
         self.animated
     }
+    /// How joint `joint`'s track `k` (0 rotation, 1 translation, 2 scale)
+    /// is stored: the kind of its type byte (0 default, 1 constant,
+    /// 2 animated, 3 constant with explicit w); `None` out of range.
+    pub fn track_kind(&self, joint: usize, k: usize) -> Option<u8> {
+        let t = *self.types.get(joint)?;
+        (k < 3).then_some((t >> (2 * k)) & 3)
+    }
+
+    /// Bits per component of animated track `a` (animated track order) in
+    /// segment `s`: 0 segment-constant, 3..=19 quantized, 32 raw f32;
+    /// `None` out of range. For reports and dashboards, not the decode path.
+    pub fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
+        if s >= self.segments || a >= self.animated {
+            return None;
+        }
+        let block = simd::read_u32(self.table, s as usize * format::SEGMENT_ENTRY_BYTES) as usize;
+        let rate = *self.data.get(block.checked_add(a)?)?;
+        let bits = format::RATE_BITS.get(format::rate_id(rate) as usize)?;
+        Some(*bits as u8)
+    }
+
     /// First sample of segment `s` (`s <= segments`).
     #[inline]
     pub fn segment_start(&self, s: u32) -> u32 {
@@ -143,7 +183,89 @@ impl<'a> VbrClip<'a> {
         joints: &[u32],
         out: &mut [Transform],
     ) -> bool {
-        self.decode(&JointSubset(joints), pos, defaults, out)
+        let policy = JointSubset::<false, false> {
+            joints,
+            index: None,
+        };
+        self.decode(&policy, pos, defaults, out)
+    }
+
+    /// [`VbrClip::decode_joints`] through the clip's [`VbrIndex`]: each
+    /// joint is sought directly, so the cost scales with `joints.len()`
+    /// whatever the indices. Same output bits. False (writing nothing) if
+    /// a length or a joint is out of range or the index is another clip's.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_joints_indexed(
+        &self,
+        index: &VbrIndex,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        let policy = JointSubset::<false, false> {
+            joints,
+            index: Some(index),
+        };
+        index.fits(self) && self.decode(&policy, pos, defaults, out)
+    }
+
+    /// [`VbrClip::decode_joints_indexed`] from the clip's static pose
+    /// ([`VbrClip::static_pose`]): only the joints' animated tracks are
+    /// decoded. Same output bits as [`VbrClip::decode_joints`] with the
+    /// defaults the static pose was made from.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_joints_static(
+        &self,
+        index: &VbrIndex,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        let policy = JointSubset::<true, false> {
+            joints,
+            index: Some(index),
+        };
+        index.fits(self) && self.decode(&policy, pos, static_pose, out)
+    }
+
+    /// Any request through a playback [`SegmentCache`] (which must only
+    /// ever have been used with this clip): the one entry point of a
+    /// decode context. Joint requests seek through `index` when given
+    /// (which must be this clip's), else walk. Same output bits as the
+    /// methods above; false (writing nothing) if a length, a joint or the
+    /// position is out of range.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_cached(
+        &self,
+        request: VbrRequest<'_>,
+        index: Option<&VbrIndex>,
+        cache: &mut SegmentCache,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if index.is_some_and(|i| !i.fits(self)) {
+            return false;
+        }
+        let locate = |i| self.sample_ref_cached(cache, i);
+        match request {
+            VbrRequest::Pose => self.decode_with(&FullPose, pos, base, out, locate),
+            VbrRequest::StaticPose => self.decode_with(&StaticFill, pos, base, out, locate),
+            VbrRequest::Joints(joints) => {
+                let p = JointSubset::<false, false> { joints, index };
+                self.decode_with(&p, pos, base, out, locate)
+            }
+            VbrRequest::StaticJoints(joints) => {
+                let p = JointSubset::<true, false> { joints, index };
+                self.decode_with(&p, pos, base, out, locate)
+            }
+            VbrRequest::StaticJointsInPose(joints) => {
+                let p = JointSubset::<true, true> { joints, index };
+                self.decode_with(&p, pos, base, out, locate)
+            }
+        }
     }
 
     /// Decode the stored sample `sample` exactly (no blend).

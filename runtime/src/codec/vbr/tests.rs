@@ -2,7 +2,8 @@ use super::batch::PendingRotation;
 use super::format::*;
 use super::simd::{blend4, normalize4};
 use super::*;
-use crate::math::{nlerp_shortest, Quat, Vec3, Vec3A};
+use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
+use crate::timing::SamplePosition;
 
 fn put_u32(b: &mut Vec<u8>, v: u32) {
     b.extend_from_slice(&v.to_le_bytes());
@@ -324,4 +325,49 @@ fn segment_lookup_covers_all_samples() {
             }
         }
     }
+}
+
+#[test]
+fn index_seeks_match_the_walk_and_refuse_other_clips() {
+    for blob in [tiny_blob(), tiny_blob_unranged_raw()] {
+        let clip = VbrClip::parse(&blob, 2, 3).unwrap();
+        let index = VbrIndex::build(&clip).unwrap();
+        let rest = [Transform::IDENTITY; 2];
+        let mut cache = SegmentCache::default();
+        for (i0, i1, alpha) in [
+            (0, 0, 0.0),
+            (0, 1, 0.25),
+            (1, 2, 0.5),
+            (2, 2, 0.0),
+            (2, 1, 0.5),
+        ] {
+            let pos = SamplePosition { i0, i1, alpha };
+            for joints in [&[1u32, 0][..], &[0], &[1], &[0, 0, 1]] {
+                let mut walk = vec![Transform::IDENTITY; joints.len()];
+                let mut seek = walk.clone();
+                assert!(clip.decode_joints(pos, &rest, joints, &mut walk));
+                assert!(clip.decode_joints_indexed(&index, pos, &rest, joints, &mut seek));
+                assert_eq!(walk, seek);
+                let req = VbrRequest::Joints(joints);
+                assert!(clip.decode_cached(req, Some(&index), &mut cache, pos, &rest, &mut seek));
+                assert_eq!(walk, seek);
+            }
+        }
+    }
+    // An index of another shape is refused, not followed.
+    let other = tiny_blob_unranged_raw();
+    let blob = tiny_blob();
+    let a = VbrClip::parse(&blob, 2, 3).unwrap();
+    let mut b_index = VbrIndex::build(&VbrClip::parse(&other, 2, 3).unwrap()).unwrap();
+    if b_index == VbrIndex::build(&a).unwrap() {
+        b_index = VbrIndex::default();
+    }
+    let pos = SamplePosition {
+        i0: 0,
+        i1: 0,
+        alpha: 0.0,
+    };
+    let mut out = [Transform::IDENTITY; 1];
+    let rest = [Transform::IDENTITY; 2];
+    assert!(!a.decode_joints_indexed(&b_index, pos, &rest, &[0], &mut out));
 }

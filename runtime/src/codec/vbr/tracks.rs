@@ -68,6 +68,8 @@ fn read_bits(b: &[u8], pos: usize, bits: u32) -> u32 {
 /// Where a sample lives inside `data`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SampleRef {
+    /// The segment.
+    pub(super) segment: u32,
     /// Byte offset of the segment's rate bytes.
     pub(super) rates: usize,
     /// Byte offset of the segment's first range entry.
@@ -76,6 +78,45 @@ pub(super) struct SampleRef {
     pub(super) bit: usize,
     /// Bits of one sample row of the segment.
     pub(super) row_bits: usize,
+}
+
+/// One segment a [`SegmentCache`] holds: its samples `start..end` and its
+/// first sample's [`SampleRef`].
+#[derive(Clone, Copy, Debug)]
+struct CachedSegment {
+    start: u32,
+    end: u32,
+    first: SampleRef,
+}
+
+/// The segments a playback context decoded last (at most two: the samples
+/// of a blend may straddle a boundary), so that playing on, back or
+/// seeking within them does not locate them again. Belongs to one clip
+/// (a `DecodeContext` owns it and resets it when rebound); empty at first.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentCache {
+    slots: [CachedSegment; 2],
+    next: u8,
+}
+
+impl Default for SegmentCache {
+    fn default() -> Self {
+        let empty = CachedSegment {
+            start: 0,
+            end: 0,
+            first: SampleRef {
+                segment: 0,
+                rates: 0,
+                ranges: 0,
+                bit: 0,
+                row_bits: 0,
+            },
+        };
+        SegmentCache {
+            slots: [empty; 2],
+            next: 0,
+        }
+    }
 }
 
 /// Reconstruction parameters of one animated track in one segment.
@@ -163,6 +204,7 @@ impl<'a> VbrClip<'a> {
     pub(super) fn sample_ref(&self, sample: u32) -> SampleRef {
         if self.segments == 0 {
             return SampleRef {
+                segment: 0,
                 rates: 0,
                 ranges: 0,
                 bit: 0,
@@ -178,11 +220,45 @@ impl<'a> VbrClip<'a> {
         let local = sample.saturating_sub(start) as usize;
         let samples = block + self.animated;
         SampleRef {
+            segment: s,
             rates: block,
             ranges: samples + (len * row_bits).div_ceil(8),
             bit: samples * 8 + local * row_bits,
             row_bits,
         }
+    }
+
+    /// [`VbrClip::sample_ref`] through a playback cache: a sample in one of
+    /// the two segments it holds costs no division and no segment table
+    /// read; otherwise the segment is located and replaces the older one.
+    #[inline(always)]
+    pub(super) fn sample_ref_cached(&self, cache: &mut SegmentCache, sample: u32) -> SampleRef {
+        for slot in &cache.slots {
+            if sample >= slot.start && sample < slot.end {
+                let mut r = slot.first;
+                r.bit += (sample - slot.start) as usize * r.row_bits;
+                return r;
+            }
+        }
+        let r = self.sample_ref(sample);
+        if self.segments == 0 {
+            return r;
+        }
+        let start = self.segment_start(r.segment);
+        let first = SampleRef {
+            bit: r.bit - (sample.saturating_sub(start) as usize) * r.row_bits,
+            ..r
+        };
+        let k = usize::from(cache.next & 1);
+        if let Some(slot) = cache.slots.get_mut(k) {
+            *slot = CachedSegment {
+                start,
+                end: self.segment_start(r.segment + 1),
+                first,
+            };
+        }
+        cache.next ^= 1;
+        r
     }
 
     /// Issue prefetches for every line decoding `s0` (and `s1`) touches in

@@ -2,23 +2,17 @@
 //! (and JSON): bytes, error, compression time and decode time per pose,
 //! and the side-by-side with ACL's own figures on the same clips.
 //!
-//! Decode time of a full pose is measured three ways, each through the
-//! clip's static pose (`Clip::sample_static`, the runtime's fastest path;
-//! the static pose is made once per clip, as a game does when it binds a
-//! clip to a skeleton):
-//! - warm: the same clip decoded at many pseudo-random times back to back
-//!   (median of batches);
-//! - cold: a buffer twice the size of a 32 MiB last-level cache is streamed
-//!   through the caches before each timed decode, so code, package views,
-//!   blob, static pose and output all start cold (median; the strictest
-//!   figure, a single decode's latency);
-//! - copies: ACL's own method (`acl_decompressor`'s benchmark), the one
-//!   its published and anchor figures use, so this is the column to compare
-//!   with them: the package is copied thousands of times into separate
-//!   128 KiB-aligned slots and back-to-back decodes rotate through the
-//!   copies, so each decode finds its blob and static pose cold while code
-//!   and the output are warm (median of 12 passes, each the mean over all
-//!   copies, as ACL reports a run's mean).
+//! Decode time: `decode_warm_ns` is the same clip decoded at many
+//! pseudo-random times back to back (median of batches, everything warm);
+//! the cold figures are ACL's method and a strict flush, for the whole
+//! pose, single joints and a subset ([`decode`]), with ACL's own figures
+//! beside them where the anchors have them ([`anchors`]).
+
+pub mod anchors;
+pub mod decode;
+mod table;
+
+pub use table::render_decode;
 
 use crate::events::Silent;
 use crate::manifest::AssetJob;
@@ -49,9 +43,14 @@ pub struct BenchRow {
     pub threshold_m: f32,
     pub compress_ms: f64,
     pub decode_warm_ns: f64,
+    /// Whole pose after a strict flush (`decode.strict_pose_ns`).
     pub decode_cold_ns: f64,
-    /// Cold by ACL's method (see the module documentation).
+    /// Whole pose by ACL's method (`decode.pose_ns`).
     pub decode_copies_ns: f64,
+    /// Every cold figure ([`decode::DecodeFigures`]).
+    pub decode: decode::DecodeFigures,
+    /// ACL's decode figures for the same clip, where the anchors have them.
+    pub acl_decode: Option<anchors::AclDecode>,
     /// ACL's figures for the same clip, where the anchors list it.
     pub acl_bytes: Option<u64>,
     pub acl_max_error_m: Option<f32>,
@@ -101,19 +100,18 @@ pub fn load_acl_csv(path: &Path) -> HashMap<String, (u64, f32)> {
     out
 }
 
-/// Median decode time of a full pose: (warm, cold) in nanoseconds.
-pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f64, f64) {
+/// Median warm decode time of a full pose in nanoseconds.
+pub fn decode_warm_ns(package: &Package<'_>, clip: usize) -> f64 {
     let sk = package.skeleton();
     let Some(c) = package.clips().get(clip) else {
-        return (0.0, 0.0);
+        return 0.0;
     };
-    // Decodes go through the clip's static pose (`Clip::sample_static`),
-    // the fastest path the runtime offers; it is computed once, as a game
-    // does when it binds a clip to a skeleton.
+    // Through the clip's static pose (`Clip::sample_static`), computed
+    // once, as a game does when it binds a clip to a skeleton.
     let rest = package.sample_defaults(c);
     let mut static_pose = vec![Transform::IDENTITY; sk.joint_count()];
     if !c.static_pose(rest, &mut static_pose) {
-        return (0.0, 0.0);
+        return 0.0;
     }
     let mut out = vec![Transform::IDENTITY; sk.joint_count()];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -123,7 +121,6 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         seed ^= seed << 17;
         (seed >> 40) as f32 / (1u64 << 24) as f32 * c.duration_s()
     };
-    // Warm: batches of back-to-back decodes.
     let mut warm = Vec::new();
     for _ in 0..15 {
         let times: Vec<f32> = (0..200).map(|_| next_time()).collect();
@@ -134,109 +131,16 @@ pub fn decode_times(package: &Package<'_>, clip: usize, iterations: usize) -> (f
         }
         warm.push(start.elapsed().as_nanos() as f64 / times.len() as f64);
     }
-    // Cold: evict caches (stream 64 MiB, twice a 32 MiB last-level cache)
-    // before each timed decode.
-    let mut evict = vec![0u8; 64 << 20];
-    let mut cold = Vec::new();
-    for i in 0..iterations {
-        for k in (0..evict.len()).step_by(64) {
-            evict[k] = evict[k].wrapping_add(i as u8);
-        }
-        std::hint::black_box(&evict);
-        let t = next_time();
-        let start = Instant::now();
-        std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
-        std::hint::black_box(&out);
-        cold.push(start.elapsed().as_nanos() as f64);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
-    (median(&mut warm), median(&mut cold))
+    warm.sort_by(f64::total_cmp);
+    warm.get(warm.len() / 2).copied().unwrap_or(0.0)
 }
 
-/// Cold decode time by ACL's method (`acl_decompressor`, see the module
-/// documentation): enough copies of the package to exceed a 33 MB cache and
-/// at least 4,000 (fewer for packages so large that 4,000 copies would
-/// touch more than 256 MiB), each in its own allocation of a whole number
-/// of 128 KiB;
-/// per copy a clip view and its static pose (ACL keeps one decompression
-/// context per copy), all in one array; one pass decodes every copy at the
-/// same time, and the time advances through 100 points from start to end
-/// between passes. The median over the passes after the first two (which
-/// fault the pages in) of each pass's mean nanoseconds per decode; 0 if the
-/// package cannot be copied or loaded.
-pub fn decode_copies_ns(bytes: &[u8], clip: usize) -> f64 {
-    const CACHE: usize = 33 << 20;
-    const SLOT_ALIGN: usize = 128 << 10;
-    const MIN_COPIES: usize = 4000;
-    const TOUCHED_BUDGET: usize = 256 << 20;
-    let Ok(first) = Package::load(bytes) else {
-        return 0.0;
-    };
-    let Some(c) = first.clips().get(clip) else {
-        return 0.0;
-    };
-    let duration = c.duration_s();
-    let joints = first.skeleton().joint_count();
-    let pose = (joints * 40).max(1);
-    // ACL's copy count, but never more copies than fit a memory budget:
-    // a 2 MB package copied 4,000 times would touch 8 GB. Budgeted copies
-    // still span many times the last-level cache.
-    let copies = CACHE
-        .div_ceil(pose)
-        .div_ceil(2)
-        .max(MIN_COPIES)
-        .min((TOUCHED_BUDGET / bytes.len().max(1)).max(16));
-    let slot = bytes.len().max(pose).div_ceil(SLOT_ALIGN) * SLOT_ALIGN;
-    // One allocation per copy, each a whole slot: allocations this large
-    // are page-aligned mappings of their own, and only the pages a copy
-    // fills are ever touched.
-    let mut buffers: Vec<Vec<u8>> = Vec::new();
-    for _ in 0..copies {
-        let mut b = Vec::new();
-        if b.try_reserve_exact(slot).is_err() {
-            return 0.0;
-        }
-        b.extend_from_slice(bytes);
-        buffers.push(b);
-    }
-    // The copies are byte-identical to `bytes`, already checksum-verified.
-    let packages: Vec<Package<'_>> = buffers
-        .iter()
-        .filter_map(|b| ludus_anim_runtime::package::load_ignoring_checksum(b).ok())
-        .collect();
-    // Per copy, as ACL keeps a decompression context per copy: the clip
-    // view and its static pose (computed from that copy), in one array.
-    let views: Vec<(ludus_anim_runtime::Clip<'_>, Vec<Transform>)> = packages
-        .iter()
-        .filter_map(|p| {
-            let c = p.clips().get(clip)?.clone();
-            let mut pose = vec![Transform::IDENTITY; joints];
-            c.static_pose(p.sample_defaults(&c), &mut pose)
-                .then_some((c, pose))
-        })
-        .collect();
-    let mut out = vec![Transform::IDENTITY; joints];
-    // The first two passes fault the copies' pages in. Each later pass
-    // gives the mean time per decode over all copies (as ACL's benchmark
-    // reports a run's mean per iteration); the figure is the median pass,
-    // which a pass disturbed by another tenant of the machine does not move.
-    let mut passes = Vec::with_capacity(12);
-    for pass in 0..14 {
-        let t = (pass % 100) as f32 / 99.0 * duration;
-        let start = Instant::now();
-        for (c, pose) in &views {
-            std::hint::black_box(c.sample_static(t, pose, &mut out));
-            std::hint::black_box(&out);
-        }
-        if pass >= 2 {
-            passes.push(start.elapsed().as_nanos() as f64 / copies as f64);
-        }
-    }
-    passes.sort_by(f64::total_cmp);
-    passes.get(passes.len() / 2).copied().unwrap_or(0.0)
+/// What [`run`] measures against: ACL's size and error figures
+/// (`acl_dev_clips.csv`) and decode figures (`acl.md`), by clip name.
+#[derive(Clone, Debug, Default)]
+pub struct AclAnchors {
+    pub sizes: HashMap<String, (u64, f32)>,
+    pub decode: HashMap<String, anchors::AclDecode>,
 }
 
 /// Cook each file with each profile (no files written) and measure.
@@ -245,7 +149,7 @@ pub fn run(
     files: &[PathBuf],
     profiles: &[Profile],
     units_m: Option<f32>,
-    acl: &HashMap<String, (u64, f32)>,
+    acl: &AclAnchors,
     cold_iterations: usize,
 ) -> BenchResult {
     let mut rows = Vec::new();
@@ -289,14 +193,14 @@ pub fn run(
                 continue;
             };
             for (i, c) in report.clips.iter().enumerate() {
-                let (warm, cold) = decode_times(&pkg, i, cold_iterations);
-                let copies = decode_copies_ns(&bytes, i);
+                let warm = decode_warm_ns(&pkg, i);
+                let figures = decode::measure(&bytes, i, cold_iterations);
                 // ACL's clip names: the SJSON file stem without ".acl".
                 let key = asset
                     .trim_end_matches(".sjson")
                     .trim_end_matches(".acl")
                     .to_string();
-                let a = acl.get(&key).copied();
+                let a = acl.sizes.get(&key).copied();
                 let row = BenchRow {
                     profile: profile.name.clone(),
                     asset: asset.clone(),
@@ -312,8 +216,10 @@ pub fn run(
                     threshold_m: c.threshold_m,
                     compress_ms: c.compress_ms,
                     decode_warm_ns: warm,
-                    decode_cold_ns: cold,
-                    decode_copies_ns: copies,
+                    decode_cold_ns: figures.strict_pose_ns,
+                    decode_copies_ns: figures.pose_ns,
+                    decode: figures,
+                    acl_decode: acl.decode.get(&key).copied(),
                     acl_bytes: a.map(|x| x.0),
                     acl_max_error_m: a.map(|x| x.1),
                 };
@@ -340,6 +246,63 @@ pub fn run(
     }
 }
 
+/// Decode figures of already-cooked packages (`bench --packages`): no
+/// cook, so the size and error columns are the package's own figures.
+/// ACL's clip name is the package file name before `.acl-`.
+pub fn run_packages(paths: &[PathBuf], acl: &AclAnchors, cold_iterations: usize) -> BenchResult {
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for path in paths {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                failures.push(format!("{}: {e}", path.display()));
+                continue;
+            }
+        };
+        let Ok(pkg) = Package::load(&bytes) else {
+            failures.push(format!("{}: package does not load", path.display()));
+            continue;
+        };
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let key = file.split(".acl-").next().unwrap_or("").to_string();
+        for (i, c) in pkg.clips().iter().enumerate() {
+            let figures = decode::measure(&bytes, i, cold_iterations);
+            let joints = pkg.skeleton().joint_count();
+            rows.push(BenchRow {
+                profile: c.profile().to_string(),
+                asset: format!("{key}.acl.sjson"),
+                clip: c.name().to_string(),
+                joints,
+                samples: c.num_samples(),
+                sample_rate_hz: c.sample_rate_hz(),
+                raw_bytes: joints as u64 * u64::from(c.num_samples()) * 40,
+                compressed_bytes: c.blob_size() as u64,
+                ratio: 0.0,
+                max_error_m: c.max_error_m(),
+                p99_error_m: 0.0,
+                threshold_m: 0.0,
+                compress_ms: 0.0,
+                decode_warm_ns: decode_warm_ns(&pkg, i),
+                decode_cold_ns: figures.strict_pose_ns,
+                decode_copies_ns: figures.pose_ns,
+                decode: figures,
+                acl_decode: acl.decode.get(&key).copied(),
+                acl_bytes: acl.sizes.get(&key).map(|x| x.0),
+                acl_max_error_m: acl.sizes.get(&key).map(|x| x.1),
+            });
+        }
+    }
+    BenchResult {
+        rows,
+        totals: Vec::new(),
+        failures,
+    }
+}
+
 /// The table, one row per clip and profile, then totals.
 pub fn render(r: &BenchResult) -> String {
     let mut s = String::new();
@@ -358,7 +321,7 @@ pub fn render(r: &BenchResult) -> String {
         "p99 mm",
         "comp ms",
         "warm ns",
-        "cold ns",
+        "strict ns",
         "copies ns"
     );
     if acl {

@@ -1,0 +1,207 @@
+//! Decode timings by ACL's method (`acl_decompressor`'s benchmark), for
+//! every request a game makes: a whole pose, one joint (first, middle,
+//! last), a 10-joint subset and the whole pose joint by joint; and a
+//! strict-flush figure per decode.
+//!
+//! ACL's method: the package is copied thousands of times into separate
+//! 128 KiB-aligned slots, each copy with its own decode context (its clip
+//! view, static pose and playback context, as ACL keeps one decompression
+//! context per copy), and back-to-back decodes rotate through the copies,
+//! so each decode finds its clip data and context cold while the code and
+//! the output are warm. A figure is the median of 12 passes, each the mean
+//! nanoseconds per decode over all copies (ACL reports a run's mean); the
+//! time advances through 100 points of the clip between passes.
+//!
+//! Strict flush: a 128 MiB buffer (four times this machine's 32 MiB
+//! last-level cache; ACL's own 32 MiB memset does not empty it) is read,
+//! modified and written line by line before each timed decode of a single
+//! copy, so code, context, data and output all start cold; median of the
+//! runs.
+
+use ludus_anim_runtime::{Clip, DecodeContext, Package, Transform};
+use serde::Serialize;
+use std::time::Instant;
+
+/// What one timed decode asks for.
+#[derive(Clone, Copy, Debug)]
+enum Request<'r> {
+    /// Every joint (`DecodeContext::sample_static`).
+    Pose,
+    /// These joints (`DecodeContext::sample_joints`).
+    Joints(&'r [u32]),
+    /// Every joint, one single-joint request at a time.
+    JointByJoint,
+}
+
+/// The figures of one clip, nanoseconds per decode.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DecodeFigures {
+    pub pose_ns: f64,
+    pub first_joint_ns: f64,
+    pub middle_joint_ns: f64,
+    pub last_joint_ns: f64,
+    /// Ten joints spread evenly over the skeleton (all if fewer).
+    pub subset10_ns: f64,
+    pub joint_by_joint_ns: f64,
+    /// Strict flush (128 MiB read-modify-write before each decode).
+    pub strict_pose_ns: f64,
+    pub strict_last_joint_ns: f64,
+}
+
+/// One copy's decode state: what a game keeps per playing clip.
+struct Copy<'p> {
+    clip: Clip<'p>,
+    static_pose: Vec<Transform>,
+}
+
+/// Ten joints spread evenly over `joints` (every joint if fewer).
+pub fn subset10(joints: usize) -> Vec<u32> {
+    let n = joints.min(10);
+    (0..n)
+        .map(|k| (k * joints / n.max(1)) as u32)
+        .collect::<Vec<_>>()
+}
+
+#[inline(never)]
+fn decode(
+    ctx: &mut DecodeContext<'_, '_>,
+    c: &Copy<'_>,
+    t: f32,
+    req: Request<'_>,
+    out: &mut [Transform],
+) -> bool {
+    ctx.seek(t);
+    match req {
+        Request::Pose => ctx.sample_static(&c.static_pose, out),
+        Request::Joints(j) => {
+            let n = j.len().min(out.len());
+            out.get_mut(..n)
+                .is_some_and(|o| ctx.sample_joints_static(&c.static_pose, j, o))
+        }
+        Request::JointByJoint => {
+            let mut ok = true;
+            for (j, o) in out.iter_mut().enumerate() {
+                let one = [j as u32];
+                ok &= ctx.sample_joints_static(&c.static_pose, &one, std::slice::from_mut(o));
+            }
+            ok
+        }
+    }
+}
+
+/// Package copies for ACL's method; None if the package does not load.
+fn copies(bytes: &[u8], pose_bytes: usize) -> Option<Vec<Vec<u8>>> {
+    const CACHE: usize = 33 << 20;
+    const SLOT_ALIGN: usize = 128 << 10;
+    const MIN_COPIES: usize = 4000;
+    const TOUCHED_BUDGET: usize = 256 << 20;
+    // ACL's copy count, but never more copies than fit a memory budget:
+    // budgeted copies still span many times the last-level cache.
+    let n = CACHE
+        .div_ceil(pose_bytes.max(1))
+        .div_ceil(2)
+        .max(MIN_COPIES)
+        .min((TOUCHED_BUDGET / bytes.len().max(1)).max(16));
+    let slot = bytes.len().max(pose_bytes).div_ceil(SLOT_ALIGN) * SLOT_ALIGN;
+    let mut buffers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut b = Vec::new();
+        b.try_reserve_exact(slot).ok()?;
+        b.extend_from_slice(bytes);
+        buffers.push(b);
+    }
+    Some(buffers)
+}
+
+/// Every figure of clip `clip` of the package `bytes` (zeros if it does
+/// not load). `strict_runs` decodes are timed per strict figure.
+pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
+    let Ok(first) = Package::load(bytes) else {
+        return DecodeFigures::default();
+    };
+    let joints = first.skeleton().joint_count();
+    let Some(buffers) = copies(bytes, joints * 40) else {
+        return DecodeFigures::default();
+    };
+    // The copies are byte-identical to `bytes`, already checksum-verified.
+    let packages: Vec<Package<'_>> = buffers
+        .iter()
+        .filter_map(|b| ludus_anim_runtime::package::load_ignoring_checksum(b).ok())
+        .collect();
+    let views: Vec<Copy<'_>> = packages
+        .iter()
+        .filter_map(|p| {
+            let clip = p.clips().get(clip)?.clone();
+            let mut static_pose = vec![Transform::IDENTITY; joints];
+            clip.static_pose(p.sample_defaults(&clip), &mut static_pose)
+                .then_some(Copy { clip, static_pose })
+        })
+        .collect();
+    if views.len() != packages.len() || views.is_empty() {
+        return DecodeFigures::default();
+    }
+    let last = [joints.saturating_sub(1) as u32];
+    let sub = subset10(joints);
+    let rotate = |req| rotation(&views, req, joints);
+    DecodeFigures {
+        pose_ns: rotate(Request::Pose),
+        first_joint_ns: rotate(Request::Joints(&[0])),
+        middle_joint_ns: rotate(Request::Joints(&[(joints / 2) as u32])),
+        last_joint_ns: rotate(Request::Joints(&last)),
+        subset10_ns: rotate(Request::Joints(&sub)),
+        joint_by_joint_ns: rotate(Request::JointByJoint),
+        strict_pose_ns: strict(&views, Request::Pose, joints, strict_runs),
+        strict_last_joint_ns: strict(&views, Request::Joints(&last), joints, strict_runs),
+    }
+}
+
+/// ACL's method over the copies (see the module documentation).
+fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize) -> f64 {
+    let mut out = vec![Transform::IDENTITY; joints];
+    let mut contexts: Vec<DecodeContext<'_, '_>> =
+        views.iter().map(|c| DecodeContext::new(&c.clip)).collect();
+    let duration = views.first().map_or(0.0, |c| c.clip.duration_s());
+    // The first two passes fault the pages in; a pass disturbed by another
+    // tenant of the machine does not move the median.
+    let mut passes = Vec::with_capacity(12);
+    for pass in 0..14 {
+        let t = (pass % 100) as f32 / 99.0 * duration;
+        let start = Instant::now();
+        for (c, ctx) in views.iter().zip(contexts.iter_mut()) {
+            std::hint::black_box(decode(ctx, c, t, req, &mut out));
+            std::hint::black_box(&out);
+        }
+        if pass >= 2 {
+            passes.push(start.elapsed().as_nanos() as f64 / views.len() as f64);
+        }
+    }
+    median(passes)
+}
+
+/// One copy decoded after a 128 MiB read-modify-write, `runs` times.
+fn strict(views: &[Copy<'_>], req: Request<'_>, joints: usize, runs: usize) -> f64 {
+    let Some(c) = views.first() else {
+        return 0.0;
+    };
+    let mut out = vec![Transform::IDENTITY; joints];
+    let mut flush = vec![0u8; 128 << 20];
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs {
+        for k in (0..flush.len()).step_by(64) {
+            flush[k] = flush[k].wrapping_add(i as u8 | 1);
+        }
+        std::hint::black_box(&flush);
+        let t = (i % 100) as f32 / 99.0 * c.clip.duration_s();
+        let start = Instant::now();
+        let mut ctx = DecodeContext::new(&c.clip);
+        std::hint::black_box(decode(&mut ctx, c, t, req, &mut out));
+        std::hint::black_box(&out);
+        times.push(start.elapsed().as_nanos() as f64);
+    }
+    median(times)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}

@@ -1,0 +1,154 @@
+//! The cook's `OUT/report-sidecar.json` (layout: `schemas/dashboard.md`,
+//! schema: `schemas/report-sidecar.schema.json`): per clip, verification's
+//! error of every joint at every checked time (the codec figure, as
+//! measured; `report.json`'s `max_error_m` adds the clip's f32 floor), the
+//! encoder's bits per component per track and segment, the root-motion
+//! trajectory and the events. Built where the data already is (the clip's
+//! verification, its blob, its prepared trajectory), never recomputed.
+
+use super::clip::CookedClip;
+use ludus_anim_report::packed::Packed;
+use ludus_anim_report::sidecar::{
+    BitRates, ClipSidecar, EventMark, Sidecar, TrajectorySidecar, BITS_CONSTANT, BITS_DEFAULT,
+    BITS_RAW,
+};
+use ludus_anim_runtime::codec::vbr::VbrClip;
+use ludus_anim_runtime::codec::CodecId;
+use ludus_anim_runtime::Skeleton;
+use ludus_anim_runtime::{Quat, Vec3};
+
+/// Whether and how large the cook writes the sidecar: the manifest's
+/// `[report] sidecar` / `sidecar_max_mb`, and `cook --no-sidecar`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SidecarSettings {
+    pub write: bool,
+    /// Above this size (MiB) the per-time errors are left out (`error_q`
+    /// empty) and the other blocks kept.
+    pub max_mb: Option<f64>,
+}
+
+impl Default for SidecarSettings {
+    fn default() -> Self {
+        SidecarSettings {
+            write: true,
+            max_mb: Some(64.0),
+        }
+    }
+}
+
+/// The sidecar's file name: `report-sidecar.json`, or
+/// `report-sidecar.shard-I-of-N.json` beside a shard's report (`ludus-anim
+/// merge` does not merge sidecars yet).
+pub(crate) fn sidecar_file(shard: Option<&ludus_anim_report::farm::ShardInfo>) -> String {
+    match shard {
+        Some(s) => format!("report-sidecar.{}.json", s.label()),
+        None => ludus_anim_report::sidecar::SIDECAR_FILE.to_string(),
+    }
+}
+
+/// One clip's sidecar record (`source` as `report.json` records it).
+pub(crate) fn clip_sidecar(
+    source: &str,
+    c: &CookedClip,
+    sk: &Skeleton,
+    thresholds: &[f32],
+) -> ClipSidecar {
+    let e = &c.entry;
+    let mut s = ClipSidecar::new(source, &e.name, &e.profile, e.duration_s);
+    let parents: Vec<Option<usize>> = (0..sk.joint_count()).map(|j| sk.parent(j)).collect();
+    s.set_joints(sk.names(), &parents, thresholds);
+    let v = &c.verification.codec;
+    if s.set_errors(&v.times_s, &v.errors_m).is_err() {
+        // A shape mismatch would be a verification bug: leave the grid out
+        // rather than write a wrong one.
+        s.error_q = Packed(Vec::new());
+        s.times_s = Packed(Vec::new());
+    }
+    s.bit_rates = bit_rates(e.codec, &e.blob, sk.joint_count(), e.num_samples);
+    s.root_motion = c.prepared.trajectory.as_ref().map(|t| {
+        let yaw = |q: Quat| {
+            let f = q * Vec3::Z;
+            f.x.atan2(f.z)
+        };
+        TrajectorySidecar {
+            joint: t.joint.clone(),
+            policy: t.policy.as_str().to_string(),
+            rate_hz: t.sample_rate_hz,
+            x_m: Packed(t.keys.iter().map(|k| k.translation.x).collect()),
+            z_m: Packed(t.keys.iter().map(|k| k.translation.z).collect()),
+            yaw_rad: Packed(t.keys.iter().map(|k| yaw(k.rotation)).collect()),
+            drift_100_loops_m: t.drift_100_loops_m,
+        }
+    });
+    let names = &c.prepared.event_names;
+    s.events = c
+        .prepared
+        .events
+        .iter()
+        .filter_map(|ev| {
+            let (_, name, kind) = names.iter().find(|n| n.0 == ev.id)?;
+            Some(EventMark {
+                name: name.clone(),
+                time_s: ev.time_s,
+                kind: kind.as_str().to_string(),
+            })
+        })
+        .collect();
+    s
+}
+
+/// Bits per component per track and segment, read from the blob the
+/// encoder chose (`None` if it does not parse, which verification would
+/// already have failed).
+fn bit_rates(codec: CodecId, blob: &[u8], joints: usize, samples: u32) -> Option<BitRates> {
+    if codec == CodecId::Reference {
+        return Some(BitRates {
+            segment_starts: vec![0],
+            samples,
+            bits: Packed(vec![BITS_RAW; joints * 3]),
+        });
+    }
+    let v = VbrClip::parse(blob, joints, samples).ok()?;
+    let segs = v.segment_count().max(1);
+    let mut bits = vec![BITS_DEFAULT; joints * 3 * segs as usize];
+    let mut animated = 0;
+    for j in 0..joints {
+        for k in 0..3 {
+            let at = (j * 3 + k) * segs as usize;
+            match v.track_kind(j, k)? {
+                0 => {}
+                2 => {
+                    for s in 0..v.segment_count() {
+                        bits[at + s as usize] = v.animated_bits(s, animated)?;
+                    }
+                    animated += 1;
+                }
+                _ => bits[at..at + segs as usize].fill(BITS_CONSTANT),
+            }
+        }
+    }
+    Some(BitRates {
+        segment_starts: (0..segs).map(|s| v.segment_start(s)).collect(),
+        samples,
+        bits: Packed(bits),
+    })
+}
+
+/// The cook's sidecar JSON: every clip, the per-time errors left out
+/// when the whole would pass `max_mb`.
+pub(crate) fn sidecar_json(
+    clips: Vec<ClipSidecar>,
+    settings: &SidecarSettings,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut side = Sidecar::new(crate::COOKER_VERSION);
+    side.clips = clips;
+    let json = serde_json::to_vec(&side)?;
+    let limit = settings.max_mb.map(|mb| mb * 1024.0 * 1024.0);
+    if limit.is_some_and(|l| json.len() as f64 > l) {
+        for c in &mut side.clips {
+            c.error_q = Packed(Vec::new());
+        }
+        return serde_json::to_vec(&side);
+    }
+    Ok(json)
+}

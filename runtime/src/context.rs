@@ -1,0 +1,215 @@
+//! [`DecodeContext`]: a playback cursor over one clip, the runtime's
+//! counterpart of ACL's decompression context and ozz's sampling context.
+//!
+//! A context is bound to a clip, seeks to a time, and then decodes any
+//! request at that time: a whole pose, a joint subset, a masked pose. It
+//! keeps the last position and the segments it decoded (where their data
+//! starts), so playing forward or backward, or sampling several requests
+//! at one time, does not locate segments again. It is a plain value owned
+//! by the caller (one per playing clip instance); it never allocates, and
+//! two contexts share nothing mutable (the clip is only read).
+//!
+//! Adapted ideas: Nicholas Frechette, Animation Compression Library,
+//! `decompression_context` (bind once, `seek`, then decompress a pose or a
+//! track); Guillaume Blanc, ozz-animation, `SamplingJob::Context` (a
+//! caller-owned cache of the previous sampling's position). No code taken.
+
+use crate::codec::vbr::{SegmentCache, VbrRequest};
+use crate::codec::ClipCodec;
+use crate::math::Transform;
+use crate::package::Clip;
+use crate::timing::SamplePosition;
+
+/// Masks with at least this many joints in 16 of the skeleton decode the
+/// whole pose instead of seeking each joint (measured, see
+/// `schemas/codec-vbr.md`: below it seeking is cheaper).
+pub const DENSE_MASK_SIXTEENTHS: usize = 5;
+
+/// Joints a masked decode seeks per call of the subset decode.
+const MASK_CHUNK: usize = 32;
+
+/// A playback context over one clip (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct DecodeContext<'c, 'a> {
+    clip: &'c Clip<'a>,
+    time: f32,
+    pos: SamplePosition,
+    segments: SegmentCache,
+}
+
+impl<'c, 'a> DecodeContext<'c, 'a> {
+    /// A context bound to `clip`, at time 0.
+    pub fn new(clip: &'c Clip<'a>) -> Self {
+        DecodeContext {
+            clip,
+            time: 0.0,
+            pos: clip.position(0.0),
+            segments: SegmentCache::default(),
+        }
+    }
+
+    /// Bind another clip (a clip switch): forgets every cached segment.
+    pub fn bind(&mut self, clip: &'c Clip<'a>) {
+        *self = DecodeContext::new(clip);
+    }
+
+    /// The bound clip.
+    pub fn clip(&self) -> &'c Clip<'a> {
+        self.clip
+    }
+
+    /// Move to clip-local time `t` (any time, forward or back; the clip's
+    /// loop mode applies). Cached segments stay valid for any time.
+    #[inline]
+    pub fn seek(&mut self, t: f32) {
+        self.time = t;
+        self.pos = self.clip.position(t);
+    }
+
+    /// Move by `dt` seconds (negative plays backwards).
+    #[inline]
+    pub fn advance(&mut self, dt: f32) {
+        self.seek(self.time + dt);
+    }
+
+    /// The current time, as given to [`DecodeContext::seek`].
+    pub fn time(&self) -> f32 {
+        self.time
+    }
+
+    /// The samples the current time blends.
+    pub fn position(&self) -> SamplePosition {
+        self.pos
+    }
+
+    #[inline(always)]
+    fn run(&mut self, request: VbrRequest<'_>, base: &[Transform], out: &mut [Transform]) -> bool {
+        let clip = self.clip;
+        if base.len() != clip.joint_count {
+            return false;
+        }
+        match &clip.codec {
+            ClipCodec::Vbr(c) => c.decode_cached(
+                request,
+                clip.index.as_ref(),
+                &mut self.segments,
+                self.pos,
+                base,
+                out,
+            ),
+            ClipCodec::Reference(c) => match request {
+                VbrRequest::Pose | VbrRequest::StaticPose => c.decode_pose(self.pos, out),
+                VbrRequest::Joints(j) | VbrRequest::StaticJoints(j) => {
+                    c.decode_joints(self.pos, j, out)
+                }
+                VbrRequest::StaticJointsInPose(j) => {
+                    out.len() == base.len() && reference_in_pose(c, self.pos, j, out)
+                }
+            },
+        }
+    }
+
+    /// The pose at the current time, as [`Clip::sample`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample(&mut self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+        self.run(VbrRequest::Pose, defaults, out)
+    }
+
+    /// The pose at the current time from the clip's static pose, as
+    /// [`Clip::sample_static`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_static(&mut self, static_pose: &[Transform], out: &mut [Transform]) -> bool {
+        self.run(VbrRequest::StaticPose, static_pose, out)
+    }
+
+    /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_joints(
+        &mut self,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        self.run(VbrRequest::Joints(joints), defaults, out)
+    }
+
+    /// `out[k]` = joint `joints[k]` from the static pose, as
+    /// [`Clip::sample_joints_static`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_joints_static(
+        &mut self,
+        static_pose: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        self.run(VbrRequest::StaticJoints(joints), static_pose, out)
+    }
+
+    /// Mask-aware pose decode: every joint `j` whose bit `j % 64` of
+    /// `mask[j / 64]` is set gets exactly its [`Clip::sample_static`]
+    /// value in the pose-sized `out`. Other slots are left as they were
+    /// when the mask is sparse, or hold their decoded value when it is
+    /// dense (at least [`DENSE_MASK_SIXTEENTHS`] / 16 of the joints: one
+    /// walk over every joint is then cheaper than seeking each). False if
+    /// a length is wrong (`mask` must have `ceil(joints / 64)` words, with
+    /// no bit set past the last joint).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_masked(
+        &mut self,
+        static_pose: &[Transform],
+        mask: &[u64],
+        out: &mut [Transform],
+    ) -> bool {
+        let joints = self.clip.joint_count;
+        if mask.len() != joints.div_ceil(64) || out.len() != joints {
+            return false;
+        }
+        let tail = joints % 64;
+        if tail != 0 && mask.last().is_some_and(|w| w >> tail != 0) {
+            return false;
+        }
+        let set: usize = mask.iter().map(|w| w.count_ones() as usize).sum();
+        if set * 16 >= joints * DENSE_MASK_SIXTEENTHS {
+            return self.sample_static(static_pose, out);
+        }
+        let mut chunk = [0u32; MASK_CHUNK];
+        let mut n = 0;
+        let mut ok = true;
+        for (w, &word) in mask.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                if let Some(c) = chunk.get_mut(n) {
+                    *c = (w * 64) as u32 + bits.trailing_zeros();
+                    n += 1;
+                }
+                bits &= bits - 1;
+                if n == MASK_CHUNK {
+                    ok &= self.run(VbrRequest::StaticJointsInPose(&chunk), static_pose, out);
+                    n = 0;
+                }
+            }
+        }
+        if let Some(rest) = chunk.get(..n).filter(|r| !r.is_empty()) {
+            ok &= self.run(VbrRequest::StaticJointsInPose(rest), static_pose, out);
+        }
+        ok
+    }
+}
+
+/// The reference codec's joints written at their own index of `out`.
+fn reference_in_pose(
+    c: &crate::codec::reference::ReferenceClip<'_>,
+    pos: SamplePosition,
+    joints: &[u32],
+    out: &mut [Transform],
+) -> bool {
+    for &j in joints {
+        let Some(o) = out.get_mut(j as usize) else {
+            return false;
+        };
+        if !c.decode_joints(pos, &[j], std::slice::from_mut(o)) {
+            return false;
+        }
+    }
+    true
+}
