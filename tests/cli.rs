@@ -200,16 +200,20 @@ fn expect_failure(name: &str, contents: &[u8], code: &str) {
         stderr.contains(name),
         "{name}: stderr must name the file: {stderr}"
     );
-    // Only the cook's own records: no package, no temp file.
+    // Only the cook's own records (and the publication's lock and
+    // generation files): no package, no temp file.
     let files = all_files(&tmp.path().join("out"));
+    let records = [
+        "report.json",
+        "manifest.json",
+        "report-sidecar.json",
+        ".lock",
+        ".generation",
+    ];
     assert_eq!(
         files
             .iter()
-            .filter(|f| {
-                !f.ends_with("report.json")
-                    && !f.ends_with("manifest.json")
-                    && !f.ends_with("report-sidecar.json")
-            })
+            .filter(|f| !records.iter().any(|r| f.ends_with(r)))
             .count(),
         0,
         "{name}: files left behind: {files:?}"

@@ -1,7 +1,7 @@
 //! Every decode path gives the bits of `Clip::sample`, on real cooked
 //! packages: the bundled fixtures and, when `../shared/anchors` is present,
 //! the ACL anchor clips the bench measures (cooked in centimetres as the
-//! bench does). Paths: `sample_static`, `sample_joints` (indexed),
+//! bench does). Paths: `sample_static`, `sample_packed`, `sample_joints` (indexed),
 //! `sample_joints_static`, the walk without the index
 //! (`ClipCodec::decode_joints`), and a `DecodeContext` played forward,
 //! backward and seeking at random, for poses, subsets and masks (sparse
@@ -76,6 +76,7 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
     let defaults = p.sample_defaults(c);
     let mut static_pose = vec![Transform::IDENTITY; n];
     assert!(c.static_pose(defaults, &mut static_pose));
+    let statics = c.static_tracks(defaults).unwrap();
     let subset: Vec<u32> = subset.iter().map(|&j| j % n as u32).collect();
     let mut mask = vec![0u64; n.div_ceil(64)];
     let mut seed = mask_seed | 1;
@@ -102,6 +103,8 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
         let want_sub: Vec<Transform> = subset.iter().map(|&j| want[j as usize]).collect();
         assert!(c.sample_static(t, &static_pose, &mut got));
         assert_eq!(bits(&want), bits(&got), "sample_static, {at}");
+        assert!(c.sample_packed(t, &statics, &mut got));
+        assert_eq!(bits(&want), bits(&got), "sample_packed, {at}");
         assert!(c.sample_joints(t, defaults, &subset, &mut sub));
         assert_eq!(bits(&want_sub), bits(&sub), "sample_joints, {at}");
         assert!(c.sample_joints_static(t, &static_pose, &subset, &mut sub));
@@ -115,6 +118,8 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
         assert_eq!(bits(&want), bits(&got), "context sample, {at}");
         assert!(ctx.sample_static(&static_pose, &mut got));
         assert_eq!(bits(&want), bits(&got), "context sample_static, {at}");
+        assert!(ctx.sample_packed(&statics, &mut got));
+        assert_eq!(bits(&want), bits(&got), "context sample_packed, {at}");
         assert!(ctx.sample_joints(defaults, &subset, &mut sub));
         assert_eq!(bits(&want_sub), bits(&sub), "context sample_joints, {at}");
         assert!(ctx.sample_joints_static(&static_pose, &subset, &mut sub));

@@ -389,6 +389,41 @@ fn manifest_limits_raise_and_lower_what_an_asset_may_use() {
 }
 
 #[test]
+fn limit_flags_override_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("chain.bvh"), chain_bvh(40, 10)).unwrap();
+    std::fs::write(
+        d.join("ludus-anim.toml"),
+        "[project]\nlimits = { max_joints = 100 }\n[[asset]]\nsources = [\"chain.bvh\"]\n",
+    )
+    .unwrap();
+    let run = fails_with(d, &["--limit", "max_joints=20"], "limit_exceeded");
+    assert!(
+        run.messages().contains("max_joints = 20"),
+        "{}",
+        run.messages()
+    );
+    let run = fails_with(d, &["--limit", "max_file_bytes=1K"], "limit_exceeded");
+    assert!(
+        run.messages().contains("max_file_bytes = 1024"),
+        "{}",
+        run.messages()
+    );
+    assert!(cook(d, &["--limit", "max_joints=41"]).out.status.success());
+    for bad in [
+        "max_jionts=3",
+        "max_joints=0",
+        "max_file_bytes=lots",
+        "max_joints",
+    ] {
+        let run = cook(d, &["--limit", bad]);
+        assert_eq!(run.out.status.code(), Some(2), "{bad}: {}", run.stderr());
+        assert!(run.stderr().contains("--limit"), "{bad}: {}", run.stderr());
+    }
+}
+
+#[test]
 fn a_1000_joint_chain_cooks_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("chain.bvh"), chain_bvh(1000, 30)).unwrap();
@@ -397,5 +432,7 @@ fn a_1000_joint_chain_cooks_in_seconds() {
     assert_eq!(run.report["assets"][0]["skeleton"]["joints"], 1000);
     // Measured 2.1 s on two cores (it was 9.2 s before the repair fix,
     // and grew cubically with depth); the bound leaves room for load.
-    assert!(run.took < Duration::from_secs(8), "{:?}", run.took);
+    // Generous for a loaded 2-core CI machine (7 s alone, 17 s beside the
+    // robustness test); the super-linear encode it guards took 266 s.
+    assert!(run.took < Duration::from_secs(30), "{:?}", run.took);
 }

@@ -5,7 +5,7 @@
 //! morph-weight and custom curves) when `../shared` is present. Loading
 //! allocates and happens before counting starts; then every clip is
 //! decoded at many times through every runtime path a game uses per frame
-//! (`Clip::sample`, `static_pose` + `sample_static`, `sample_joints`,
+//! (`Clip::sample`, `static_pose` + `sample_static`, `sample_packed`, `sample_joints`,
 //! `sample_joints_static`, a `DecodeContext` (pose, subset, mask, seek back),
 //! curve evaluation, event crossings, root-motion deltas, FK, additive
 //! application), and the test asserts that not one allocation happened.
@@ -14,6 +14,7 @@ mod common;
 use common::*;
 
 use ludus_anim_runtime::additive::apply_additive_pose;
+use ludus_anim_runtime::codec::vbr::StaticTracks;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
 use ludus_anim_runtime::{Affine3A, Clip, DecodeContext, Package, Transform};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -149,6 +150,8 @@ fn cooked_packages() -> Vec<(String, Vec<u8>)> {
 struct Buffers {
     rest: Vec<Transform>,
     static_pose: Vec<Transform>,
+    /// Packed static tracks (bind time: they allocate, before counting).
+    statics: StaticTracks,
     direct: Vec<Transform>,
     fast: Vec<Transform>,
     additive: Vec<Transform>,
@@ -166,6 +169,7 @@ impl Buffers {
         Buffers {
             rest: p.skeleton().rest_pose().to_vec(),
             static_pose: vec![Transform::IDENTITY; n],
+            statics: StaticTracks::default(),
             direct: vec![Transform::IDENTITY; n],
             fast: vec![Transform::IDENTITY; n],
             additive: vec![Transform::IDENTITY; n],
@@ -187,12 +191,14 @@ fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers, prev: f64, t: f64) -> f
     let ts = t as f32;
     assert!(c.sample(ts, defaults, &mut b.direct));
     assert!(c.sample_static(ts, &b.static_pose, &mut b.fast));
+    assert!(c.sample_packed(ts, &b.statics, &mut b.fast));
     assert!(c.sample_joints(ts, defaults, &b.ascending, &mut b.subset));
     assert!(c.sample_joints(ts, defaults, &b.descending, &mut b.subset));
     assert!(c.sample_joints_static(ts, &b.static_pose, &b.descending, &mut b.subset));
     let mut ctx = DecodeContext::new(c);
     ctx.seek(ts);
     assert!(ctx.sample_static(&b.static_pose, &mut b.fast));
+    assert!(ctx.sample_packed(&b.statics, &mut b.fast));
     assert!(ctx.sample_joints_static(&b.static_pose, &b.ascending, &mut b.subset));
     let mask = [0x5555_5555_5555_5555u64; 4];
     let words = b.fast.len().div_ceil(64);
@@ -257,6 +263,7 @@ fn decoding_and_sampling_never_allocate() {
             additive += usize::from(c.is_additive());
             curves += p.clip_curves(c).len();
             let d = c.duration_s() as f64;
+            b.statics = c.static_tracks(p.sample_defaults(c)).unwrap();
             let (calls, sum) = count(|| {
                 // Bind time (once per clip and skeleton), then frames:
                 // forward, across loops, at the ends, and non-finite.

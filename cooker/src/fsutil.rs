@@ -1,7 +1,9 @@
 //! Atomic file output. Readers see the old file or the new one, never half
 //! of one: every file is written to a temp file, flushed, and renamed into
-//! place. Output directories keep their temp files in `OUT/.tmp/`, so a
-//! killed cook never leaves a partial file among the outputs.
+//! place. `OutputDir` keeps its temp files in `OUT/.tmp/`, so a killed
+//! process never leaves a partial file among the outputs; it writes file
+//! by file (the asset server's packages). A cook publishes its outputs
+//! together through `crate::publish` instead.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

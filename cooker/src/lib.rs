@@ -3,7 +3,8 @@
 //! is another.
 //!
 //! Invariants: data flows one way (importers → model → stages → package →
-//! runtime); every output file is written atomically through a [`sink`];
+//! runtime); a cook's outputs are published together or not at all through a
+//! [`sink`] ([`publish`]);
 //! every source is read through a [`source`] reader; verification decodes
 //! through `ludus-anim-runtime`, the crate games link.
 
@@ -15,8 +16,11 @@
 
 pub mod bench;
 pub mod events;
+pub mod fault;
+pub mod filelock;
 pub mod fsutil;
 pub mod inspect;
+pub mod inspect_retarget;
 pub mod keys;
 pub mod listing;
 pub mod manifest;
@@ -27,14 +31,18 @@ pub mod pipeline;
 pub mod profile;
 pub mod progress;
 pub mod project;
+pub mod prune;
+pub mod publish;
 pub mod remote;
 pub mod report;
 pub mod settings;
+pub mod sidecar_retarget;
 pub mod sink;
 pub mod source;
 pub mod stage;
 pub mod stage_cache;
 pub mod stages;
+pub mod suggest;
 
 /// The cooker's name and version as packages record it. Only what changes
 /// package bytes belongs here: the source revision is reported by

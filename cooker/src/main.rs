@@ -48,6 +48,12 @@ enum Command {
     /// report.json, as an unsharded cook writes them; refuses missing,
     /// duplicate or conflicting shards.
     Merge(cli::merge::MergeArgs),
+    /// Remove the packages in OUT/packages/ that no manifest in OUT names
+    /// (never while a cook publishes there; nothing but packages).
+    Prune(cli::prune::PruneArgs),
+    /// Retarget profiles: `retarget suggest SOURCE TARGET [-o PROFILE]`
+    /// proposes one for a person to check.
+    Retarget(cli::retarget::RetargetArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
         Command::Cache(a) => cli::cache::run(a, &out),
         Command::Report(a) => cli::report::run(a, &out),
         Command::Merge(a) => cli::merge::run(a, &out),
+        Command::Prune(a) => cli::prune::run(a, &out),
+        Command::Retarget(a) => cli::retarget::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
         Command::Serve(a) => cli::serve::run(a, &out),
     };

@@ -20,9 +20,10 @@
 //!   wall time of shards cooked in parallel) and `peak_rss_mb` the largest;
 //!   `build` is the first shard's.
 
-use crate::fsutil::OutputDir;
+use crate::publish::Staging;
 use crate::report::farm::{manifest_file, report_file};
 use crate::report::{ManifestAsset, PackageManifest, Report, ShardInfo};
+use crate::sink::Sink;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -91,6 +92,8 @@ pub enum MergeError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Publish(#[from] crate::sink::PublishError),
 }
 
 /// One shard's outputs as read.
@@ -127,13 +130,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     let order = job_order(&shards[0].info);
     let manifest = merge_manifests(&shards, &order)?;
     let report = merge_reports(&shards, &order)?;
-    let sink = OutputDir::prepare(out).map_err(|source| MergeError::Write {
+    let sink = Staging::begin(out).map_err(|source| MergeError::Write {
         path: out.display().to_string(),
         source,
     })?;
     let copied = gather_packages(&shards, &manifest, &sink)?;
-    write(&sink, &manifest_file(None), &manifest)?;
-    write(&sink, &report_file(None), &report)?;
+    let (report_json, manifest_json) = (json(&report)?, json(&manifest)?);
+    sink.publish(&[
+        (&report_file(None), &report_json),
+        (&manifest_file(None), &manifest_json),
+    ])?;
     Ok(Merged {
         shards: shards.len(),
         manifest,
@@ -432,7 +438,7 @@ fn add_counters(into: &mut Report, shard: &Report) {
 fn gather_packages(
     shards: &[Shard],
     manifest: &PackageManifest,
-    sink: &OutputDir,
+    sink: &Staging,
 ) -> Result<usize, MergeError> {
     let mut copied = 0;
     for a in &manifest.assets {
@@ -446,29 +452,30 @@ fn gather_packages(
                 .ok()
                 .filter(|b| blake3::hash(b).to_hex().as_str() == a.package_hash)
         };
+        // Staged even when in place (as a hard link), so the publication
+        // holds it whatever a concurrent prune does.
         let target = sink.path(&a.package);
-        if intact(&target).is_some() {
-            continue;
-        }
-        let found = shards
-            .iter()
-            .filter(|s| s.manifest.assets.iter().any(|m| m.source == a.source))
-            .find_map(|s| intact(&s.dir.join(&a.package)))
-            .ok_or_else(|| {
-                bad("missing, or its bytes do not match the manifest's hash".to_string())
-            })?;
+        let (found, in_place) = match intact(&target) {
+            Some(b) => (b, true),
+            None => shards
+                .iter()
+                .filter(|s| s.manifest.assets.iter().any(|m| m.source == a.source))
+                .find_map(|s| intact(&s.dir.join(&a.package)))
+                .map(|b| (b, false))
+                .ok_or_else(|| {
+                    bad("missing, or its bytes do not match the manifest's hash".to_string())
+                })?,
+        };
         sink.write(&a.package, &found)
             .map_err(|e| bad(format!("cannot write {}: {e}", target.display())))?;
-        copied += 1;
+        copied += usize::from(!in_place);
     }
     Ok(copied)
 }
 
-fn write<T: serde::Serialize>(sink: &OutputDir, rel: &str, v: &T) -> Result<(), MergeError> {
-    let err = |source| MergeError::Write {
-        path: sink.path(rel).display().to_string(),
-        source,
-    };
-    let bytes = serde_json::to_vec_pretty(v).map_err(|e| err(std::io::Error::other(e)))?;
-    sink.write(rel, &bytes).map_err(err)
+fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, MergeError> {
+    serde_json::to_vec_pretty(v).map_err(|e| MergeError::Write {
+        path: "JSON output".to_string(),
+        source: std::io::Error::other(e),
+    })
 }

@@ -101,16 +101,35 @@ pub enum ProfileError {
 }
 
 impl Profile {
-    /// A bundled profile by name, or a TOML file by path.
+    /// A bundled profile by name, or a TOML file by path (read from the
+    /// file system, at most the default `max_file_bytes`).
     pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
+        let max = ludus_anim_model::Limits::default().max_file_bytes;
+        Profile::load_from(name_or_path, &crate::source::FileSystem, max)
+    }
+
+    /// A bundled profile by name, or a TOML file by path read through
+    /// `reader` (a regular file of at most `max_bytes`, as sources are).
+    pub fn load_from(
+        name_or_path: &str,
+        reader: &dyn crate::source::SourceReader,
+        max_bytes: u64,
+    ) -> Result<Profile, ProfileError> {
         if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name_or_path) {
             return Profile::parse(text, &format!("profiles/{name_or_path}.toml"));
         }
         let path = Path::new(name_or_path);
-        if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io {
+        if path.extension().is_some_and(|e| e == "toml") || reader.exists(path) {
+            let io = |source| ProfileError::Io {
                 path: name_or_path.to_string(),
                 source,
+            };
+            let bytes = reader.read_bounded(path, max_bytes).map_err(io)?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not UTF-8 text",
+                ))
             })?;
             return Profile::parse(&text, name_or_path);
         }

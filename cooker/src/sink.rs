@@ -1,26 +1,52 @@
-//! Where a cook's outputs go. The pipeline writes packages,
-//! `manifest.json` and `report.json` only through a [`Sink`]: an output
-//! directory for `cook` (atomic writes through `OUT/.tmp/`), a generation
-//! directory for the asset server, or a test double that fails on demand.
+//! Where a cook's outputs go. The pipeline writes packages as assets
+//! finish and then publishes `report.json` and `manifest.json` only
+//! through a [`Sink`]: a staged output directory for `cook` and `merge`
+//! (`crate::publish`: the outputs of one cook appear together or not at
+//! all), the asset server's generations, or a test double that fails on
+//! demand.
 
-use crate::fsutil::OutputDir;
 use std::io;
 
 /// Receives output files by path relative to the output root
 /// (`packages/x.ludanim`, `manifest.json`, `report.json`).
 pub trait Sink: Sync {
-    /// Write `rel` so that readers see the old file or the new one, never
-    /// part of one.
+    /// Write (or stage) the package file `rel`. Nothing written here may
+    /// be visible as part of a cook's outputs before [`Sink::publish`].
     fn write(&self, rel: &str, bytes: &[u8]) -> io::Result<()>;
     /// Where `rel` lands, for messages.
     fn describe(&self, rel: &str) -> String;
+    /// Publish everything written so far together with the cook's index
+    /// files, in the order given (the manifest last); after an error the
+    /// previous outputs are still what readers see, or the publication is
+    /// completed by the next process that publishes into the same place.
+    fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError>;
 }
 
-impl Sink for OutputDir {
-    fn write(&self, rel: &str, bytes: &[u8]) -> io::Result<()> {
-        OutputDir::write(self, rel, bytes)
-    }
-    fn describe(&self, rel: &str) -> String {
-        self.path(rel).display().to_string()
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// Staging failed: nothing was published.
+    #[error(
+        "cannot write {path}: {source}; nothing was published (the previous outputs are unchanged)"
+    )]
+    Stage {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "cannot lock {path}: {source}; nothing was published (the previous outputs are unchanged)"
+    )]
+    Lock {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    /// Renaming into place stopped part way: the next cook publishing into
+    /// `out` (or `ludus-anim prune`) completes it.
+    #[error("publishing into {out} stopped part way: {source}; the next cook into it or `ludus-anim prune {out}` completes it")]
+    Apply {
+        out: String,
+        #[source]
+        source: io::Error,
+    },
 }

@@ -55,8 +55,9 @@ stage_list! {
     /// applied, implausible units warned; 2: clips carry markers).
     Normalize: "normalize", version 5, per Asset;
     /// The normalized asset on a target skeleton through an explicit
-    /// retarget profile (retargeted assets only).
-    Retarget: "retarget", version 1, per Asset;
+    /// retarget profile (retargeted assets only). 2: carries per-frame
+    /// foot tracks (height, speed, contact, skate) for the sidecar.
+    Retarget: "retarget", version 2, per Asset;
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the

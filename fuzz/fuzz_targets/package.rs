@@ -1,6 +1,7 @@
 //! Package bytes -> `Package::load`; every clip that loads is sampled at
 //! edge times (negative, NaN, infinite, huge, every sample and midpoint
-//! near the ends) through both decode paths, its curves evaluated, its
+//! near the ends) through the decode paths (rest pose, static pose,
+//! packed static tracks, a 20-joint subset), its curves evaluated, its
 //! events crossed forward, backward and across loops, its root-motion
 //! deltas taken, and the pose run through FK. Any panic is a bug: the
 //! runtime's contract is a valid view or a typed error.
@@ -35,11 +36,18 @@ fuzz_target!(|data: &[u8]| {
     for c in p.clips() {
         let defaults = p.sample_defaults(c);
         c.static_pose(defaults, &mut fixed);
-        let d = c.duration_s;
+        let statics = c.static_tracks(defaults);
+        let subset: Vec<u32> = (0..n.min(20)).map(|k| (k * 7 % n.max(1)) as u32).collect();
+        let mut sub = vec![Transform::IDENTITY; subset.len()];
+        let d = c.duration_s();
         let edges = [d, d * 0.5, d + 1e-3, -d, d * 1e6];
         for t in TIMES.iter().chain(&edges) {
             c.sample(*t, defaults, &mut out);
             c.sample_static(*t, &fixed, &mut out);
+            if let Some(st) = &statics {
+                let _ = c.sample_packed(*t, st, &mut out);
+            }
+            let _ = c.sample_joints_static(*t, &fixed, &subset, &mut sub);
             skeleton.local_to_component(&out, &mut comp);
             for ch in p.clip_curves(c) {
                 ch.evaluate(c.position(*t));

@@ -119,7 +119,7 @@ impl Limit {
 
 /// A quantity over its limit, with where it was found.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{what} is {value}, over the limit {} = {max} (raise it in a `limits` table of the manifest)", limit.name())]
+#[error("{what} is {value}, over the limit {} = {max} (raise it in a `limits` table of the manifest or with `--limit {}=...`)", limit.name(), limit.name())]
 pub struct LimitExceeded {
     pub limit: Limit,
     /// What was measured, e.g. "clip duration (s)".

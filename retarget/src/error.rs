@@ -31,8 +31,16 @@ pub enum RetargetError {
         start: String,
         end: String,
     },
-    #[error("chain '{chain}' ({role}) is required on the target but no map entry uses it")]
-    UnmappedRequiredChain { chain: String, role: String },
+    #[error(
+        "target chain '{chain}' ({role}, joints '{start}' to '{end}') is required but no map \
+         entry uses it; map a source chain onto it or set required = false on the chain"
+    )]
+    UnmappedRequiredChain {
+        chain: String,
+        role: String,
+        start: String,
+        end: String,
+    },
     #[error("map entry '{source_chain}' -> '{target_chain}': {message}")]
     BadMap {
         source_chain: String,

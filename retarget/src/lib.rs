@@ -24,10 +24,12 @@
 //!
 //! Math and metric definitions: `schemas/retarget.md`.
 
+mod annotate;
 mod bake;
 mod basis;
 mod contacts;
 pub mod error;
+pub mod feet;
 mod ik;
 pub mod metrics;
 mod names;
@@ -45,8 +47,10 @@ pub mod suggestion;
 mod transfer;
 mod twist;
 
+pub use annotate::annotated_toml;
 pub use bake::bake_times;
 pub use error::{ProfileError, RetargetError};
+pub use feet::{FootSeries, FootTracks};
 pub use metrics::{ClipMetrics, ContactMetrics, TwistMetrics, Worst};
 pub use posecheck::pose_kind;
 pub use poses::RetargetPoses;
@@ -72,6 +76,9 @@ pub struct Retargeted {
     /// +Y up), baked LINEAR keys at [`bake_times`].
     pub clips: Vec<SourceClip>,
     pub metrics: Vec<ClipMetrics>,
+    /// Per clip: the target feet at the bake rate (height, speed, contact
+    /// and skate flags), for plots.
+    pub feet: Vec<FootTracks>,
     /// Pose-mismatch warnings and budget breaches (errors fail the asset).
     pub diagnostics: Diagnostics,
     pub decisions: Vec<Decision>,
@@ -106,17 +113,19 @@ pub fn retarget(
     let mut out = Retargeted {
         clips: Vec::with_capacity(source_clips.len()),
         metrics: Vec::with_capacity(source_clips.len()),
+        feet: Vec::with_capacity(source_clips.len()),
         diagnostics,
         decisions: decisions(profile, &ctx),
         scales: setup.scales,
     };
     for clip in source_clips {
-        let (baked, metrics) = retarget_clip(&ctx, profile, clip);
+        let (baked, metrics, feet) = retarget_clip(&ctx, profile, clip);
         for d in metrics.breaches(&profile.budgets) {
             out.diagnostics.push(d);
         }
         out.clips.push(baked);
         out.metrics.push(metrics);
+        out.feet.push(feet);
     }
     Ok(out)
 }
@@ -180,7 +189,11 @@ fn decisions(profile: &Profile, ctx: &Ctx) -> Vec<Decision> {
     )]
 }
 
-fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip, ClipMetrics) {
+fn retarget_clip(
+    ctx: &Ctx,
+    profile: &Profile,
+    clip: &SourceClip,
+) -> (SourceClip, ClipMetrics, FootTracks) {
     let (s, t) = (ctx.s, ctx.t);
     let times = bake_times(clip, profile.bake.rate_hz);
     let mut buf = s.skel.rest_pose().to_vec();
@@ -237,7 +250,12 @@ fn retarget_clip(ctx: &Ctx, profile: &Profile, clip: &SourceClip) -> (SourceClip
         looping,
     };
     let m = metrics::measure(ctx, &profile.contacts, &profile.budgets, &data);
-    (bake::bake_clip(clip, &times, &tgt, t.skel.rest_pose()), m)
+    let feet = feet::foot_tracks(ctx, &profile.contacts, profile.bake.rate_hz, &data);
+    (
+        bake::bake_clip(clip, &times, &tgt, t.skel.rest_pose()),
+        m,
+        feet,
+    )
 }
 
 /// Unwrapped twist angle of every twist plan, per frame.

@@ -130,13 +130,23 @@ pub(crate) fn measure(
     }
 }
 
+/// Target horizontal lengths in source heights: the source height mapped
+/// by the horizontal scale (not the target's own height, which carries its
+/// proportions: the Knight's head).
+fn target_length(ctx: &Ctx) -> f32 {
+    ctx.s.height * ctx.setup.scales.horizontal
+}
+
+/// The target's skate speed (m/s): faster during a source contact is a
+/// skate.
+pub(crate) fn skate_speed(ctx: &Ctx, spec: &ContactSpec) -> f32 {
+    spec.speed_threshold * SKATE_OF_CONTACT_SPEED * target_length(ctx)
+}
+
 fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMetrics> {
     let (s, t, sc) = (ctx.s, ctx.t, ctx.setup.scales);
     let skate = spec.speed_threshold * SKATE_OF_CONTACT_SPEED;
-    // Target horizontal lengths in source heights: the source height
-    // mapped by the horizontal scale (not the target's own height, which
-    // carries its proportions: the Knight's head).
-    let t_len = s.height * sc.horizontal;
+    let t_len = target_length(ctx);
     ctx.setup
         .contacts
         .iter()

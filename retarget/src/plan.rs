@@ -204,6 +204,8 @@ pub(crate) fn resolve_drives(
             return Err(RetargetError::UnmappedRequiredChain {
                 chain: c.name.clone(),
                 role: c.role.name().to_string(),
+                start: spec.start.clone(),
+                end: spec.end.clone(),
             });
         }
     }

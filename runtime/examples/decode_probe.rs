@@ -5,11 +5,13 @@
 //!   subset) at 4,000 times as f32 bit patterns, one line per pose. A
 //!   decoder change that must not change results keeps this output
 //!   byte-identical (diff it before and after). Also checks that the
-//!   static-pose decode (`Clip::sample_static`) gives exactly the bits of
+//!   static-pose and packed decodes (`Clip::sample_static`,
+//!   `Clip::sample_packed`) give exactly the bits of
 //!   `Clip::sample`, and exits with status 1 where it does not.
 //! - `loop N` / `loop-static N` / `loop-joints N`: decode one clip of the
 //!   first package N times at pseudo-random times with `Clip::sample` /
-//!   `Clip::sample_static` / `Clip::sample_joints` (the five joints `dump`
+//!   `Clip::sample_static` / `Clip::sample_joints` (`loop-packed`:
+//!   `Clip::sample_packed`) (the five joints `dump`
 //!   picks for pose 0), nothing else (also `loop-context`: a
 //!   `DecodeContext` pose; `loop-joint=J` / `loop-walk=J`: joint J, by
 //!   default the last, through the index / by the walk; `loop-sub10` /
@@ -73,6 +75,9 @@ fn main() {
             if !clip.static_pose(rest_pose, &mut static_pose) {
                 fail(format!("{path}: {}: no static pose", clip.name()));
             }
+            let statics = clip
+                .static_tracks(rest_pose)
+                .unwrap_or_else(|| fail(format!("{path}: {}: no static tracks", clip.name())));
             if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
                 let picked: Vec<u32> = (0..5).map(|k| ((k * 13) % joints) as u32).collect();
@@ -94,6 +99,7 @@ fn main() {
                     let ok = match kind {
                         "loop" => clip.sample(t, rest_pose, &mut out),
                         "loop-static" => clip.sample_static(t, &static_pose, &mut out),
+                        "loop-packed" => clip.sample_packed(t, &statics, &mut out),
                         "loop-context" => {
                             ctx.seek(t);
                             ctx.sample_static(&static_pose, &mut out)
@@ -136,8 +142,10 @@ fn main() {
                     next_time()
                 };
                 let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
+                let mut packed = vec![Transform::IDENTITY; joints];
                 if !(clip.sample(t, rest_pose, &mut out)
-                    && clip.sample_static(t, &static_pose, &mut fast))
+                    && clip.sample_static(t, &static_pose, &mut fast)
+                    && clip.sample_packed(t, &statics, &mut packed))
                 {
                     fail(format!("{path}: {}: no pose at t = {t}", clip.name()));
                 }
@@ -146,8 +154,11 @@ fn main() {
                         .flat_map(|x| x.to_array().map(f32::to_bits))
                         .collect::<Vec<_>>()
                 };
-                if bits(&out) != bits(&fast) {
-                    eprintln!("{path}: {}: static decode differs at t = {t}", clip.name());
+                if bits(&out) != bits(&fast) || bits(&out) != bits(&packed) {
+                    eprintln!(
+                        "{path}: {}: static/packed decode differs at t = {t}",
+                        clip.name()
+                    );
                     std::process::exit(1);
                 }
                 if !clip.sample_joints(t, rest_pose, &picked, &mut sub) {

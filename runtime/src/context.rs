@@ -14,7 +14,7 @@
 //! track); Guillaume Blanc, ozz-animation, `SamplingJob::Context` (a
 //! caller-owned cache of the previous sampling's position). No code taken.
 
-use crate::codec::vbr::{SegmentCache, VbrRequest};
+use crate::codec::vbr::{SegmentCache, StaticTracks, VbrRequest};
 use crate::codec::ClipCodec;
 use crate::math::Transform;
 use crate::package::Clip;
@@ -85,7 +85,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     #[inline(always)]
     fn run(&mut self, request: VbrRequest<'_>, base: &[Transform], out: &mut [Transform]) -> bool {
         let clip = self.clip;
-        if base.len() != clip.joint_count {
+        if !matches!(request, VbrRequest::Packed(_)) && base.len() != clip.joint_count {
             return false;
         }
         match &clip.codec {
@@ -98,7 +98,9 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
                 out,
             ),
             ClipCodec::Reference(c) => match request {
-                VbrRequest::Pose | VbrRequest::StaticPose => c.decode_pose(self.pos, out),
+                VbrRequest::Pose | VbrRequest::StaticPose | VbrRequest::Packed(_) => {
+                    c.decode_pose(self.pos, out)
+                }
                 VbrRequest::Joints(j) | VbrRequest::StaticJoints(j) => {
                     c.decode_joints(self.pos, j, out)
                 }
@@ -120,6 +122,13 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn sample_static(&mut self, static_pose: &[Transform], out: &mut [Transform]) -> bool {
         self.run(VbrRequest::StaticPose, static_pose, out)
+    }
+
+    /// The pose at the current time from the clip's packed static
+    /// tracks, as [`Clip::sample_packed`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_packed(&mut self, statics: &StaticTracks, out: &mut [Transform]) -> bool {
+        self.run(VbrRequest::Packed(statics), &[], out)
     }
 
     /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].

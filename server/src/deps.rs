@@ -104,12 +104,15 @@ impl Deps {
 }
 
 /// The profile files an asset's settings name (bundled names are compiled
-/// in and read no file): its own or the default, and its clips'.
+/// in and read no file): its own or the default, and its clips'; and its
+/// retarget profile, watched even when a cook could not read it (the
+/// target skeleton the profile names comes from the cook's `inputs`).
 pub fn profile_files(settings: &AssetEntry, default: &str) -> BTreeSet<PathBuf> {
     let own = settings.profile.as_deref().unwrap_or(default);
     std::iter::once(own)
         .chain(settings.clips.values().filter_map(|c| c.profile.as_deref()))
         .filter(|n| !BUNDLED.iter().any(|(b, _)| b == n))
+        .chain(settings.retarget.as_deref())
         .map(|n| crate::reader::absolute(Path::new(n)))
         .collect()
 }

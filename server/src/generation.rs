@@ -19,7 +19,7 @@
 
 use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
-use ludus_anim_cooker::sink::Sink;
+use ludus_anim_cooker::sink::{PublishError, Sink};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -365,5 +365,18 @@ impl Sink for PackageSink {
     }
     fn describe(&self, rel: &str) -> String {
         self.out.path(rel).display().to_string()
+    }
+    /// The packages are in place already (unreferenced until the server
+    /// publishes a generation naming them); the manifest is kept for the
+    /// generation, the report dropped (the server assembles its own).
+    fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError> {
+        for (rel, bytes) in index {
+            self.write(rel, bytes)
+                .map_err(|source| PublishError::Stage {
+                    path: self.describe(rel),
+                    source,
+                })?;
+        }
+        Ok(())
     }
 }

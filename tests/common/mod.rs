@@ -191,3 +191,23 @@ pub fn feature_project(fixtures: &Path, dir: &Path) {
     .unwrap();
     std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
 }
+
+pub mod retarget;
+
+/// A report without what differs between equal cooks: timings
+/// (`*_ms`, `decode_ns_per_pose`), peak memory and the per-stage cache
+/// counters (a re-cook hits where a clean cook ran).
+pub fn without_timings(mut v: serde_json::Value) -> serde_json::Value {
+    const TIMED: [&str; 3] = ["stages", "peak_rss_mb", "decode_ns_per_pose"];
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|k, _| !(k.ends_with("_ms") || TIMED.contains(&k.as_str())));
+        for x in o.values_mut() {
+            *x = without_timings(x.take());
+        }
+    } else if let Some(a) = v.as_array_mut() {
+        for x in a.iter_mut() {
+            *x = without_timings(x.take());
+        }
+    }
+    v
+}

@@ -5,7 +5,7 @@
 //!
 //! ACL's method: the package is copied thousands of times into separate
 //! 128 KiB-aligned slots, each copy with its own decode context (its clip
-//! view, static pose and playback context, as ACL keeps one decompression
+//! view, static pose, packed static tracks and playback context, as ACL keeps one decompression
 //! context per copy), and back-to-back decodes rotate through the copies,
 //! so each decode finds its clip data and context cold while the code and
 //! the output are warm. A figure is the median of 12 passes, each the mean
@@ -18,6 +18,7 @@
 //! copy, so code, context, data and output all start cold; median of the
 //! runs.
 
+use ludus_anim_runtime::codec::vbr::StaticTracks;
 use ludus_anim_runtime::{Clip, DecodeContext, Package, Transform};
 use serde::Serialize;
 use std::time::Instant;
@@ -25,7 +26,7 @@ use std::time::Instant;
 /// What one timed decode asks for.
 #[derive(Clone, Copy, Debug)]
 enum Request<'r> {
-    /// Every joint (`DecodeContext::sample_static`).
+    /// Every joint (`DecodeContext::sample_packed`).
     Pose,
     /// These joints (`DecodeContext::sample_joints`).
     Joints(&'r [u32]),
@@ -48,10 +49,12 @@ pub struct DecodeFigures {
     pub strict_last_joint_ns: f64,
 }
 
-/// One copy's decode state: what a game keeps per playing clip.
+/// One copy's decode state: what a game keeps per playing clip (the
+/// static pose for joint requests, the packed static tracks for poses).
 struct Copy<'p> {
     clip: Clip<'p>,
     static_pose: Vec<Transform>,
+    statics: StaticTracks,
 }
 
 /// Ten joints spread evenly over `joints` (every joint if fewer).
@@ -72,7 +75,7 @@ fn decode(
 ) -> bool {
     ctx.seek(t);
     match req {
-        Request::Pose => ctx.sample_static(&c.static_pose, out),
+        Request::Pose => ctx.sample_packed(&c.statics, out),
         Request::Joints(j) => {
             let n = j.len().min(out.len());
             out.get_mut(..n)
@@ -133,8 +136,13 @@ pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
         .filter_map(|p| {
             let clip = p.clips().get(clip)?.clone();
             let mut static_pose = vec![Transform::IDENTITY; joints];
+            let statics = clip.static_tracks(p.sample_defaults(&clip))?;
             clip.static_pose(p.sample_defaults(&clip), &mut static_pose)
-                .then_some(Copy { clip, static_pose })
+                .then_some(Copy {
+                    clip,
+                    static_pose,
+                    statics,
+                })
         })
         .collect();
     if views.len() != packages.len() || views.is_empty() {

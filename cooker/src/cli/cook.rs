@@ -77,6 +77,15 @@ pub struct CookArgs {
     /// instead of progress output.
     #[arg(long)]
     json: bool,
+    /// A resource limit over the manifest's, for every asset: NAME=VALUE,
+    /// repeatable (e.g. --limit max_file_bytes=64M --limit
+    /// max_clip_duration_s=600; names and defaults: docs/limits.md).
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    limits: Vec<String>,
+    /// After publishing, remove the packages in OUT/packages/ that no
+    /// manifest in OUT names (as `ludus-anim prune OUT`).
+    #[arg(long)]
+    prune: bool,
     /// Fail (exit 1) on quality warnings too: `--deny warnings`, for CI.
     #[arg(long, value_enum)]
     deny: Option<Deny>,
@@ -153,6 +162,13 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
             return Exit::Usage;
         }
     };
+    let limits = match super::limits::parse_limits(&a.limits) {
+        Ok(l) => l,
+        Err(e) => {
+            out.error(e);
+            return Exit::Usage;
+        }
+    };
     let args = ProjectArgs {
         inputs: a.inputs.clone(),
         manifest: a.manifest.clone(),
@@ -180,7 +196,8 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
             fixtures_dir().display()
         ));
     }
-    let options = options(&a, &project, shard, out);
+    let mut options = options(&a, &project, shard, out);
+    options.limits = limits;
     let cache = match open_cache(&a, &project, out) {
         Ok(c) => c,
         Err(e) => {
@@ -203,6 +220,16 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
     drop(observer);
     if !a.json {
         print_results(&report, &project.out, out);
+    }
+    if a.prune {
+        let quiet = Output {
+            quiet: out.quiet || a.json,
+            ..*out
+        };
+        let pruned = super::prune::prune_and_say(&project.out, false, &quiet);
+        if pruned != Exit::Ok {
+            return pruned;
+        }
     }
     if report.totals.assets_failed > 0 {
         return Exit::AssetsFailed;
@@ -232,6 +259,7 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
         threads: bounded_jobs(a.jobs, out),
         shard,
         retarget: a.retarget.clone(),
+        limits: Default::default(),
         codec_override: a.codec.map(|c| match c {
             CodecArg::Vbr => CodecChoice::Vbr,
             CodecArg::Reference => CodecChoice::Reference,

@@ -4,6 +4,7 @@ use super::output::Output;
 use super::Exit;
 use clap::Args;
 use ludus_anim_cooker::inspect::{describe, describe_json};
+use ludus_anim_cooker::inspect_retarget;
 use ludus_anim_cooker::listing::{list_source, render};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::SourceFormat;
@@ -17,6 +18,10 @@ pub struct InspectArgs {
     /// Machine-readable JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// The cook report to read retarget records from (default: the
+    /// report.json of the output directory holding the package).
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -43,10 +48,10 @@ pub fn inspect(a: InspectArgs, out: &Output) -> Exit {
             out,
         );
     }
-    inspect_package(&a.package, a.json, out)
+    inspect_package(&a.package, a.json, a.report.as_deref(), out)
 }
 
-fn inspect_package(path: &Path, json: bool, out: &Output) -> Exit {
+fn inspect_package(path: &Path, json: bool, report: Option<&Path>, out: &Output) -> Exit {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
@@ -61,8 +66,13 @@ fn inspect_package(path: &Path, json: bool, out: &Output) -> Exit {
             return Exit::Usage;
         }
     };
+    let retarget = retarget_info(path, &package, report, out);
     if json {
-        match serde_json::to_string_pretty(&describe_json(&package)) {
+        let mut v = describe_json(&package);
+        if let (Some(info), Some(obj)) = (&retarget, v.as_object_mut()) {
+            obj.insert("retarget".into(), inspect_retarget::describe_json(info));
+        }
+        match serde_json::to_string_pretty(&v) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 out.error(e);
@@ -71,8 +81,32 @@ fn inspect_package(path: &Path, json: bool, out: &Output) -> Exit {
         }
     } else {
         print!("{}", describe(&package));
+        if let Some(info) = &retarget {
+            print!("{}", inspect_retarget::describe(info));
+        }
     }
     Exit::Ok
+}
+
+/// The package's retarget records from its cook report; a report given
+/// with `--report` that does not describe the package is a warning, one
+/// found beside the package is read only if it lists it.
+fn retarget_info(
+    path: &Path,
+    package: &Package<'_>,
+    explicit: Option<&Path>,
+    out: &Output,
+) -> Option<inspect_retarget::RetargetInfo> {
+    let report = inspect_retarget::report_path(path, explicit)?;
+    match inspect_retarget::find(path, package, &report) {
+        Ok(info) => info,
+        Err(e) => {
+            if explicit.is_some() {
+                out.warn(format!("{}: {e}", report.display()));
+            }
+            None
+        }
+    }
 }
 
 pub fn list(a: ListArgs, out: &Output) -> Exit {

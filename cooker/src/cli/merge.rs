@@ -43,7 +43,7 @@ pub fn run(a: MergeArgs, out: &Output) -> Exit {
             }
             Exit::Ok
         }
-        Err(e @ MergeError::Write { .. }) => {
+        Err(e @ (MergeError::Write { .. } | MergeError::Publish(_))) => {
             out.error(format!("merge: {e}"));
             Exit::Write
         }

@@ -5,9 +5,12 @@ pub mod bench;
 pub mod cache;
 pub mod cook;
 pub mod inspect;
+pub mod limits;
 pub mod merge;
 pub mod output;
+pub mod prune;
 pub mod report;
+pub mod retarget;
 pub mod serve;
 
 /// `--version`: the crate version and the source revision it was built

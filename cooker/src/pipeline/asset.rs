@@ -80,7 +80,7 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
     // The importer sees the recorded path, so what it derives from it
     // (companion paths, diagnostics) is the same on every machine; the
     // snapshot reads it under the project root.
-    let limits = job.settings.limits.apply(&Limits::default());
+    let limits = cx.options.limits_of(job);
     let snapshot = Snapshot::with_policy(
         cx.reader,
         cx.options.project_root.as_deref(),
@@ -539,6 +539,9 @@ impl<'a> KeyedClip<'a> {
             retarget: a
                 .retarget
                 .map(|(out, plan)| super::retarget::clip_report(plan, out, &self.plan.source.name)),
+            retarget_sidecar: a.retarget.and_then(|(out, plan)| {
+                super::retarget::clip_sidecar(plan, out, a.file, self.plan, &self.profile.name)
+            }),
             limits: a.limits,
             budget: a.budget,
         }

@@ -38,6 +38,8 @@ pub(crate) struct ClipJob<'a> {
     pub budget: &'a MemoryBudget,
     /// Retargeted assets: the clip's entry for the report.
     pub retarget: Option<RetargetReport>,
+    /// Retargeted assets: the clip's foot tracks for the sidecar.
+    pub retarget_sidecar: Option<ClipSidecar>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -67,6 +69,7 @@ struct JointSettings {
 }
 
 pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, Diagnostic> {
+    crate::fault::panic_point(job.file);
     let sk = &job.norm.skeleton;
     let name = job.plan.name.as_str();
     let (thresholds, shells) = job
@@ -125,7 +128,12 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         decisions,
     };
     if cx.options.sidecar.write {
-        cooked.sidecar = Some(clip_sidecar(job.file, &cooked, sk, &js.thresholds));
+        let mut record = clip_sidecar(job.file, &cooked, sk, &js.thresholds);
+        record.retarget = job
+            .retarget_sidecar
+            .as_ref()
+            .and_then(|p| p.retarget.clone());
+        cooked.sidecar = Some(record);
     }
     Ok(cooked)
 }

@@ -15,28 +15,32 @@
 
 mod asset;
 mod clip;
+mod isolate;
 mod plan;
 mod retarget;
 mod sidecar;
 
 use crate::events::{CookEvent, Observer};
-use crate::fsutil::OutputDir;
 use crate::manifest::{AssetEntry, AssetJob};
 use crate::profile::{CodecChoice, Profile, ProfileError};
+use crate::publish::Staging;
 use crate::report::{self, PackageManifest, Report};
-use crate::sink::Sink;
+use crate::sink::{PublishError, Sink};
 use crate::source::{FileSystem, SourceReader};
 use crate::stage::Stage;
 use crate::stage_cache::{Fingerprint, StageCache, Tier};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_model::limits::{LimitOverrides, Limits};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 pub use asset::AssetResult;
+pub use isolate::PANIC_CODE;
 pub use sidecar::SidecarSettings;
 
 /// What to cook and how.
@@ -69,6 +73,10 @@ pub struct CookOptions {
     /// Retarget profile for assets whose manifest entry names none
     /// (`--retarget`).
     pub retarget: Option<PathBuf>,
+    /// Resource limits from the command line (`--limit`), over the
+    /// manifest's for every asset; profiles are read under their
+    /// `max_file_bytes` too.
+    pub limits: LimitOverrides,
 }
 
 impl CookOptions {
@@ -93,7 +101,17 @@ impl CookOptions {
             codec_override: None,
             sidecar: SidecarSettings::default(),
             retarget: None,
+            limits: LimitOverrides::default(),
         }
+    }
+
+    /// The limits of one job: defaults, then the manifest's, then the
+    /// command line's.
+    pub fn limits_of(&self, job: &AssetJob) -> Limits {
+        job.settings
+            .limits
+            .then(&self.limits)
+            .apply(&Limits::default())
     }
 
     /// A source path as packages, reports and keys record it: relative to
@@ -108,12 +126,16 @@ impl CookOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CookError {
-    #[error("cannot write {path}: {source}")]
+    #[error(
+        "cannot write {path}: {source}; nothing was published (the previous outputs are unchanged)"
+    )]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Publish(#[from] PublishError),
     #[error(transparent)]
     Profile(#[from] ProfileError),
     #[error("cannot start worker threads: {0}")]
@@ -134,7 +156,11 @@ pub fn shard_of(source: &str, n: u32) -> u32 {
 pub struct Profiles(pub BTreeMap<String, Profile>);
 
 impl Profiles {
-    pub fn load(options: &CookOptions) -> Result<Profiles, ProfileError> {
+    pub fn load(
+        options: &CookOptions,
+        reader: &dyn SourceReader,
+    ) -> Result<Profiles, ProfileError> {
+        let max_bytes = options.limits.apply(&Limits::default()).max_file_bytes;
         let mut names = vec![options.default_profile.clone()];
         for j in &options.jobs {
             names.extend(j.settings.profile.clone());
@@ -143,7 +169,8 @@ impl Profiles {
         let mut map = BTreeMap::new();
         for n in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = map.entry(n) {
-                let mut p = Profile::load(&profile_location(slot.key(), options))?;
+                let location = profile_location(slot.key(), options);
+                let mut p = Profile::load_from(&location, reader, max_bytes)?;
                 if let Some(c) = &options.codec_override {
                     p.codec = c.clone();
                 }
@@ -248,13 +275,15 @@ impl Cook<'_> {
     }
 }
 
-/// Cook every job from the file system into `options.out`.
+/// Cook every job from the file system into `options.out`, publishing
+/// its packages, report and manifest together or not at all
+/// ([`crate::publish`]).
 pub fn cook(
     options: &CookOptions,
     cache: &StageCache,
     observer: &dyn Observer,
 ) -> Result<Report, CookError> {
-    let out = OutputDir::prepare(&options.out).map_err(|source| CookError::Write {
+    let out = Staging::begin(&options.out).map_err(|source| CookError::Write {
         path: options.out.display().to_string(),
         source,
     })?;
@@ -273,7 +302,7 @@ pub fn cook_with(
     sink: &dyn Sink,
 ) -> Result<Report, CookError> {
     let start = Instant::now();
-    let profiles = Profiles::load(options)?;
+    let profiles = Profiles::load(options, reader)?;
     let cx = Cook {
         options,
         profiles: &profiles,
@@ -294,18 +323,7 @@ pub fn cook_with(
         .num_threads(options.threads)
         .build()
         .map_err(|e| CookError::Threads(e.to_string()))?;
-    let results: Vec<Result<AssetResult, CookError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|job| {
-                let r = asset::cook_asset(job, &cx);
-                if let Some((name, bytes)) = &r.package {
-                    write(sink, &format!("packages/{name}"), bytes)?;
-                }
-                observer.event(&CookEvent::AssetFinished { report: &r.report });
-                Ok(r)
-            })
-            .collect()
-    });
+    let results = cook_jobs(&pool, &jobs, &cx, sink);
     let mut report = new_report(options);
     let mut manifest = PackageManifest {
         cooker_version: crate::COOKER_VERSION.to_string(),
@@ -314,8 +332,7 @@ pub fn cook_with(
         shard: shard.clone(),
     };
     let mut clips = Vec::new();
-    for r in results {
-        let r = r?;
+    for r in results? {
         manifest.assets.extend(r.manifest);
         report.assets.push(r.report);
         clips.extend(r.sidecar);
@@ -325,25 +342,72 @@ pub fn cook_with(
     report.shard = shard;
     finish_report(&mut report, cache, observer, start);
     let shard = report.shard.as_ref();
-    write(
-        sink,
-        &report::farm::manifest_file(shard),
-        &to_json(&manifest)?,
-    )?;
-    write(sink, &report::farm::report_file(shard), &to_json(&report)?)?;
-    if options.sidecar.write {
-        let json =
-            sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| CookError::Write {
-                path: sidecar::sidecar_file(shard),
-                source: std::io::Error::other(e),
-            })?;
-        write(sink, &sidecar::sidecar_file(shard), &json)?;
+    let sidecar =
+        match options.sidecar.write {
+            true => Some(sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| {
+                CookError::Write {
+                    path: sidecar::sidecar_file(shard),
+                    source: std::io::Error::other(e),
+                }
+            })?),
+            false => None,
+        };
+    let (report_json, manifest_json) = (to_json(&report)?, to_json(&manifest)?);
+    let sidecar_file = sidecar::sidecar_file(shard);
+    let mut index: Vec<(&str, &[u8])> = Vec::new();
+    if let Some(json) = &sidecar {
+        index.push((&sidecar_file, json));
     }
+    let (report_file, manifest_file) = (
+        report::farm::report_file(shard),
+        report::farm::manifest_file(shard),
+    );
+    index.push((&report_file, &report_json));
+    index.push((&manifest_file, &manifest_json));
+    sink.publish(&index)?;
     observer.event(&CookEvent::CookFinished {
         report: &report,
         out: &options.out,
     });
     Ok(report)
+}
+
+/// Cook `jobs` on `pool`, each isolated (a panic fails its asset only),
+/// writing each package to `sink` as its asset finishes. After a write
+/// error the assets not yet started are skipped and the first error is
+/// returned: the cook cannot be published.
+fn cook_jobs(
+    pool: &rayon::ThreadPool,
+    jobs: &[&AssetJob],
+    cx: &Cook<'_>,
+    sink: &dyn Sink,
+) -> Result<Vec<AssetResult>, CookError> {
+    let failed = AtomicBool::new(false);
+    let results: Vec<Result<Option<AssetResult>, CookError>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                if failed.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                let r = isolate::cook_asset_isolated(job, cx);
+                if let Some((name, bytes)) = &r.package {
+                    let written = write(sink, &format!("packages/{name}"), bytes);
+                    if written.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    written?;
+                }
+                cx.observer
+                    .event(&CookEvent::AssetFinished { report: &r.report });
+                Ok(Some(r))
+            })
+            .collect()
+    });
+    let mut done = Vec::with_capacity(results.len());
+    for r in results {
+        done.extend(r?);
+    }
+    Ok(done)
 }
 
 /// With `--shard I/N`: which shard, and every job of the whole cook by
@@ -368,7 +432,7 @@ pub fn cook_asset_job(
     cache: &StageCache,
     observer: &dyn Observer,
 ) -> Result<AssetResult, CookError> {
-    let profiles = Profiles::load(options)?;
+    let profiles = Profiles::load(options, &FileSystem)?;
     let cx = Cook {
         options,
         profiles: &profiles,
@@ -376,7 +440,7 @@ pub fn cook_asset_job(
         observer,
         reader: &FileSystem,
     };
-    Ok(asset::cook_asset(job, &cx))
+    Ok(isolate::cook_asset_isolated(job, &cx))
 }
 
 fn new_report(options: &CookOptions) -> Report {

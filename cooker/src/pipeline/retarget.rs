@@ -68,7 +68,7 @@ pub fn plan(
     let target_file = crate::paths::normalize(&dir.join(&profile.target.skeleton))
         .display()
         .to_string();
-    let limits = job.settings.limits.apply(&Limits::default());
+    let limits = cx.options.limits_of(job);
     let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default(), &limits)?;
     let (target_digest, _) = companions(&src, &hash, cx)?;
     let target = normalize_key(&import_key(&target_digest, &src.options), None);
@@ -161,4 +161,24 @@ pub fn clip_report(
         target_identity: out.asset.skeleton.identity().to_hex(),
         metrics,
     }
+}
+
+/// The sidecar's retarget part of cooked clip `clip` (cut from, or equal
+/// to, a source clip), if the stage measured its source clip's feet.
+pub fn clip_sidecar(
+    plan: &RetargetPlan,
+    out: &RetargetedAsset,
+    file: &str,
+    clip: &super::plan::ClipPlan<'_>,
+    profile: &str,
+) -> Option<ludus_anim_report::sidecar::ClipSidecar> {
+    let tracks = out.feet.iter().find(|f| f.clip == clip.source.name)?;
+    Some(crate::sidecar_retarget::clip_part(
+        tracks,
+        &plan.profile.name,
+        file,
+        &clip.name,
+        profile,
+        clip.range,
+    ))
 }

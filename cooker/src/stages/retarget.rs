@@ -7,7 +7,7 @@
 
 use super::normalize::Normalized;
 use ludus_anim_model::{Diagnostic, Severity};
-use ludus_anim_retarget::{retarget, ClipMetrics, Profile, RetargetPoses};
+use ludus_anim_retarget::{retarget, ClipMetrics, FootTracks, Profile, RetargetPoses};
 use serde::{Deserialize, Serialize};
 
 /// The stage's output.
@@ -18,6 +18,9 @@ pub struct RetargetedAsset {
     /// Per source clip, by name: skating, contacts, end effectors, bone
     /// lengths, flips, twists.
     pub metrics: Vec<ClipMetrics>,
+    /// Per source clip, by name: the target feet at the profile's bake
+    /// rate (height, speed, contact and skate flags) for the dashboard.
+    pub feet: Vec<FootTracks>,
     /// Pose-mismatch warnings and budget breaches (errors fail the asset).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -69,6 +72,7 @@ pub fn retarget_asset(
             warnings: Vec::new(),
         },
         metrics: out.metrics,
+        feet: out.feet,
         diagnostics: out
             .diagnostics
             .0

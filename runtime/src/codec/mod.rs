@@ -125,6 +125,33 @@ impl<'a> ClipCodec<'a> {
         }
     }
 
+    /// The clip's packed static tracks for [`ClipCodec::decode_pose_packed`]
+    /// (allocates; empty for the reference codec, which stores every
+    /// track). None if `defaults` has the wrong length.
+    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks> {
+        match self {
+            ClipCodec::Reference(c) => {
+                (defaults.len() == c.joint_count()).then(vbr::StaticTracks::default)
+            }
+            ClipCodec::Vbr(c) => c.static_tracks(defaults),
+        }
+    }
+
+    /// [`ClipCodec::decode_pose_static`] over packed static tracks: the
+    /// same bits, reading less.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_pose_packed(
+        &self,
+        pos: SamplePosition,
+        statics: &vbr::StaticTracks,
+        out: &mut [Transform],
+    ) -> bool {
+        match self {
+            ClipCodec::Reference(c) => c.decode_pose(pos, out),
+            ClipCodec::Vbr(c) => c.decode_pose_packed(pos, statics, out),
+        }
+    }
+
     /// The pose [`ClipCodec::decode_pose_static`] starts from: every track
     /// that is not animated, as decoding outputs it. Compute once per clip
     /// and `defaults`. False if a length is wrong.

@@ -47,6 +47,9 @@ impl<'a> ReferenceClip<'a> {
         })
     }
 
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
     pub fn num_samples(&self) -> u32 {
         self.num_samples
     }

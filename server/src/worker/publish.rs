@@ -116,6 +116,7 @@ impl Worker {
                 max_mb: self.project.report.sidecar_max_mb,
             },
             retarget: None,
+            limits: Default::default(),
         };
         let store = match Store::open(&self.project.cache_dir) {
             Ok(s) => Some(s),

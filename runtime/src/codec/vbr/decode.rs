@@ -15,12 +15,14 @@ use super::batch::{PendingRotation, RotationBatch};
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::format::{ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
 use super::index::VbrIndex;
-use super::simd::{load_f32x3, prefetch, prefetch_transforms, read_u32};
+use super::simd::{
+    load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
+};
 use super::tracks::{
     Cursor, Pair, SampleRef, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
 };
 use super::VbrClip;
-use crate::math::{Quat, Transform, Vec3A};
+use crate::math::{Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
 
 /// What a decode writes where. Implementations are the three requests of
@@ -48,6 +50,9 @@ pub(super) trait OutputPolicy {
     fn out_slot(&self, slot: usize, _joint: usize) -> usize {
         slot
     }
+    /// Each slot starts from [`Transform::IDENTITY`], not from the base
+    /// pose (which is not read): a walk over [`super::StaticTracks`].
+    const LITERAL_BASE: bool = false;
     /// The index that lets a subset seek each joint directly (None: walk).
     #[inline(always)]
     fn index(&self) -> Option<&VbrIndex> {
@@ -60,6 +65,10 @@ pub(super) struct FullPose;
 
 /// Every joint, from the clip's static pose: only animated tracks decoded.
 pub(super) struct StaticFill;
+
+/// Every joint, from the identity, over a view whose type bytes and
+/// constants are a [`super::StaticTracks`]'s.
+pub(super) struct PackedPose;
 
 /// The listed joints (any order, repeats allowed), from the defaults or,
 /// with `ANIMATED`, from the static pose; seeking each joint through the
@@ -90,6 +99,24 @@ impl OutputPolicy for FullPose {
 impl OutputPolicy for StaticFill {
     const EVERY_JOINT: bool = true;
     const ANIMATED_ONLY: bool = true;
+    #[inline(always)]
+    fn slots(&self, joint_count: usize) -> usize {
+        joint_count
+    }
+    #[inline(always)]
+    fn joint(&self, slot: usize) -> usize {
+        slot
+    }
+    #[inline(always)]
+    fn joints_valid(&self, _: usize) -> bool {
+        true
+    }
+}
+
+impl OutputPolicy for PackedPose {
+    const EVERY_JOINT: bool = true;
+    const ANIMATED_ONLY: bool = false;
+    const LITERAL_BASE: bool = true;
     #[inline(always)]
     fn slots(&self, joint_count: usize) -> usize {
         joint_count
@@ -159,6 +186,17 @@ const ANIMATED_ONLY_TYPE: [u8; 64] = {
     t
 };
 
+/// Joints an indexed subset seeks (and keeps the cursors of) before
+/// decoding them: a fixed stack array, so larger subsets go in chunks.
+const SEEK_CHUNK: usize = 16;
+
+/// The rotation queues of a walk: blends of animated rotations, and
+/// constant rotations (which only need normalizing).
+struct Walk {
+    blend: RotationBatch,
+    constant: RotationBatch,
+}
+
 /// The two rotation queues of a walk: blends of animated rotations, and
 /// constant rotations (which only need normalizing; unused under
 /// [`OutputPolicy::ANIMATED_ONLY`]).
@@ -193,7 +231,7 @@ impl<'a> VbrClip<'a> {
         out: &mut [Transform],
         locate: impl FnMut(u32) -> SampleRef,
     ) -> bool {
-        if base.len() != self.joint_count
+        if (!P::LITERAL_BASE && base.len() != self.joint_count)
             || out.len() != policy.out_len(self.joint_count)
             || !policy.joints_valid(self.joint_count)
         {
@@ -281,9 +319,10 @@ impl<'a> VbrClip<'a> {
         out: &mut [Transform],
     ) {
         let start = Cursor::new(s);
-        let mut c = start;
-        let mut blend = RotationBatch::new(s.alpha);
-        let mut constant = RotationBatch::new(s.alpha);
+        let mut w = Walk {
+            blend: RotationBatch::new(s.alpha),
+            constant: RotationBatch::new(s.alpha),
+        };
         // Every-joint walks index three slices by the slot: cut them to the
         // slot count so that the bounds checks fold away.
         let slots = policy.slots(self.joint_count);
@@ -292,56 +331,164 @@ impl<'a> VbrClip<'a> {
         } else {
             self.joint_count
         };
-        let (Some(types), Some(base)) = (self.types.get(..seen), base.get(..seen)) else {
+        let base = if P::LITERAL_BASE {
+            Some(base)
+        } else {
+            base.get(..seen)
+        };
+        let (Some(types), Some(base)) = (self.types.get(..seen), base) else {
             return;
         };
-        // One joint: its loads are independent once sought, so the
-        // out-of-order core overlaps them without a prefetch pass.
-        if let (false, Some(index), true) = (P::EVERY_JOINT, policy.index(), slots > 1) {
-            self.prefetch_joints::<P, PAIR>(policy, index, s, base);
-        }
-        for slot in 0..slots {
-            let j = policy.joint(slot);
-            if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
-                c = self.seek::<PAIR>(index, j, s);
-            } else if !P::EVERY_JOINT {
-                if j < c.joint {
-                    c = start;
+        if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
+            self.walk_indexed::<P, PAIR>(policy, index, s, (types, base), out, &mut w);
+        } else {
+            let mut c = start;
+            for slot in 0..slots {
+                let j = policy.joint(slot);
+                if !P::EVERY_JOINT {
+                    if j < c.joint {
+                        c = start;
+                    }
+                    while c.joint < j {
+                        self.skip_joint::<PAIR>(&mut c, s);
+                    }
+                    c.joint += 1;
                 }
-                while c.joint < j {
-                    self.skip_joint::<PAIR>(&mut c, s);
+                if !self.emit::<P, PAIR>(policy, slot, j, &mut c, s, (types, base), out, &mut w) {
+                    break;
                 }
-                c.joint += 1;
-            }
-            let o_slot = policy.out_slot(slot, j);
-            let (Some(o), Some(b), Some(&t)) = (out.get_mut(o_slot), base.get(j), types.get(j))
-            else {
-                break;
-            };
-            *o = *b;
-            let t = if P::ANIMATED_ONLY {
-                ANIMATED_ONLY_TYPE[(t & 63) as usize]
-            } else {
-                t
-            };
-            if t == 0 {
-                continue;
-            }
-            let mut rot = Rotations {
-                blend: &mut blend,
-                constant: &mut constant,
-            };
-            self.decode_joint::<P, PAIR>(&mut c, s, t, o, &mut rot, o_slot);
-            if blend.full() {
-                blend.flush(out);
-            }
-            if !P::ANIMATED_ONLY && constant.full() {
-                constant.flush_normalize(out);
             }
         }
-        blend.flush(out);
+        w.blend.flush(out);
         if !P::ANIMATED_ONLY {
-            constant.flush_normalize(out);
+            w.constant.flush_normalize(out);
+        }
+    }
+
+    /// An indexed subset, [`SEEK_CHUNK`] slots at a time: every joint of a
+    /// chunk is sought once, its lines prefetched and its cursor kept, then
+    /// the chunk is decoded from the kept cursors, so that the misses of
+    /// all the joints overlap instead of following one another and no
+    /// joint is sought twice. One joint alone is neither kept nor
+    /// prefetched: its loads are independent once sought, and the
+    /// out-of-order core overlaps them.
+    #[inline(always)]
+    fn walk_indexed<P: OutputPolicy, const PAIR: u8>(
+        &self,
+        policy: &P,
+        index: &VbrIndex,
+        s: &Samples,
+        (types, base): (&[u8], &[Transform]),
+        out: &mut [Transform],
+        w: &mut Walk,
+    ) {
+        let slots = policy.slots(self.joint_count);
+        if slots == 1 {
+            let j = policy.joint(0);
+            let mut c = self.seek::<PAIR>(index, j, s);
+            self.emit::<P, PAIR>(policy, 0, j, &mut c, s, (types, base), out, w);
+            return;
+        }
+        let mut cursors = [Cursor::new(s); SEEK_CHUNK];
+        let mut first = 0;
+        while first < slots {
+            let n = (slots - first).min(SEEK_CHUNK);
+            for (k, c) in cursors.iter_mut().enumerate().take(n) {
+                let j = policy.joint(first + k);
+                *c = self.seek::<PAIR>(index, j, s);
+                self.prefetch_joint::<P, PAIR>(c, base.get(j));
+            }
+            for (k, c) in cursors.iter_mut().enumerate().take(n) {
+                let slot = first + k;
+                let j = policy.joint(slot);
+                if !self.emit::<P, PAIR>(policy, slot, j, c, s, (types, base), out, w) {
+                    return;
+                }
+            }
+            first += n;
+        }
+    }
+
+    /// Output slot `slot` (joint `j`, its tracks at cursor `c`): the base
+    /// transform, then the joint's tracks over it, rotations queued in
+    /// `w`. False if a slot is out of range (never, once validated).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn emit<P: OutputPolicy, const PAIR: u8>(
+        &self,
+        policy: &P,
+        slot: usize,
+        j: usize,
+        c: &mut Cursor,
+        s: &Samples,
+        (types, base): (&[u8], &[Transform]),
+        out: &mut [Transform],
+        w: &mut Walk,
+    ) -> bool {
+        let o_slot = policy.out_slot(slot, j);
+        let (Some(o), Some(&t)) = (out.get_mut(o_slot), types.get(j)) else {
+            return false;
+        };
+        if P::LITERAL_BASE {
+            // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
+            if (t >> 1) & !t & 0b01_0101 == 0 {
+                *o = self.packed_static(&mut c.constant, t);
+                return true;
+            }
+            *o = Transform::IDENTITY;
+        } else if let Some(b) = base.get(j) {
+            *o = *b;
+        } else {
+            return false;
+        }
+        let t = if P::ANIMATED_ONLY {
+            ANIMATED_ONLY_TYPE[(t & 63) as usize]
+        } else {
+            t
+        };
+        if t == 0 {
+            return true;
+        }
+        let mut rot = Rotations {
+            blend: &mut w.blend,
+            constant: &mut w.constant,
+        };
+        self.decode_joint::<P, PAIR>(c, s, t, o, &mut rot, o_slot);
+        if w.blend.full() {
+            w.blend.flush(out);
+        }
+        if !P::ANIMATED_ONLY && w.constant.full() {
+            w.constant.flush_normalize(out);
+        }
+        true
+    }
+
+    /// A joint of a packed walk without animated tracks, from its packed
+    /// type byte `t` and the values at `at` (advanced): every track read
+    /// whether stored or not (the values end with a 16-byte padding), the
+    /// identity's value selected where nothing is stored, so that the
+    /// joint costs no branch on its kinds.
+    #[inline(always)]
+    fn packed_static(&self, at: &mut usize, t: u8) -> Transform {
+        let id = Transform::IDENTITY;
+        let v = self.constants;
+        let rotation = if t & 3 != 0 {
+            let xyz = load_f32x3(v, *at);
+            Quat::from_xyzw(xyz.x, xyz.y, xyz.z, f32::from_bits(read_u32(v, *at + 12)))
+        } else {
+            id.rotation
+        };
+        *at += usize::from(t & 1) * 16;
+        let tr = Vec3::from(load_f32x3(v, *at));
+        let translation = if t & 4 != 0 { tr } else { id.translation };
+        *at += usize::from((t >> 2) & 1) * 12;
+        let sc = Vec3::from(load_f32x3(v, *at));
+        let scale = if t & 16 != 0 { sc } else { id.scale };
+        *at += usize::from((t >> 4) & 1) * 12;
+        Transform {
+            rotation,
+            translation,
+            scale,
         }
     }
 
@@ -394,32 +541,27 @@ impl<'a> VbrClip<'a> {
         }
     }
 
-    /// Before an indexed subset is decoded: seek every joint and prefetch
-    /// the lines it will read (its base transform, clip ranges, constants,
-    /// sample bits and range entries), so that the misses of all the
-    /// joints overlap instead of following one another.
+    /// Prefetch the lines joint `c` of an indexed subset will read: its
+    /// base transform (`base`, one entry), clip ranges, constants, sample
+    /// bits and range entries.
     #[inline(always)]
-    fn prefetch_joints<P: OutputPolicy, const PAIR: u8>(
+    fn prefetch_joint<P: OutputPolicy, const PAIR: u8>(
         &self,
-        policy: &P,
-        index: &VbrIndex,
-        s: &Samples,
-        base: &[Transform],
+        c: &Cursor,
+        base: Option<&Transform>,
     ) {
-        for slot in 0..policy.slots(self.joint_count) {
-            let j = policy.joint(slot);
-            let c = self.seek::<PAIR>(index, j, s);
-            prefetch_transforms(base.get(j..j + 1).unwrap_or(&[]));
-            prefetch(self.ranges, c.clip_range, 2 * VECTOR_CLIP_RANGE_BYTES + 12);
-            if !P::ANIMATED_ONLY {
-                prefetch(self.constants, c.constant, 40);
-            }
-            prefetch(self.data, c.bit0 >> 3, 48);
-            prefetch(self.data, c.range0, 18);
-            if PAIR != PAIR_ONE {
-                prefetch(self.data, c.bit1 >> 3, 48);
-                prefetch(self.data, c.range1, 18);
-            }
+        if let Some(b) = base {
+            prefetch_transform(b);
+        }
+        prefetch_small(self.ranges, c.clip_range, 2 * VECTOR_CLIP_RANGE_BYTES + 12);
+        if !P::ANIMATED_ONLY {
+            prefetch_small(self.constants, c.constant, 40);
+        }
+        prefetch_small(self.data, c.bit0 >> 3, 48);
+        prefetch_small(self.data, c.range0, 18);
+        if PAIR != PAIR_ONE {
+            prefetch_small(self.data, c.bit1 >> 3, 48);
+            prefetch_small(self.data, c.range1, 18);
         }
     }
 

@@ -48,14 +48,17 @@ pub(super) struct TrackOffset {
     pub(super) range: u32,
 }
 
-/// Bits a track's sample takes (`track_sample_bits`) by `rate | rot << 6`.
-const SKIP_BITS: [u8; 128] = {
-    let mut t = [0u8; 128];
+/// Per byte `rate | rotation << 6` (bit 7 clear): the bits a track's
+/// sample takes (`track_sample_bits`) in the low half and its range entry
+/// bytes (`has_segment_range`) in the high half, so that one lookup and
+/// one add skip a track. A byte with bit 7 set (a track not to skip) is 0.
+const SKIP: [u32; 256] = {
+    let mut t = [0u32; 256];
     let mut i = 0;
     while i < 128 {
         let rate = (i & 63) as u8;
         let id = rate & super::format::RATE_ID_MASK;
-        t[i] = if id as usize >= super::format::RATE_BITS.len() {
+        let bits = if id as usize >= super::format::RATE_BITS.len() {
             0
         } else if id == super::format::RATE_RAW {
             if i >= 64 {
@@ -64,23 +67,17 @@ const SKIP_BITS: [u8; 128] = {
                 96
             }
         } else {
-            (super::format::RATE_BITS[id as usize] * 3) as u8
+            super::format::RATE_BITS[id as usize] * 3
         };
-        i += 1;
-    }
-    t
-};
-
-/// Range entry bytes by rate byte (`has_segment_range`).
-const SKIP_RANGE: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut r = 0;
-    while r < 64 {
-        let id = (r as u8) & super::format::RATE_ID_MASK;
         let ranged = id == super::format::RATE_CONSTANT
-            || (id < super::format::RATE_RAW && (r as u8) & super::format::RATE_UNRANGED == 0);
-        t[r] = if ranged { SEGMENT_RANGE_BYTES as u8 } else { 0 };
-        r += 1;
+            || (id < super::format::RATE_RAW && rate & super::format::RATE_UNRANGED == 0);
+        let range = if ranged {
+            SEGMENT_RANGE_BYTES as u32
+        } else {
+            0
+        };
+        t[i] = bits | range << 16;
+        i += 1;
     }
     t
 };
@@ -92,7 +89,9 @@ const SKIP_RANGE: [u8; 64] = {
 pub struct VbrIndex {
     shape: (usize, usize, u32, usize),
     joints: Vec<JointEntry>,
-    /// Per animated track: 1 for a rotation (raw rotations keep w).
+    /// Per animated track: 0x40 for a rotation (raw rotations keep w),
+    /// else 0; then `CHECKPOINT - 1` zeros so that a group's flags are one
+    /// 32-bit load.
     rotation: Vec<u8>,
     /// Per segment, `groups` checkpoints.
     checkpoints: Vec<TrackOffset>,
@@ -126,7 +125,7 @@ impl VbrIndex {
                     KIND_CONSTANT => constant += 12,
                     KIND_CONSTANT_FULL => constant += 16,
                     KIND_ANIMATED => {
-                        rotation.push(u8::from(k == 0));
+                        rotation.push(if k == 0 { 0x40 } else { 0 });
                         range += if k == 0 {
                             ROTATION_CLIP_RANGE_BYTES
                         } else {
@@ -137,13 +136,15 @@ impl VbrIndex {
                 }
             }
         }
+        let tracks = rotation.len();
+        rotation.resize(tracks + CHECKPOINT - 1, 0);
         let groups = clip.animated.div_ceil(CHECKPOINT);
         let segments = clip.segments as usize;
         let mut checkpoints = Vec::with_capacity(groups.saturating_mul(segments));
         for s in 0..segments {
             let block = read_u32(clip.table, s * SEGMENT_ENTRY_BYTES) as usize;
             let (mut bit, mut ranged) = (0usize, 0usize);
-            for (t, &rot) in rotation.iter().enumerate() {
+            for (t, &rot) in rotation.iter().take(tracks).enumerate() {
                 if t % CHECKPOINT == 0 {
                     checkpoints.push(TrackOffset {
                         bit: to_u32(bit)?,
@@ -186,31 +187,35 @@ impl VbrIndex {
 
     /// Offsets of animated track `track` in segment `segment`, whose rate
     /// bytes are `rates` (the segment's, from its first track on): the
-    /// checkpoint, then the rate bytes after it, a fixed loop of `CHECKPOINT - 1` steps.
+    /// checkpoint, then the `CHECKPOINT - 1` rate bytes after it, read as
+    /// one word each from the rates and the rotation flags, those past
+    /// `track` marked not to be skipped; no branch, no loop.
     #[inline(always)]
     pub(super) fn track_offset(&self, segment: usize, rates: &[u8], track: usize) -> TrackOffset {
         let g = track / CHECKPOINT;
         let first = g * CHECKPOINT;
-        let mut o = self
+        let o = self
             .checkpoints
             .get(segment * self.groups + g)
             .copied()
             .unwrap_or_default();
-        let rates = rates.get(first..).unwrap_or(&[]);
-        let rot = self.rotation.get(first..).unwrap_or(&[]);
+        // Bytes 0..n are the tracks to skip; the others get bit 7 (SKIP 0).
         let n = track - first;
+        let keep = (1u32 << (8 * n)) - 1;
+        let word = (read_u32(rates, first) & 0x3f3f_3f3f | read_u32(&self.rotation, first)) & keep
+            | 0x8080_8080 & !keep;
+        let mut skip = 0u32;
         for k in 0..CHECKPOINT - 1 {
-            let r = rates.get(k).copied().unwrap_or(0) & 63;
-            let q = rot.get(k).copied().unwrap_or(0) & 1;
-            let m = u32::from(k < n);
-            o.bit += m * u32::from(SKIP_BITS[(r | q << 6) as usize]);
-            o.range += m * u32::from(SKIP_RANGE[r as usize]);
+            skip += SKIP[(word >> (8 * k) & 0xff) as usize];
         }
-        o
+        TrackOffset {
+            bit: o.bit + (skip & 0xffff),
+            range: o.range + (skip >> 16),
+        }
     }
 }
 
-fn shape(clip: &VbrClip<'_>) -> (usize, usize, u32, usize) {
+pub(super) fn shape(clip: &VbrClip<'_>) -> (usize, usize, u32, usize) {
     (
         clip.joint_count,
         clip.animated,

@@ -39,19 +39,21 @@ mod index;
 mod parse;
 #[allow(unsafe_code)]
 mod simd;
+mod statics;
 #[cfg(test)]
 mod tests;
 mod tracks;
 
 pub use format::VERSION;
 pub use index::{VbrIndex, CHECKPOINT};
+pub use statics::StaticTracks;
 pub use tracks::SegmentCache;
 
 #[cfg(doc)]
 use crate::math::nlerp_shortest;
 use crate::math::Transform;
 use crate::timing::SamplePosition;
-use decode::{FullPose, JointSubset, StaticFill};
+use decode::{FullPose, JointSubset, PackedPose, StaticFill};
 
 /// What [`VbrClip::decode_cached`] decodes, and from which base pose.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +62,9 @@ pub enum VbrRequest<'r> {
     Pose,
     /// Every joint from the static pose ([`VbrClip::decode_pose_static`]).
     StaticPose,
+    /// Every joint from packed static tracks ([`VbrClip::decode_pose_packed`];
+    /// the base pose is not read).
+    Packed(&'r StaticTracks),
     /// `out[k]` = joint `joints[k]`, from the defaults.
     Joints(&'r [u32]),
     /// `out[k]` = joint `joints[k]`, from the static pose.
@@ -170,6 +175,25 @@ impl<'a> VbrClip<'a> {
         self.decode(&StaticFill, pos, static_pose, out)
     }
 
+    /// [`VbrClip::decode_pose`] over the clip's [`StaticTracks`] (made by
+    /// [`VbrClip::static_tracks`] from the same defaults): the output bits
+    /// of [`VbrClip::decode_pose_static`], reading only the animated data
+    /// and the packed values that are not the identity's. False (writing
+    /// nothing) if a length or the position is out of range or `statics`
+    /// is another clip's.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn decode_pose_packed(
+        &self,
+        pos: SamplePosition,
+        statics: &StaticTracks,
+        out: &mut [Transform],
+    ) -> bool {
+        statics.fits(self)
+            && self
+                .with_statics(statics)
+                .decode(&PackedPose, pos, &[], out)
+    }
+
     /// Decode the joints listed in `joints` (any order, repeats allowed)
     /// into `out` (same length): `out[k]` is joint `joints[k]`, bit for bit
     /// as [`VbrClip::decode_pose`] gives it. Ascending lists cost one walk
@@ -253,6 +277,12 @@ impl<'a> VbrClip<'a> {
         match request {
             VbrRequest::Pose => self.decode_with(&FullPose, pos, base, out, locate),
             VbrRequest::StaticPose => self.decode_with(&StaticFill, pos, base, out, locate),
+            VbrRequest::Packed(st) => {
+                st.fits(self)
+                    && self
+                        .with_statics(st)
+                        .decode_with(&PackedPose, pos, &[], out, locate)
+            }
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
                 self.decode_with(&p, pos, base, out, locate)

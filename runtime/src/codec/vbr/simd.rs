@@ -179,6 +179,53 @@ pub(super) fn prefetch(bytes: &[u8], from: usize, len: usize) {
     }
 }
 
+/// [`prefetch`] of at most one line's worth (`len <= 64`): the lines of
+/// the first and the last byte, with no loop (the per-joint prefetches of
+/// an indexed subset).
+#[inline(always)]
+pub(super) fn prefetch_small(bytes: &[u8], from: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        if from < bytes.len() {
+            let last = from
+                .saturating_add(len.saturating_sub(1))
+                .min(bytes.len() - 1);
+            // SAFETY: `from` and `last` are both below `bytes.len()`: the
+            // pointers are inside the slice; a prefetch never faults and
+            // does not access memory architecturally.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(from) as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(last) as *const i8);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (bytes, from, len);
+    }
+}
+
+/// Prefetch both lines one transform may span.
+#[inline(always)]
+pub(super) fn prefetch_transform(t: &Transform) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = t as *const Transform as *const u8;
+        // SAFETY: both pointers are inside the transform's memory (its
+        // first and last byte); a prefetch never faults.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.add(core::mem::size_of::<Transform>() - 1) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = t;
+    }
+}
+
 /// [`prefetch`] a slice of transforms (the defaults read, the output written).
 #[inline(always)]
 pub(super) fn prefetch_transforms(t: &[Transform]) {

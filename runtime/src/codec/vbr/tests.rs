@@ -174,6 +174,12 @@ fn static_pose_decode_matches_direct_decode() {
                     assert!(clip.decode_pose_static(pos, &base, &mut fast));
                     let bits = |p: &[Transform; 2]| p.map(|t| t.to_array().map(f32::to_bits));
                     assert_eq!(bits(&direct), bits(&fast), "{i0} {i1} {alpha}");
+                    for d in [&defaults, &[Transform::IDENTITY; 2]] {
+                        let st = clip.static_tracks(d).expect("lengths match");
+                        assert!(clip.decode_pose(pos, d, &mut direct));
+                        assert!(clip.decode_pose_packed(pos, &st, &mut fast));
+                        assert_eq!(bits(&direct), bits(&fast), "packed {i0} {i1} {alpha}");
+                    }
                 }
             }
         }
@@ -192,6 +198,11 @@ fn static_pose_decode_matches_direct_decode() {
         };
         assert!(!clip.decode_pose_static(pos, &base[..1], &mut fast));
         assert!(!clip.static_pose(&defaults[..1], &mut base));
+        assert!(clip.static_tracks(&defaults[..1]).is_none());
+        // Another clip's (or an empty) packing is refused.
+        let st = super::StaticTracks::default();
+        assert!(!clip.decode_pose_packed(pos, &st, &mut fast));
+        assert!(!clip.decode_pose_packed(pos, &st, &mut fast[..1]));
         assert_eq!(fast, before);
     }
 }
