@@ -5,7 +5,9 @@
 //! OUT/generations/<n>/manifest.json        the packages generation n serves
 //! OUT/generations/<n>/report.json          its report (latest cook of every asset)
 //! OUT/generations/<n>/stale.json           assets served from an older cook
+//! OUT/generations/<n>/report-sidecar.json  the dashboard's per-time data, every asset
 //! OUT/current                              "<n>\n": the published generation
+//! OUT/{report-sidecar,report,manifest}.json  links to the current generation's
 //! OUT/server.pid                           the serving process (one per directory)
 //! ```
 //!
@@ -17,7 +19,10 @@
 //! (bevy_asset's processor keeps a log of begun and finished work for the
 //! same reason; a pointer swap makes the log a single atomic record).
 
+use ludus_anim_cooker::filelock;
 use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
+use ludus_anim_cooker::publish::LOCK_FILE;
+use ludus_anim_cooker::report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
 use ludus_anim_cooker::sink::{PublishError, Sink};
 use serde::{Deserialize, Serialize};
@@ -29,6 +34,10 @@ use std::sync::Mutex;
 pub const CURRENT: &str = "current";
 const PID_FILE: &str = "server.pid";
 const DIR: &str = "generations";
+/// How long updating the top-level files waits for `OUT/.lock` (held by a
+/// `ludus-anim cook` or `prune` into the same directory): the cook thread
+/// must not stall; the next publication updates them.
+const MIRROR_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Assets served from an older cook because their latest cook failed:
 /// asset name → that cook's diagnostics.
@@ -184,6 +193,58 @@ impl Generations {
         std::fs::read(&p).map_err(io_err(&p))
     }
 
+    /// The `report-sidecar.json` of generation `number`, if it has one
+    /// (read once after a start: a stale asset's last good records).
+    pub fn sidecar(&self, number: u64) -> Result<Option<Sidecar>, GenerationError> {
+        let p = self.dir_of(number).join(SIDECAR_FILE);
+        let bytes = match std::fs::read(&p) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&p)(e)),
+        };
+        Sidecar::from_json(&bytes)
+            .map(Some)
+            .map_err(|e| GenerationError::Corrupt {
+                path: p.display().to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Make `OUT/report-sidecar.json`, `OUT/report.json` and
+    /// `OUT/manifest.json` those of generation `number` (the files a
+    /// `ludus-anim cook` of the whole project would leave, which the
+    /// dashboard and scripts read), in the cook's publish order (sidecar,
+    /// report, manifest last) under `OUT/.lock`, so a reader holding the
+    /// lock sees one generation's three. Each is a hard link to the
+    /// immutable generation file (a copy where links are refused), renamed
+    /// into place: no byte is re-serialized or re-written. A generation
+    /// without a sidecar removes `OUT/report-sidecar.json` first (it would
+    /// describe another cook).
+    pub fn mirror(&self, number: u64) -> Result<(), GenerationError> {
+        let lock_path = self.out.join(LOCK_FILE);
+        let _lock = filelock::lock(&lock_path, MIRROR_LOCK_WAIT).map_err(io_err(&lock_path))?;
+        let dir = self.dir_of(number);
+        let tmp = self.out.join(".tmp");
+        std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        for name in [SIDECAR_FILE, "report.json", "manifest.json"] {
+            let (from, to) = (dir.join(name), self.out.join(name));
+            if !from.exists() {
+                match std::fs::remove_file(&to) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&to)(e)),
+                    _ => continue,
+                }
+            }
+            let staged = tmp.join(format!("mirror-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_file(&staged);
+            if std::fs::hard_link(&from, &staged).is_err() {
+                std::fs::copy(&from, &staged).map_err(io_err(&staged))?;
+            }
+            std::fs::rename(&staged, &to).map_err(io_err(&to))?;
+        }
+        sync_dir(&self.out);
+        Ok(())
+    }
+
     fn dir_of(&self, number: u64) -> PathBuf {
         self.out.join(DIR).join(number.to_string())
     }
@@ -194,9 +255,14 @@ impl Generations {
         self.out.join(rel)
     }
 
-    /// Write generation `g` completely, then point `current` at it.
-    /// Returns the bytes of its `report.json` as written.
-    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
+    /// Write generation `g` completely (with `sidecar`, its
+    /// `report-sidecar.json`, when the project writes one), then point
+    /// `current` at it. Returns the bytes of its `report.json` as written.
+    pub fn publish(
+        &mut self,
+        g: &GenerationFiles,
+        sidecar: Option<&[u8]>,
+    ) -> Result<Vec<u8>, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -211,6 +277,9 @@ impl Generations {
                 stale: g.stale.clone(),
             }),
         )?;
+        if let Some(bytes) = sidecar {
+            write_synced(&tmp.join(SIDECAR_FILE), bytes)?;
+        }
         let dir = self.dir_of(g.number);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::rename(&tmp, &dir).map_err(io_err(&dir))?;
@@ -328,11 +397,13 @@ fn sync_dir(p: &Path) {
 
 /// The cook's [`Sink`] in the server: packages go to the shared,
 /// content-named `OUT/packages/` (atomically, through `OUT/.tmp/`); the
-/// cook's `manifest.json` is kept in memory, since a generation's files
-/// are assembled by the server from every asset's latest state.
+/// cook's `manifest.json` and `report-sidecar.json` are kept in memory,
+/// since a generation's files are assembled by the server from every
+/// asset's latest state (a cook of a few assets describes only those).
 pub struct PackageSink {
     out: OutputDir,
     manifest: Mutex<Option<Vec<u8>>>,
+    sidecar: Mutex<Option<Vec<u8>>>,
 }
 
 impl PackageSink {
@@ -340,6 +411,7 @@ impl PackageSink {
         Ok(PackageSink {
             out: OutputDir::prepare(out)?,
             manifest: Mutex::new(None),
+            sidecar: Mutex::new(None),
         })
     }
 
@@ -348,6 +420,13 @@ impl PackageSink {
         let bytes = self.manifest.lock().ok()?.take()?;
         serde_json::from_slice(&bytes).ok()
     }
+
+    /// The sidecar the cook wrote (none: the project writes none, or it
+    /// does not parse, which the caller reports).
+    pub fn take_sidecar(&self) -> Option<Result<Sidecar, String>> {
+        let bytes = self.sidecar.lock().ok()?.take()?;
+        Some(Sidecar::from_json(&bytes).map_err(|e| e.to_string()))
+    }
 }
 
 impl Sink for PackageSink {
@@ -355,6 +434,12 @@ impl Sink for PackageSink {
         match rel {
             "manifest.json" => {
                 if let Ok(mut m) = self.manifest.lock() {
+                    *m = Some(bytes.to_vec());
+                }
+                Ok(())
+            }
+            SIDECAR_FILE => {
+                if let Ok(mut m) = self.sidecar.lock() {
                     *m = Some(bytes.to_vec());
                 }
                 Ok(())
@@ -368,7 +453,8 @@ impl Sink for PackageSink {
     }
     /// The packages are in place already (unreferenced until the server
     /// publishes a generation naming them); the manifest is kept for the
-    /// generation, the report dropped (the server assembles its own).
+    /// generation and the sidecar for the assets' records, the report
+    /// dropped (the server assembles its own from every asset's state).
     fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError> {
         for (rel, bytes) in index {
             self.write(rel, bytes)

@@ -132,7 +132,7 @@ fn phases(what: &str, m: &Samples) {
             let v: Vec<f64> = m.phases.iter().filter_map(|p| p[*n].as_f64()).collect();
             match v.is_empty() {
                 true => "-".to_string(),
-                false => format!("{:.0}", percentile(&v, 0.5)),
+                false => format!("{:.0} / {:.0}", percentile(&v, 0.5), percentile(&v, 0.99)),
             }
         })
         .collect();
@@ -212,7 +212,7 @@ fn edit_to_published_on_a_1000_clip_project() {
     row("one-clip BVH", &one);
     row("12-clip FBX", &twelve);
     row(&format!("profile ({ON_PROFILE} assets)"), &prof);
-    println!("server-side medians (ms), from generation_published's latency_ms:");
+    println!("server-side p50 / p99 (ms), from generation_published's latency_ms:");
     println!("| edit | quiet | prepare | cook | publish | total |");
     println!("|---|---|---|---|---|---|");
     phases("one-clip BVH", &one);

@@ -56,6 +56,13 @@ impl Worker {
             }
         };
         self.format_version = g.manifest.package_format_version;
+        let mut parts = match self.gens.sidecar(g.number) {
+            Ok(s) => s.map(crate::sidecar::split).unwrap_or_default(),
+            Err(e) => {
+                self.warn(format!("{e}; the next cooks rebuild the sidecar"));
+                Default::default()
+            }
+        };
         for r in &g.report.assets {
             let good = g
                 .manifest
@@ -67,11 +74,14 @@ impl Worker {
                 r.source.clone(),
                 AssetState {
                     report: r.clone(),
+                    sidecar: good.as_ref().and_then(|_| parts.remove(&r.source)),
                     good,
                 },
             );
         }
+        let number = g.number;
         let kept = self.install(g, None);
+        self.mirror(number);
         self.collect(&kept);
     }
 

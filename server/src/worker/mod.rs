@@ -12,6 +12,7 @@ use crate::args::Settings;
 use crate::deps::Deps;
 use crate::generation::Generations;
 use crate::reader::{Meta, Stamp};
+use crate::sidecar::SidecarPart;
 use crate::state::{Pending, Shared};
 use crate::watch::Watch;
 use ludus_anim_cooker::manifest::AssetJob;
@@ -29,6 +30,9 @@ pub struct AssetState {
     /// The last successful cook's manifest entry (kept while later cooks
     /// fail: the asset is then stale).
     pub good: Option<ManifestAsset>,
+    /// The sidecar records of the cook that made `good` (kept with it
+    /// while later cooks fail), for the generation's whole sidecar.
+    pub sidecar: Option<Arc<SidecarPart>>,
 }
 
 /// How the project was resolved, to resolve it again on manifest changes.

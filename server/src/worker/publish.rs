@@ -5,6 +5,7 @@ use super::{AssetState, Stopwatch, Worker};
 use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap};
 use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
+use crate::sidecar::SidecarParts;
 use crate::state::{unix_ms, Cooking, LastCook, Published};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions, SidecarSettings};
@@ -36,6 +37,8 @@ struct Cooked {
     manifest: Option<PackageManifest>,
     inputs: Vec<(String, Vec<PathBuf>)>,
     stamps: HashMap<PathBuf, Stamp>,
+    /// The cooked assets' sidecar records.
+    sidecar: SidecarParts,
 }
 
 impl Worker {
@@ -111,9 +114,11 @@ impl Worker {
             threads: self.settings.threads,
             shard: None,
             codec_override: None,
+            // The size limit applies to the generation's whole sidecar
+            // (`crate::sidecar::assemble`), not to a cook of a few assets.
             sidecar: SidecarSettings {
                 write: self.project.report.sidecar,
-                max_mb: self.project.report.sidecar_max_mb,
+                max_mb: None,
             },
             retarget: None,
             limits: Default::default(),
@@ -130,8 +135,17 @@ impl Worker {
         let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
         let sink = PackageSink::new(&self.project.out)?;
         let report = cook_with(&options, &cache, &observer, &reader, &sink)?;
+        let sidecar = match sink.take_sidecar() {
+            Some(Ok(s)) => crate::sidecar::split(s),
+            Some(Err(e)) => {
+                self.warn(format!("the cook's sidecar does not parse ({e}); left out"));
+                SidecarParts::new()
+            }
+            None => SidecarParts::new(),
+        };
         Ok(Cooked {
             report,
+            sidecar,
             manifest: sink.take_manifest(),
             inputs: observer.take_inputs(),
             stamps: reader.take_stamps(),
@@ -168,19 +182,25 @@ impl Worker {
             .collect()
     }
 
-    fn merge(&mut self, c: Cooked, profiles: Vec<(PathBuf, Stamp)>) {
+    fn merge(&mut self, mut c: Cooked, profiles: Vec<(PathBuf, Stamp)>) {
         if let Some(m) = &c.manifest {
             self.format_version = m.package_format_version;
         }
         for a in &c.report.assets {
-            let good = match a.status {
-                AssetStatus::Ok => c
-                    .manifest
-                    .as_ref()
-                    .and_then(|m| m.assets.iter().find(|e| e.source == a.source).cloned()),
+            let (good, sidecar) = match a.status {
+                AssetStatus::Ok => (
+                    c.manifest
+                        .as_ref()
+                        .and_then(|m| m.assets.iter().find(|e| e.source == a.source).cloned()),
+                    c.sidecar.remove(&a.source),
+                ),
                 AssetStatus::Failed => {
                     self.shared.metrics.asset_errors.fetch_add(1, Relaxed);
-                    self.assets.get(&a.source).and_then(|s| s.good.clone())
+                    let prev = self.assets.get(&a.source);
+                    (
+                        prev.and_then(|s| s.good.clone()),
+                        prev.and_then(|s| s.sidecar.clone()),
+                    )
                 }
             };
             self.assets.insert(
@@ -188,6 +208,7 @@ impl Worker {
                 AssetState {
                     report: a.clone(),
                     good,
+                    sidecar,
                 },
             );
         }
@@ -236,8 +257,15 @@ impl Worker {
                 skeleton: None,
                 clips: Vec::new(),
             };
-            let good = prev.and_then(|p| p.good);
-            self.assets.insert(n.clone(), AssetState { report, good });
+            let (good, sidecar) = prev.map_or((None, None), |p| (p.good, p.sidecar));
+            self.assets.insert(
+                n.clone(),
+                AssetState {
+                    report,
+                    good,
+                    sidecar,
+                },
+            );
             let mut files = self.deps.files_of(n).cloned().unwrap_or_default();
             files.extend(self.extra_files(n));
             self.deps.set(n, files);
@@ -261,7 +289,8 @@ impl Worker {
         {
             return None;
         }
-        let report = match self.gens.publish(&files) {
+        let sidecar = self.assemble_sidecar();
+        let report = match self.gens.publish(&files, sidecar.as_deref()) {
             Ok(r) => r,
             Err(e) => {
                 self.warn(format!("generation {number} could not be published: {e}"));
@@ -290,8 +319,35 @@ impl Worker {
             event["latency_ms"] = latency_ms(c, start);
         }
         self.shared.emit(event.to_string());
+        self.mirror(number);
         self.collect(&kept);
         Some(number)
+    }
+
+    /// The whole generation's sidecar (every asset's last good records),
+    /// if the project writes one.
+    fn assemble_sidecar(&self) -> Option<Vec<u8>> {
+        if !self.project.report.sidecar {
+            return None;
+        }
+        let parts = self
+            .order
+            .iter()
+            .filter_map(|n| self.assets.get(n)?.sidecar.as_deref());
+        Some(crate::sidecar::assemble(
+            parts,
+            self.project.report.sidecar_max_mb,
+        ))
+    }
+
+    /// Point the top-level report, sidecar and manifest at generation
+    /// `number` (after it was announced: off the edit's path).
+    pub(super) fn mirror(&self, number: u64) {
+        if let Err(e) = self.gens.mirror(number) {
+            self.warn(format!(
+                "top-level report and manifest not updated to generation {number}: {e}"
+            ));
+        }
     }
 
     /// Make `files` the served generation (`written`: its report.json
