@@ -15,8 +15,9 @@
 //! run without the limit, and each part is kept in both forms.
 
 use ludus_anim_report::packed::Packed;
-use ludus_anim_report::sidecar::{ClipSidecar, Sidecar, SIDECAR_VERSION};
+use ludus_anim_report::sidecar::{ClipSidecar, SIDECAR_VERSION};
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::sync::Arc;
 
 /// One asset's sidecar clip records as JSON, comma-separated (the inside
@@ -30,10 +31,10 @@ pub struct SidecarPart {
 /// Asset name (the report's `source`) → its part.
 pub type SidecarParts = BTreeMap<String, Arc<SidecarPart>>;
 
-/// Split a cook's sidecar into one part per asset.
-pub fn split(sidecar: Sidecar) -> SidecarParts {
+/// Split a cook's sidecar records into one part per asset.
+pub fn split(clips: Vec<ClipSidecar>) -> SidecarParts {
     let mut by_asset: BTreeMap<String, Vec<ClipSidecar>> = BTreeMap::new();
-    for c in sidecar.clips {
+    for c in clips {
         by_asset.entry(c.source.clone()).or_default().push(c);
     }
     by_asset
@@ -71,19 +72,19 @@ fn join(clips: &[ClipSidecar]) -> Vec<u8> {
 /// The sidecar JSON of `parts` (in order): the same document
 /// `ludus-anim cook` writes for those clips, every clip's per-time errors
 /// left out when the whole would pass `max_mb`.
-pub fn assemble<'a>(
+pub fn write<'a>(
+    w: &mut impl Write,
     parts: impl Iterator<Item = &'a SidecarPart> + Clone,
     max_mb: Option<f64>,
-) -> Vec<u8> {
+) -> io::Result<()> {
     let size: usize = parts.clone().map(|p| p.full.len() + 1).sum();
     let limit = max_mb.map(|mb| mb * 1024.0 * 1024.0);
     let strip = limit.is_some_and(|l| size as f64 > l);
-    let version = serde_json::to_string(ludus_anim_cooker::COOKER_VERSION).unwrap_or_default();
-    let mut out = Vec::with_capacity(size + 96);
-    out.extend_from_slice(
-        format!("{{\"version\":{SIDECAR_VERSION},\"cooker_version\":{version},\"clips\":[")
-            .as_bytes(),
-    );
+    let version = serde_json::to_string(ludus_anim_cooker::COOKER_VERSION)?;
+    write!(
+        w,
+        "{{\"version\":{SIDECAR_VERSION},\"cooker_version\":{version},\"clips\":["
+    )?;
     let mut first = true;
     for p in parts {
         let bytes = if strip { &p.without_errors } else { &p.full };
@@ -91,18 +92,18 @@ pub fn assemble<'a>(
             continue;
         }
         if !first {
-            out.push(b',');
+            w.write_all(b",")?;
         }
         first = false;
-        out.extend_from_slice(bytes);
+        w.write_all(bytes)?;
     }
-    out.extend_from_slice(b"]}");
-    out
+    w.write_all(b"]}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ludus_anim_report::sidecar::Sidecar;
 
     fn clip(source: &str, name: &str) -> ClipSidecar {
         let mut c = ClipSidecar::new(source, name, "standard", 1.0);
@@ -116,6 +117,15 @@ mod tests {
         c
     }
 
+    fn assemble<'a>(
+        parts: impl Iterator<Item = &'a SidecarPart> + Clone,
+        max_mb: Option<f64>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(&mut out, parts, max_mb).unwrap();
+        out
+    }
+
     fn sidecar(clips: Vec<ClipSidecar>) -> Sidecar {
         let mut s = Sidecar::new(ludus_anim_cooker::COOKER_VERSION);
         s.clips = clips;
@@ -125,7 +135,7 @@ mod tests {
     #[test]
     fn assembled_parts_are_the_cooks_document() {
         let clips = vec![clip("a.bvh", "a"), clip("b.fbx", "b1"), clip("b.fbx", "b2")];
-        let parts = split(sidecar(clips.clone()));
+        let parts = split(clips.clone());
         assert_eq!(parts.len(), 2);
         let bytes = assemble(parts.values().map(|p| p.as_ref()), None);
         let back = Sidecar::from_json(&bytes).unwrap();
@@ -136,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_limit_applies_to_the_whole() {
-        let parts = split(sidecar(vec![clip("a.bvh", "a"), clip("b.bvh", "b")]));
+        let parts = split(vec![clip("a.bvh", "a"), clip("b.bvh", "b")]);
         let one = assemble(parts.values().take(1).map(|p| p.as_ref()), Some(1e-9));
         let all = assemble(parts.values().map(|p| p.as_ref()), Some(1.0));
         let stripped = Sidecar::from_json(&one).unwrap();

@@ -57,7 +57,9 @@ impl Worker {
         };
         self.format_version = g.manifest.package_format_version;
         let mut parts = match self.gens.sidecar(g.number) {
-            Ok(s) => s.map(crate::sidecar::split).unwrap_or_default(),
+            Ok(s) => s
+                .map(|s| crate::sidecar::split(s.clips))
+                .unwrap_or_default(),
             Err(e) => {
                 self.warn(format!("{e}; the next cooks rebuild the sidecar"));
                 Default::default()
@@ -81,7 +83,12 @@ impl Worker {
         }
         let number = g.number;
         let kept = self.install(g, None);
-        self.mirror(number);
+        // Killed between announcing and writing the sidecar: the first
+        // cook writes it (its records come back from the cache).
+        self.sidecar_missing = self.project.report.sidecar && !self.gens.has_sidecar(number);
+        if !self.sidecar_missing {
+            self.mirror(number);
+        }
         self.collect(&kept);
     }
 

@@ -60,6 +60,9 @@ pub struct Worker {
     /// The last cook's report without assets: build, profile, stage
     /// counters and notices for the next generation's report.
     template: Option<ludus_anim_cooker::report::Report>,
+    /// The served generation has no sidecar yet (see
+    /// [`Worker::finish_outputs`]).
+    sidecar_missing: bool,
     watch: Watch,
 }
 
@@ -114,6 +117,7 @@ impl Worker {
             gens,
             format_version: 0,
             template: None,
+            sidecar_missing: false,
             watch,
         };
         w.set_jobs();

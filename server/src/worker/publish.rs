@@ -135,14 +135,7 @@ impl Worker {
         let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
         let sink = PackageSink::new(&self.project.out)?;
         let report = cook_with(&options, &cache, &observer, &reader, &sink)?;
-        let sidecar = match sink.take_sidecar() {
-            Some(Ok(s)) => crate::sidecar::split(s),
-            Some(Err(e)) => {
-                self.warn(format!("the cook's sidecar does not parse ({e}); left out"));
-                SidecarParts::new()
-            }
-            None => SidecarParts::new(),
-        };
+        let sidecar = crate::sidecar::split(sink.take_sidecar_records());
         Ok(Cooked {
             report,
             sidecar,
@@ -287,10 +280,12 @@ impl Worker {
             .as_ref()
             .is_some_and(|c| c.fingerprint == fingerprint)
         {
+            if self.sidecar_missing {
+                self.finish_outputs(number - 1);
+            }
             return None;
         }
-        let sidecar = self.assemble_sidecar();
-        let report = match self.gens.publish(&files, sidecar.as_deref()) {
+        let report = match self.gens.publish(&files) {
             Ok(r) => r,
             Err(e) => {
                 self.warn(format!("generation {number} could not be published: {e}"));
@@ -319,29 +314,31 @@ impl Worker {
             event["latency_ms"] = latency_ms(c, start);
         }
         self.shared.emit(event.to_string());
-        self.mirror(number);
+        self.finish_outputs(number);
         self.collect(&kept);
         Some(number)
     }
 
-    /// The whole generation's sidecar (every asset's last good records),
-    /// if the project writes one.
-    fn assemble_sidecar(&self) -> Option<Vec<u8>> {
-        if !self.project.report.sidecar {
-            return None;
+    /// After generation `number` was announced (off the edit's path): its
+    /// sidecar, every asset's last good records, if the project writes
+    /// one; then the top-level report, sidecar and manifest.
+    pub(super) fn finish_outputs(&mut self, number: u64) {
+        self.sidecar_missing = false;
+        if self.project.report.sidecar {
+            let parts = self
+                .order
+                .iter()
+                .filter_map(|n| self.assets.get(n)?.sidecar.as_deref());
+            let max_mb = self.project.report.sidecar_max_mb;
+            if let Err(e) = self.gens.write_sidecar(number, parts, max_mb) {
+                self.warn(format!("generation {number} has no sidecar: {e}"));
+            }
         }
-        let parts = self
-            .order
-            .iter()
-            .filter_map(|n| self.assets.get(n)?.sidecar.as_deref());
-        Some(crate::sidecar::assemble(
-            parts,
-            self.project.report.sidecar_max_mb,
-        ))
+        self.mirror(number);
     }
 
     /// Point the top-level report, sidecar and manifest at generation
-    /// `number` (after it was announced: off the edit's path).
+    /// `number`.
     pub(super) fn mirror(&self, number: u64) {
         if let Err(e) = self.gens.mirror(number) {
             self.warn(format!(
