@@ -26,8 +26,8 @@ pub trait Sink: Sync {
     /// assembles its own sidecar over several cooks (the asset server: one
     /// document for the whole project, whatever the last cook touched)
     /// keeps them and returns `None`, so they are neither serialized nor
-    /// published (a JSON round trip of a 100-asset cook's records cost the
-    /// server tens of milliseconds per edit). The default hands them back.
+    /// published (the server would otherwise parse back, per edit, what
+    /// the cook just serialized). The default hands them back.
     fn take_sidecar(&self, clips: Vec<ClipSidecar>) -> Option<Vec<ClipSidecar>> {
         Some(clips)
     }

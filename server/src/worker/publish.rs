@@ -115,7 +115,7 @@ impl Worker {
             shard: None,
             codec_override: None,
             // The size limit applies to the generation's whole sidecar
-            // (`crate::sidecar::assemble`), not to a cook of a few assets.
+            // (`crate::sidecar::write`), not to a cook of a few assets.
             sidecar: SidecarSettings {
                 write: self.project.report.sidecar,
                 max_mb: None,
