@@ -52,14 +52,18 @@ fn generate(fixtures: &Path, dir: &Path) {
     .unwrap();
 }
 
-/// The FBX with one letter of its creator string changed: new bytes, the
+/// The FBX with letters of its creator string changed: new bytes, the
 /// same scene (the import, and so every stage, runs again).
 fn fbx_variant(fbx: &[u8], n: u32) -> Vec<u8> {
     let needle = b"Blender (stable FBX IO)";
     let at = fbx.windows(needle.len()).position(|w| w == needle).unwrap();
     let mut v = fbx.to_vec();
+    // Four letters, base 26: distinct for every n below 456,976 (the
+    // per-run salt times the edits stays below 20,000: no wrap-around).
     v[at] = b'A' + (n % 26) as u8;
-    v[at + 1] = b'a' + (n / 26 % 26) as u8;
+    for k in 1..4 {
+        v[at + k] = b'a' + (n / 26u32.pow(k as u32) % 26) as u8;
+    }
     v
 }
 
