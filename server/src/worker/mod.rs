@@ -166,6 +166,7 @@ impl Worker {
             self.cook(&dirty, &mut clock);
             self.update_watches();
         }
+        self.set_cooking(None);
     }
 
     /// Wait for work: paths quiet for the settle period after their writer
@@ -194,6 +195,10 @@ impl Worker {
                 || !work.paths.is_empty()
                 || !work.assets.is_empty()
             {
+                // Busy from the moment the work leaves the queue (still
+                // under its lock): `/status` never shows an idle server
+                // between taking work and starting its cook.
+                self.set_cooking(Some(&[]));
                 return work;
             }
             let wait = p

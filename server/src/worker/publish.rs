@@ -418,7 +418,9 @@ impl Worker {
         }
     }
 
-    fn set_cooking(&self, names: Option<&[String]>) {
+    /// What `/status` shows in flight (`Some(&[])`: work taken, what it
+    /// reaches not yet known).
+    pub(super) fn set_cooking(&self, names: Option<&[String]>) {
         if let Ok(mut c) = self.shared.cooking.lock() {
             *c = names.map(|n| Cooking {
                 assets: n.to_vec(),
