@@ -5,6 +5,7 @@
 //! all), the asset server's generations, or a test double that fails on
 //! demand.
 
+use ludus_anim_report::sidecar::ClipSidecar;
 use std::io;
 
 /// Receives output files by path relative to the output root
@@ -20,6 +21,16 @@ pub trait Sink: Sync {
     /// previous outputs are still what readers see, or the publication is
     /// completed by the next process that publishes into the same place.
     fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError>;
+    /// The cook's dashboard sidecar records, before they are serialized
+    /// into `report-sidecar.json` for [`Sink::publish`]. A sink that
+    /// assembles its own sidecar over several cooks (the asset server: one
+    /// document for the whole project, whatever the last cook touched)
+    /// keeps them and returns `None`, so they are neither serialized nor
+    /// published (the server would otherwise parse back, per edit, what
+    /// the cook just serialized). The default hands them back.
+    fn take_sidecar(&self, clips: Vec<ClipSidecar>) -> Option<Vec<ClipSidecar>> {
+        Some(clips)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -39,9 +39,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
     /// Quiet period after a file's last change before it is re-hashed
-    /// (editors write in several steps).
+    /// (editors write in several steps), while it may still be open for
+    /// writing.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub debounce: u64,
+    /// Quiet period after a file was closed after writing, or renamed into
+    /// place, before it is re-hashed (at most --debounce).
+    #[arg(long, value_name = "MS", default_value_t = 40)]
+    pub settle: u64,
     /// Seconds between cheap full rescans (stat of every watched file,
     /// manifest globs re-expanded) that heal missed events; 0 disables.
     #[arg(long, value_name = "S", default_value_t = 30)]
@@ -79,6 +84,8 @@ pub enum ArgsError {
     BadPoll(u64),
     #[error("--debounce {0}: must be at most 60000 milliseconds")]
     BadDebounce(u64),
+    #[error("--settle {0}: must be at most --debounce ({1} ms)")]
+    BadSettle(u64, u64),
     #[error("--keep {0}: must keep at least 2 generations")]
     BadKeep(usize),
 }
@@ -99,6 +106,7 @@ pub struct Settings {
     pub token: Option<String>,
     pub watch: WatchMode,
     pub debounce: Duration,
+    pub settle: Duration,
     pub rescan: Option<Duration>,
     pub keep: usize,
     pub threads: usize,
@@ -121,6 +129,9 @@ impl ServeArgs {
         if self.debounce > 60_000 {
             return Err(ArgsError::BadDebounce(self.debounce));
         }
+        if self.settle > self.debounce {
+            return Err(ArgsError::BadSettle(self.settle, self.debounce));
+        }
         if self.keep < 2 {
             return Err(ArgsError::BadKeep(self.keep));
         }
@@ -129,6 +140,7 @@ impl ServeArgs {
             token,
             watch,
             debounce: Duration::from_millis(self.debounce),
+            settle: Duration::from_millis(self.settle),
             rescan: (self.rescan > 0).then(|| Duration::from_secs(self.rescan)),
             keep: self.keep,
             threads: self.jobs,

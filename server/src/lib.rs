@@ -7,6 +7,7 @@
 //! **Owns:** watching and debouncing (`watch`), what a change reaches
 //! (`deps`), the one cook thread with its coalescing dirty set (`worker`),
 //! generation directories and the `current` pointer (`generation`), the
+//! whole-generation dashboard sidecar (`sidecar`), the
 //! shared state HTTP reads (`state`), Prometheus counters (`metrics`), and
 //! the HTTP API (`http`).
 //!
@@ -41,6 +42,7 @@ pub mod metrics;
 pub mod observer;
 pub mod reader;
 pub mod run;
+pub mod sidecar;
 pub mod state;
 pub mod watch;
 pub mod worker;

@@ -8,7 +8,7 @@ use ludus_anim_cooker::report::{AssetReport, ManifestAsset};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::broadcast;
 
 /// One published generation, with lookups built once.
@@ -22,6 +22,9 @@ pub struct Published {
     by_name: HashMap<String, usize>,
     /// Asset name → its served manifest entry.
     served: HashMap<String, usize>,
+    /// What a client sees of it ([`GenerationFiles::fingerprint`]): a new
+    /// generation is published only when this differs.
+    pub fingerprint: [u8; 32],
     /// The dashboard page of this generation, rendered on first request.
     dashboard: std::sync::OnceLock<Arc<String>>,
 }
@@ -48,6 +51,17 @@ impl Published {
     }
 
     pub fn new(files: GenerationFiles, report_json: Vec<u8>, at: SystemTime) -> Published {
+        let fingerprint = files.fingerprint();
+        Published::with_fingerprint(files, report_json, at, fingerprint)
+    }
+
+    /// [`Published::new`] with the fingerprint already computed.
+    pub fn with_fingerprint(
+        files: GenerationFiles,
+        report_json: Vec<u8>,
+        at: SystemTime,
+        fingerprint: [u8; 32],
+    ) -> Published {
         let by_name = index(files.report.assets.iter().map(|a| a.source.as_str()));
         let served = index(files.manifest.assets.iter().map(|a| a.source.as_str()));
         Published {
@@ -57,6 +71,7 @@ impl Published {
             report_json: Arc::new(report_json),
             by_name,
             served,
+            fingerprint,
             dashboard: std::sync::OnceLock::new(),
         }
     }
@@ -84,13 +99,45 @@ fn index<'a>(names: impl Iterator<Item = &'a str>) -> HashMap<String, usize> {
     names.enumerate().map(|(i, n)| (n.to_string(), i)).collect()
 }
 
+/// What an event says about the writer of a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// It may still be writing: bytes changed, the file was created,
+    /// removed or renamed away (a delete or rename is usually followed by
+    /// a new file), or a poll saw new metadata.
+    Writing,
+    /// It is done: the file was closed after writing, or a file was
+    /// renamed onto the path (an atomic save).
+    Done,
+    /// Only metadata changed (a touch): says nothing new about a writer.
+    Metadata,
+}
+
+/// A changed path waiting to be re-hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// When its last event arrived.
+    pub last: Instant,
+    /// Whether the events since the last data change include the writer
+    /// being done with it (see [`Writer::Done`]).
+    pub done: bool,
+}
+
+impl Hint {
+    /// When the path is ready to re-hash: `settle` after its last event
+    /// when its writer is done, `quiet` after it otherwise.
+    pub fn ready_at(&self, settle: Duration, quiet: Duration) -> Instant {
+        self.last + if self.done { settle } else { quiet }
+    }
+}
+
 /// What is waiting for the cook thread. Sets, not queues: a burst of
 /// changes to one file is one entry, so the backlog is bounded by the
 /// project's size whatever the rate of edits.
 #[derive(Default)]
 pub struct Pending {
-    /// Changed paths (absolute) → when the last event for each arrived.
-    pub paths: HashMap<PathBuf, Instant>,
+    /// Changed paths (absolute) → their last event.
+    pub paths: HashMap<PathBuf, Hint>,
     /// Assets to cook regardless of their files (`POST /cook`).
     pub assets: BTreeSet<String>,
     /// Cook every asset (`POST /cook` without names).
@@ -100,6 +147,22 @@ pub struct Pending {
     /// Also re-expand the manifest's globs (rescan).
     pub resolve: bool,
     pub shutdown: bool,
+}
+
+impl Pending {
+    /// Note an event for `path` at `at`.
+    pub fn hint(&mut self, path: PathBuf, at: Instant, writer: Writer) {
+        let h = self.paths.entry(path).or_insert(Hint {
+            last: at,
+            done: writer != Writer::Writing,
+        });
+        h.last = at;
+        match writer {
+            Writer::Writing => h.done = false,
+            Writer::Done => h.done = true,
+            Writer::Metadata => {}
+        }
+    }
 }
 
 /// The cook in flight, for `/status`.
@@ -180,4 +243,38 @@ pub fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending_after(events: &[Writer]) -> Hint {
+        let mut p = Pending::default();
+        let at = Instant::now();
+        for w in events {
+            p.hint(PathBuf::from("/p/a.bvh"), at, *w);
+        }
+        p.paths[&PathBuf::from("/p/a.bvh")]
+    }
+
+    #[test]
+    fn a_writer_is_done_only_after_its_last_data_change_was_closed() {
+        use Writer::*;
+        assert!(!pending_after(&[Writing]).done);
+        assert!(pending_after(&[Writing, Done]).done);
+        assert!(!pending_after(&[Writing, Done, Writing]).done, "reopened");
+        assert!(pending_after(&[Writing, Done, Metadata]).done);
+        assert!(!pending_after(&[Writing, Metadata]).done);
+        assert!(pending_after(&[Metadata]).done, "a touch");
+    }
+
+    #[test]
+    fn done_paths_wait_for_the_settle_period_others_for_the_debounce() {
+        let at = Instant::now();
+        let (settle, quiet) = (Duration::from_millis(40), Duration::from_millis(250));
+        let h = |done| Hint { last: at, done };
+        assert_eq!(h(true).ready_at(settle, quiet), at + settle);
+        assert_eq!(h(false).ready_at(settle, quiet), at + quiet);
+    }
 }

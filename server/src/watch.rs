@@ -1,9 +1,11 @@
 //! Watching: file-system events (notify's recommended watcher: inotify on
 //! Linux) on the directories of every watched file, or polling. Events are
 //! only hints: each names a path that becomes a pending change, which the
-//! cook thread re-hashes once the path has been quiet for the debounce
-//! period (editors save by rename or delete + create, and write in several
-//! steps). Polling compares metadata of exactly the watched files, and is
+//! cook thread re-hashes once the path has been quiet long enough: the
+//! short settle period when the writer is done with it (closed after
+//! writing, or renamed into place), the debounce period otherwise (editors
+//! save by rename or delete + create, and write in several steps; see
+//! `schemas/server-api.md`, "Watching", for what this guarantees). Polling compares metadata of exactly the watched files, and is
 //! also what the server falls back to, with a warning, when watches cannot
 //! be registered (the inotify watch limit).
 //!
@@ -13,8 +15,8 @@
 //! rename stitching is not needed when changes are judged by content.
 
 use crate::args::WatchMode;
-use crate::state::Shared;
-use notify::event::{AccessKind, AccessMode};
+use crate::state::{Shared, Writer};
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -154,18 +156,30 @@ fn on_event(shared: &Shared, e: Event) {
         shared.submit(|p| p.scan = true);
         return;
     }
-    let relevant = match e.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) => false,
-        _ => true,
+    let Some(writer) = writer_of(e.kind) else {
+        return;
     };
-    if !relevant || e.paths.is_empty() {
+    if e.paths.is_empty() {
         return;
     }
     let now = Instant::now();
     shared.submit(|p| {
         for path in e.paths {
-            p.paths.insert(path, now);
+            p.hint(path, now, writer);
         }
     });
+}
+
+/// What an event says about the file's writer; `None`: nothing to act on
+/// (reads, opens, and the paired rename event, whose halves come as their
+/// own events).
+fn writer_of(kind: EventKind) -> Option<Writer> {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => Some(Writer::Done),
+        EventKind::Access(_) => None,
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => Some(Writer::Done),
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => None,
+        EventKind::Modify(ModifyKind::Metadata(_)) => Some(Writer::Metadata),
+        _ => Some(Writer::Writing),
+    }
 }

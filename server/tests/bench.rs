@@ -32,7 +32,7 @@ fn generate(fixtures: &Path, dir: &Path) {
     for i in 0..FBXS {
         std::fs::write(
             dir.join(format!("fbx/knight{i}.fbx")),
-            fbx_variant(&fbx, i as u8),
+            fbx_variant(&fbx, i as u32),
         )
         .unwrap();
     }
@@ -52,14 +52,29 @@ fn generate(fixtures: &Path, dir: &Path) {
     .unwrap();
 }
 
-/// The FBX with one letter of its creator string changed: new bytes, the
+/// The FBX with letters of its creator string changed: new bytes, the
 /// same scene (the import, and so every stage, runs again).
-fn fbx_variant(fbx: &[u8], n: u8) -> Vec<u8> {
+fn fbx_variant(fbx: &[u8], n: u32) -> Vec<u8> {
     let needle = b"Blender (stable FBX IO)";
     let at = fbx.windows(needle.len()).position(|w| w == needle).unwrap();
     let mut v = fbx.to_vec();
-    v[at] = b'A' + (n % 26);
+    // Four letters, base 26: distinct for every n below 456,976 (the
+    // per-run salt times the edits stays below 20,000: no wrap-around).
+    v[at] = b'A' + (n % 26) as u8;
+    for k in 1..4 {
+        v[at + k] = b'a' + (n / 26u32.pow(k as u32) % 26) as u8;
+    }
     v
+}
+
+/// Differs between runs, so that a kept project's (`LUDUS_BENCH_DIR`)
+/// edits are new bytes and cook (cache misses), not the previous run's
+/// cache hits.
+fn run_salt() -> u32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (secs % 997) as u32
 }
 
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -68,11 +83,20 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Per edit: the time from the write to the generation_published event,
+/// the cooker's own cook time, and the event's `latency_ms` breakdown.
+#[derive(Default)]
+struct Samples {
+    latency: Vec<f64>,
+    cook: Vec<f64>,
+    phases: Vec<serde_json::Value>,
+}
+
 /// Apply `edit(i)` `EDITS` times; per edit, the time from the write to the
 /// generation_published event naming an asset starting with `asset`, and the cook's own time.
-fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> (Vec<f64>, Vec<f64>) {
+fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> Samples {
     let ev = Events::open(s);
-    let (mut latency, mut cook) = (Vec::new(), Vec::new());
+    let mut out = Samples::default();
     for i in 0..EDITS {
         s.wait_idle(120);
         std::thread::sleep(Duration::from_millis(300));
@@ -88,19 +112,20 @@ fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> (Vec<f64>, Vec
                     })
             })
         });
-        latency.push(t.elapsed().as_secs_f64() * 1000.0);
-        let _ = published;
+        out.latency.push(t.elapsed().as_secs_f64() * 1000.0);
+        out.phases.push(published["latency_ms"].clone());
         let summary = ev
             .since(from)
             .into_iter()
             .rfind(|e| e["event"] == "summary")
             .unwrap();
-        cook.push(summary["cook_ms"].as_f64().unwrap());
+        out.cook.push(summary["cook_ms"].as_f64().unwrap());
     }
-    (latency, cook)
+    out
 }
 
-fn row(what: &str, (lat, cook): &(Vec<f64>, Vec<f64>)) {
+fn row(what: &str, m: &Samples) {
+    let (lat, cook) = (&m.latency, &m.cook);
     let over: Vec<f64> = lat.iter().zip(cook).map(|(l, c)| l - c).collect();
     println!(
         "| {what} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
@@ -111,6 +136,22 @@ fn row(what: &str, (lat, cook): &(Vec<f64>, Vec<f64>)) {
         percentile(&over, 0.5),
         percentile(&over, 0.99)
     );
+}
+
+/// Median of each `latency_ms` phase the server reported.
+fn phases(what: &str, m: &Samples) {
+    let names = ["quiet", "prepare", "cook", "publish", "total"];
+    let cells: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let v: Vec<f64> = m.phases.iter().filter_map(|p| p[*n].as_f64()).collect();
+            match v.is_empty() {
+                true => "-".to_string(),
+                false => format!("{:.0} / {:.0}", percentile(&v, 0.5), percentile(&v, 0.99)),
+            }
+        })
+        .collect();
+    println!("| {what} | {} |", cells.join(" | "));
 }
 
 /// utime + stime of `pid`, in clock ticks.
@@ -138,8 +179,10 @@ fn edit_to_published_on_a_1000_clip_project() {
     let Some(fixtures) = shared_fixtures() else {
         return;
     };
+    // LUDUS_BENCH_DIR keeps the project (and its cache) between runs.
     let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
+    let keep = std::env::var_os("LUDUS_BENCH_DIR").map(std::path::PathBuf::from);
+    let d = keep.as_deref().unwrap_or(tmp.path());
     generate(&fixtures, d);
     let t = Instant::now();
     let s = Server::start(d, &[]);
@@ -159,20 +202,27 @@ fn edit_to_published_on_a_1000_clip_project() {
         t.elapsed().as_secs_f64()
     );
 
+    let salt = run_salt();
+    println!("edit salt {salt}");
     let bvh_name = "a/clip0500.bvh";
     let bvh = std::fs::read(d.join(bvh_name)).unwrap();
     let one = measure(&s, bvh_name, |i| {
-        std::fs::write(d.join(bvh_name), edited_bvh(&bvh, 5000 + i)).unwrap()
+        std::fs::write(d.join(bvh_name), edited_bvh(&bvh, 5000 + salt * EDITS + i)).unwrap()
     });
     let fbx_name = "fbx/knight0.fbx";
     let fbx = std::fs::read(d.join(fbx_name)).unwrap();
     let twelve = measure(&s, fbx_name, |i| {
-        std::fs::write(d.join(fbx_name), fbx_variant(&fbx, 3 + i as u8)).unwrap()
+        std::fs::write(
+            d.join(fbx_name),
+            fbx_variant(&fbx, 3 * FBXS as u32 + salt * EDITS + i),
+        )
+        .unwrap()
     });
     let profile = std::fs::read_to_string(d.join("bench.toml")).unwrap();
     // Thresholds far enough apart that the encodes (and packages) differ.
     let prof = measure(&s, "b/", |i| {
-        let v = format!("error_threshold_m = {:.6}", 0.0002 + 0.00005 * i as f64);
+        let t = 0.0002 + 0.00005 * i as f64 + 1e-9 * salt as f64;
+        let v = format!("error_threshold_m = {t:.9}");
         std::fs::write(
             d.join("bench.toml"),
             profile.replacen("error_threshold_m = 0.0001", &v, 1),
@@ -184,6 +234,12 @@ fn edit_to_published_on_a_1000_clip_project() {
     row("one-clip BVH", &one);
     row("12-clip FBX", &twelve);
     row(&format!("profile ({ON_PROFILE} assets)"), &prof);
+    println!("server-side p50 / p99 (ms), from generation_published's latency_ms:");
+    println!("| edit | quiet | prepare | cook | publish | total |");
+    println!("|---|---|---|---|---|---|");
+    phases("one-clip BVH", &one);
+    phases("12-clip FBX", &twelve);
+    phases("profile", &prof);
 
     s.wait_idle(120);
     std::thread::sleep(Duration::from_secs(2));

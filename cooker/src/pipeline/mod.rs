@@ -342,15 +342,19 @@ pub fn cook_with(
     report.shard = shard;
     finish_report(&mut report, cache, observer, start);
     let shard = report.shard.as_ref();
+    let clips = match options.sidecar.write {
+        true => sink.take_sidecar(clips),
+        false => None,
+    };
     let sidecar =
-        match options.sidecar.write {
-            true => Some(sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| {
+        match clips {
+            Some(clips) => Some(sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| {
                 CookError::Write {
                     path: sidecar::sidecar_file(shard),
                     source: std::io::Error::other(e),
                 }
             })?),
-            false => None,
+            None => None,
         };
     let (report_json, manifest_json) = (to_json(&report)?, to_json(&manifest)?);
     let sidecar_file = sidecar::sidecar_file(shard);

@@ -109,7 +109,12 @@ pub async fn status(State(app): State<App>) -> Json<Status> {
     let (pending_changes, pending_assets) = s
         .pending
         .lock()
-        .map(|p| (p.paths.len(), p.assets.iter().cloned().collect()))
+        // A requested full cook or re-resolve counts as a pending change:
+        // before the cook thread takes it, the server is not idle.
+        .map(|p| {
+            let flags = usize::from(p.all) + usize::from(p.resolve);
+            (p.paths.len() + flags, p.assets.iter().cloned().collect())
+        })
         .unwrap_or_default();
     Json(Status {
         generation: current.as_ref().map(|c| c.number),

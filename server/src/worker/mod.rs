@@ -12,6 +12,7 @@ use crate::args::Settings;
 use crate::deps::Deps;
 use crate::generation::Generations;
 use crate::reader::{Meta, Stamp};
+use crate::sidecar::SidecarPart;
 use crate::state::{Pending, Shared};
 use crate::watch::Watch;
 use ludus_anim_cooker::manifest::AssetJob;
@@ -29,6 +30,9 @@ pub struct AssetState {
     /// The last successful cook's manifest entry (kept while later cooks
     /// fail: the asset is then stale).
     pub good: Option<ManifestAsset>,
+    /// The sidecar records of the cook that made `good` (kept with it
+    /// while later cooks fail), for the generation's whole sidecar.
+    pub sidecar: Option<Arc<SidecarPart>>,
 }
 
 /// How the project was resolved, to resolve it again on manifest changes.
@@ -56,7 +60,22 @@ pub struct Worker {
     /// The last cook's report without assets: build, profile, stage
     /// counters and notices for the next generation's report.
     template: Option<ludus_anim_cooker::report::Report>,
+    /// The served generation has no sidecar yet (see
+    /// [`Worker::finish_outputs`]).
+    sidecar_missing: bool,
     watch: Watch,
+}
+
+/// Where a batch's time went, from its earliest path's last event to the
+/// generation it published (`generation_published`'s `latency_ms`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stopwatch {
+    /// The last event of the batch's earliest path (none: not a change).
+    first_event: Option<Instant>,
+    /// When the cook thread took the batch.
+    taken: Instant,
+    /// When the cook started and ended (after what it reaches was found).
+    cook: Option<(Instant, Instant)>,
 }
 
 /// One batch of work taken from [`Pending`].
@@ -98,6 +117,7 @@ impl Worker {
             gens,
             format_version: 0,
             template: None,
+            sidecar_missing: false,
             watch,
         };
         w.set_jobs();
@@ -120,6 +140,11 @@ impl Worker {
     }
 
     fn handle(&mut self, work: Work) {
+        let mut clock = Stopwatch {
+            first_event: work.first_event,
+            taken: Instant::now(),
+            cook: None,
+        };
         if work.scan {
             self.scan();
         }
@@ -138,15 +163,17 @@ impl Worker {
                 .filter(|a| self.jobs.contains_key(a)),
         );
         if !dirty.is_empty() {
-            self.cook(&dirty, work.first_event);
+            self.cook(&dirty, &mut clock);
             self.update_watches();
         }
+        self.set_cooking(None);
     }
 
-    /// Wait for work: paths whose last event is older than the debounce
-    /// period, named assets, a scan, or shutdown.
+    /// Wait for work: paths quiet for the settle period after their writer
+    /// finished, or for the debounce period otherwise; named assets, a
+    /// scan, or shutdown.
     fn next_work(&self) -> Work {
-        let quiet = self.quiet_period();
+        let (settle, quiet) = (self.settings.settle, self.quiet_period());
         let Ok(mut p) = self.shared.pending.lock() else {
             return Work {
                 shutdown: true,
@@ -161,19 +188,23 @@ impl Worker {
                 };
             }
             let now = Instant::now();
-            let work = take_ready(&mut p, now, quiet);
+            let work = take_ready(&mut p, now, settle, quiet);
             if work.all
                 || work.scan
                 || work.resolve
                 || !work.paths.is_empty()
                 || !work.assets.is_empty()
             {
+                // Busy from the moment the work leaves the queue (still
+                // under its lock): `/status` never shows an idle server
+                // between taking work and starting its cook.
+                self.set_cooking(Some(&[]));
                 return work;
             }
             let wait = p
                 .paths
                 .values()
-                .map(|t| (*t + quiet).saturating_duration_since(now))
+                .map(|h| h.ready_at(settle, quiet).saturating_duration_since(now))
                 .min()
                 .unwrap_or(Duration::from_secs(3600))
                 .max(Duration::from_millis(5));
@@ -200,12 +231,12 @@ impl Worker {
     }
 }
 
-fn take_ready(p: &mut Pending, now: Instant, quiet: Duration) -> Work {
+fn take_ready(p: &mut Pending, now: Instant, settle: Duration, quiet: Duration) -> Work {
     let ready: Vec<(PathBuf, Instant)> = p
         .paths
         .iter()
-        .filter(|(_, t)| now.saturating_duration_since(**t) >= quiet)
-        .map(|(k, t)| (k.clone(), *t))
+        .filter(|(_, h)| h.ready_at(settle, quiet) <= now)
+        .map(|(k, h)| (k.clone(), h.last))
         .collect();
     for (k, _) in &ready {
         p.paths.remove(k);

@@ -1,10 +1,11 @@
 //! Cook a set of assets, fold the results into every asset's state, and
 //! publish a generation when anything a client sees changed.
 
-use super::{AssetState, Worker};
-use crate::generation::{GenerationFiles, PackageSink, StaleMap};
+use super::{AssetState, Stopwatch, Worker};
+use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap};
 use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
+use crate::sidecar::SidecarParts;
 use crate::state::{unix_ms, Cooking, LastCook, Published};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions, SidecarSettings};
@@ -36,11 +37,13 @@ struct Cooked {
     manifest: Option<PackageManifest>,
     inputs: Vec<(String, Vec<PathBuf>)>,
     stamps: HashMap<PathBuf, Stamp>,
+    /// The cooked assets' sidecar records.
+    sidecar: SidecarParts,
 }
 
 impl Worker {
     /// Cook `dirty` (in project order) and publish what changed.
-    pub(super) fn cook(&mut self, dirty: &BTreeSet<String>, first_event: Option<Instant>) {
+    pub(super) fn cook(&mut self, dirty: &BTreeSet<String>, clock: &mut Stopwatch) {
         let names: Vec<String> = self
             .order
             .iter()
@@ -50,9 +53,11 @@ impl Worker {
         let start = Instant::now();
         self.set_cooking(Some(&names));
         self.cook_names(&names);
-        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let end = Instant::now();
+        clock.cook = Some((start, end));
+        let ms = (end - start).as_secs_f64() * 1000.0;
         self.shared.metrics.cook_seconds.observe(ms / 1000.0);
-        let published = self.publish_if_changed(first_event);
+        let published = self.publish_if_changed(Some(clock));
         let failed = names
             .iter()
             .filter(|n| {
@@ -109,9 +114,11 @@ impl Worker {
             threads: self.settings.threads,
             shard: None,
             codec_override: None,
+            // The size limit applies to the generation's whole sidecar
+            // (`crate::sidecar::write`), not to a cook of a few assets.
             sidecar: SidecarSettings {
                 write: self.project.report.sidecar,
-                max_mb: self.project.report.sidecar_max_mb,
+                max_mb: None,
             },
             retarget: None,
             limits: Default::default(),
@@ -128,8 +135,10 @@ impl Worker {
         let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
         let sink = PackageSink::new(&self.project.out)?;
         let report = cook_with(&options, &cache, &observer, &reader, &sink)?;
+        let sidecar = crate::sidecar::split(sink.take_sidecar_records());
         Ok(Cooked {
             report,
+            sidecar,
             manifest: sink.take_manifest(),
             inputs: observer.take_inputs(),
             stamps: reader.take_stamps(),
@@ -166,19 +175,25 @@ impl Worker {
             .collect()
     }
 
-    fn merge(&mut self, c: Cooked, profiles: Vec<(PathBuf, Stamp)>) {
+    fn merge(&mut self, mut c: Cooked, profiles: Vec<(PathBuf, Stamp)>) {
         if let Some(m) = &c.manifest {
             self.format_version = m.package_format_version;
         }
         for a in &c.report.assets {
-            let good = match a.status {
-                AssetStatus::Ok => c
-                    .manifest
-                    .as_ref()
-                    .and_then(|m| m.assets.iter().find(|e| e.source == a.source).cloned()),
+            let (good, sidecar) = match a.status {
+                AssetStatus::Ok => (
+                    c.manifest
+                        .as_ref()
+                        .and_then(|m| m.assets.iter().find(|e| e.source == a.source).cloned()),
+                    c.sidecar.remove(&a.source),
+                ),
                 AssetStatus::Failed => {
                     self.shared.metrics.asset_errors.fetch_add(1, Relaxed);
-                    self.assets.get(&a.source).and_then(|s| s.good.clone())
+                    let prev = self.assets.get(&a.source);
+                    (
+                        prev.and_then(|s| s.good.clone()),
+                        prev.and_then(|s| s.sidecar.clone()),
+                    )
                 }
             };
             self.assets.insert(
@@ -186,6 +201,7 @@ impl Worker {
                 AssetState {
                     report: a.clone(),
                     good,
+                    sidecar,
                 },
             );
         }
@@ -234,8 +250,15 @@ impl Worker {
                 skeleton: None,
                 clips: Vec::new(),
             };
-            let good = prev.and_then(|p| p.good);
-            self.assets.insert(n.clone(), AssetState { report, good });
+            let (good, sidecar) = prev.map_or((None, None), |p| (p.good, p.sidecar));
+            self.assets.insert(
+                n.clone(),
+                AssetState {
+                    report,
+                    good,
+                    sidecar,
+                },
+            );
             let mut files = self.deps.files_of(n).cloned().unwrap_or_default();
             files.extend(self.extra_files(n));
             self.deps.set(n, files);
@@ -247,14 +270,19 @@ impl Worker {
 
     /// Publish the assets' state as a new generation if a client would
     /// see a difference (packages, statuses, diagnostics, stale flags).
-    pub(super) fn publish_if_changed(&mut self, first_event: Option<Instant>) -> Option<u64> {
+    pub(super) fn publish_if_changed(&mut self, clock: Option<&Stopwatch>) -> Option<u64> {
+        let start = Instant::now();
         let current = self.shared.current();
         let number = current.as_ref().map_or(1, |c| c.number + 1);
         let files = self.assemble(number, current.as_deref());
+        let fingerprint = files.fingerprint();
         if current
             .as_ref()
-            .is_some_and(|c| fingerprint(&c.files) == fingerprint(&files))
+            .is_some_and(|c| c.fingerprint == fingerprint)
         {
+            if self.sidecar_missing {
+                self.finish_outputs(number - 1);
+            }
             return None;
         }
         let report = match self.gens.publish(&files) {
@@ -265,41 +293,96 @@ impl Worker {
             }
         };
         let changed = changed_assets(current.as_deref(), &files);
-        let stale: Vec<&String> = files.stale.keys().collect();
-        let event = json!({
+        let stale: Vec<String> = files.stale.keys().cloned().collect();
+        let assets = files.report.assets.len();
+        let kept = self.install(files, Some((report, fingerprint)));
+        self.shared.metrics.generations.fetch_add(1, Relaxed);
+        let mut event = json!({
             "event": "generation_published",
             "generation": number,
-            "assets": files.report.assets.len(),
+            "assets": assets,
             "changed": changed,
             "stale": stale,
         });
-        self.install(files, Some(report));
-        self.shared.metrics.generations.fetch_add(1, Relaxed);
-        if let Some(t) = first_event {
-            self.shared
-                .metrics
-                .change_to_publish_seconds
-                .observe(t.elapsed().as_secs_f64());
+        if let Some(c) = clock {
+            if let Some(t) = c.first_event {
+                self.shared
+                    .metrics
+                    .change_to_publish_seconds
+                    .observe(t.elapsed().as_secs_f64());
+            }
+            event["latency_ms"] = latency_ms(c, start);
         }
         self.shared.emit(event.to_string());
+        self.finish_outputs(number);
+        self.collect(&kept);
         Some(number)
     }
 
-    /// Make `files` the served generation (`report`: its report.json bytes,
-    /// read from disk when not given) and collect old generations.
-    pub(super) fn install(&mut self, files: GenerationFiles, report: Option<Vec<u8>>) {
-        let number = files.number;
-        let report = match report {
-            Some(r) => r,
-            None => self.gens.report_bytes(number).unwrap_or_default(),
-        };
-        let packages = self.gens.collect(number, self.settings.keep);
-        if let Ok(mut p) = self.shared.packages.write() {
-            *p = packages.into_iter().collect();
+    /// After generation `number` was announced (off the edit's path): its
+    /// sidecar, every asset's last good records, if the project writes
+    /// one; then the top-level report, sidecar and manifest.
+    pub(super) fn finish_outputs(&mut self, number: u64) {
+        self.sidecar_missing = false;
+        if self.project.report.sidecar {
+            let parts = self
+                .order
+                .iter()
+                .filter_map(|n| self.assets.get(n)?.sidecar.as_deref());
+            let max_mb = self.project.report.sidecar_max_mb;
+            if let Err(e) = self.gens.write_sidecar(number, parts, max_mb) {
+                self.warn(format!("generation {number} has no sidecar: {e}"));
+            }
         }
-        let published = Published::new(files, report, SystemTime::now());
+        self.mirror(number);
+    }
+
+    /// Point the top-level report, sidecar and manifest at generation
+    /// `number`.
+    pub(super) fn mirror(&self, number: u64) {
+        if let Err(e) = self.gens.mirror(number) {
+            self.warn(format!(
+                "top-level report and manifest not updated to generation {number}: {e}"
+            ));
+        }
+    }
+
+    /// Make `files` the served generation (`written`: its report.json
+    /// bytes and fingerprint, read from disk and computed when not given).
+    /// Returns the packages the kept generations name, for
+    /// [`Worker::collect`].
+    pub(super) fn install(
+        &mut self,
+        files: GenerationFiles,
+        written: Option<(Vec<u8>, [u8; 32])>,
+    ) -> PackageIndex {
+        let number = files.number;
+        let (report, fingerprint) = match written {
+            Some(w) => w,
+            None => (
+                self.gens.report_bytes(number).unwrap_or_default(),
+                files.fingerprint(),
+            ),
+        };
+        let packages = self.gens.index(number, self.settings.keep);
+        if let Ok(mut p) = self.shared.packages.write() {
+            *p = packages
+                .iter()
+                .map(|(h, r)| (h.clone(), r.clone()))
+                .collect();
+        }
+        let published = Published::with_fingerprint(files, report, SystemTime::now(), fingerprint);
         if let Ok(mut c) = self.shared.current.write() {
             *c = Some(Arc::new(published));
+        }
+        packages
+    }
+
+    /// Remove generations and packages the kept ones no longer name
+    /// (after a publish was announced: it is not on the way to clients).
+    pub(super) fn collect(&mut self, kept: &PackageIndex) {
+        if let Some(c) = self.shared.current() {
+            self.gens.collect(c.number, self.settings.keep, kept);
         }
     }
 
@@ -335,7 +418,9 @@ impl Worker {
         }
     }
 
-    fn set_cooking(&self, names: Option<&[String]>) {
+    /// What `/status` shows in flight (`Some(&[])`: work taken, what it
+    /// reaches not yet known).
+    pub(super) fn set_cooking(&self, names: Option<&[String]>) {
         if let Ok(mut c) = self.shared.cooking.lock() {
             *c = names.map(|n| Cooking {
                 assets: n.to_vec(),
@@ -362,6 +447,25 @@ impl Worker {
     }
 }
 
+/// The `latency_ms` of a `generation_published` event: milliseconds from
+/// the change's last event to the batch being taken (`quiet`), finding
+/// what it reaches (`prepare`), the cook, and publishing (`publish`).
+fn latency_ms(c: &Stopwatch, publish_start: Instant) -> serde_json::Value {
+    let ms = |a: Instant, b: Instant| (b.saturating_duration_since(a)).as_secs_f64() * 1000.0;
+    let now = Instant::now();
+    let (cook_start, cook_end) = c.cook.unwrap_or((c.taken, c.taken));
+    let mut v = json!({
+        "prepare": ms(c.taken, cook_start),
+        "cook": ms(cook_start, cook_end),
+        "publish": ms(publish_start, now),
+    });
+    if let Some(t) = c.first_event {
+        v["quiet"] = json!(ms(t, c.taken));
+        v["total"] = json!(ms(t, now));
+    }
+    v
+}
+
 fn errors_of(r: &AssetReport) -> Vec<ReportDiagnostic> {
     r.diagnostics
         .iter()
@@ -382,28 +486,6 @@ fn empty_report() -> Report {
         remote: None,
         shard: None,
     }
-}
-
-/// What a client sees of a generation: served packages, each asset's
-/// status, package, source hash and diagnostics, and the stale set
-/// (timings and stage counters are left out).
-fn fingerprint(g: &GenerationFiles) -> [u8; 32] {
-    let assets: Vec<_> = g
-        .report
-        .assets
-        .iter()
-        .map(|a| {
-            (
-                &a.source,
-                &a.status,
-                &a.package,
-                &a.source_hash,
-                &a.diagnostics,
-            )
-        })
-        .collect();
-    let v = json!({"manifest": g.manifest.assets, "assets": assets, "stale": g.stale});
-    *blake3::hash(v.to_string().as_bytes()).as_bytes()
 }
 
 /// Assets whose served package differs from the previous generation's.
