@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 SECS=${1:?usage: tools/fuzz.sh SECONDS [TARGET...]}
 shift
-ALL=(package gltf bvh sjson fbx manifest)
+ALL=(package gltf bvh sjson fbx manifest retarget server)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 
