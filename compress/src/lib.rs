@@ -49,7 +49,10 @@ pub struct EncodeSettings {
     pub joint_threshold_m: Vec<f32>,
     /// Per joint: shell distance (meters) of its virtual vertices.
     pub joint_shell_m: Vec<f32>,
-    /// Max samples per segment (ACL uses ~16).
+    /// Samples per segment (ACL uses ~16). Long clips use it as the
+    /// maximum; clips of at most 5,000 joint-samples also try 3/4 and 1/2
+    /// of it, and 2 and 4 times it (fewer segment headers), and keep the
+    /// smallest blob.
     pub max_segment_samples: u32,
 }
 
@@ -131,6 +134,25 @@ pub enum EncodeError {
     Internal(CodecError),
 }
 
+/// Segment lengths to try. Short clips try a few around the maximum and
+/// keep the smallest blob: per-segment rate bytes and range entries
+/// against tighter ranges trade differently per clip, and on short or
+/// smooth clips (a few tracks over a hundred samples) two or four times
+/// the maximum, or one segment for the whole clip, saves more in segment
+/// overhead than wider ranges cost. Long clips use the maximum.
+fn trial_lengths(prep: &prep::Prep, max: u32) -> Vec<u32> {
+    if prep.n.saturating_mul(prep.j) > TRIAL_SEGMENTING_LIMIT {
+        return vec![max];
+    }
+    vec![
+        max,
+        (max * 3 / 4).max(1),
+        (max / 2).max(1),
+        max.saturating_mul(2),
+        max.saturating_mul(4),
+    ]
+}
+
 /// Every error within its threshold plus `slack`.
 fn within(errors: &[f32], thresholds: &[f32], slack: f32) -> bool {
     errors.iter().zip(thresholds).all(|(e, t)| *e <= t + slack)
@@ -147,20 +169,15 @@ pub fn encode_vbr(
 ) -> Result<EncodedClip, EncodeError> {
     let prep = prep::Prep::new(skeleton, clip, settings)?;
     let plan = classify::classify(&prep);
-    // Segment length: short clips try a few lengths up to the maximum and
-    // keep the smallest blob (per-segment headers against tighter ranges
-    // trade differently per clip); long clips use the maximum.
-    let max = settings.max_segment_samples;
-    let lengths: Vec<u32> = if prep.n.saturating_mul(prep.j) <= TRIAL_SEGMENTING_LIMIT {
-        let mut l = vec![max, (max * 3 / 4).max(1), (max / 2).max(1)];
-        l.dedup();
-        l
-    } else {
-        vec![max]
-    };
     let mut best: Option<(usize, Vec<search::Segment>, Vec<Vec<u8>>)> = None;
-    for len in lengths {
+    let mut tried: Vec<usize> = Vec::new();
+    for len in trial_lengths(&prep, settings.max_segment_samples) {
         let segments = search::split_segments(prep.n, len);
+        // Lengths past the clip's all give one segment: search it once.
+        if tried.contains(&segments.len()) {
+            continue;
+        }
+        tried.push(segments.len());
         let rates = search::search_all(&prep, &plan, &segments);
         let size = writer::size(&prep, &plan, &segments, &rates);
         if best.as_ref().is_none_or(|b| size < b.0) {
@@ -173,7 +190,7 @@ pub fn encode_vbr(
 
     let mut fixups = 0usize;
     loop {
-        let blob = writer::write(&prep, &plan, &segments, &rates)?;
+        let blob = writer::write(&plan, &segments, &rates)?;
         debug_assert_eq!(blob.len(), writer::size(&prep, &plan, &segments, &rates));
         let report = verify::measure_errors(&blob, skeleton, clip, &prep.aim, &prep.shell)
             .map_err(EncodeError::Internal)?;

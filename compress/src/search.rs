@@ -456,9 +456,9 @@ impl SegSearch<'_, '_> {
                         continue;
                     }
                     self.ensure(a, r + 1);
-                    let rot = self.plan.anim[a].is_rotation();
-                    let cost =
-                        (track_sample_bits(r + 1, rot) - track_sample_bits(r, rot)).max(1) as f32;
+                    let (rot, st) = (self.plan.anim[a].is_rotation(), self.plan.anim[a].stored());
+                    let cost = (track_sample_bits(r + 1, rot, st) - track_sample_bits(r, rot, st))
+                        .max(1) as f32;
                     let (e, current) = self.chain_error(pi, d, k, a, r + 1, &chain, &below);
                     let score = (current - e) / cost;
                     if best.is_none_or(|(s, _)| score > s) {
@@ -513,15 +513,15 @@ impl SegSearch<'_, '_> {
             if r == RATE_CONSTANT || r >= RATE_RAW {
                 continue;
             }
-            let rot = self.plan.anim[a].is_rotation();
-            let base = track_sample_bits(r, rot);
+            let (rot, st) = (self.plan.anim[a].is_rotation(), self.plan.anim[a].stored());
+            let base = track_sample_bits(r, rot, st);
             let jt = self.plan.anim[a].joint;
             // Widest segment extent (units of 1/255 of the clip range):
             // unranged, the quantization step grows by `255 / widest`.
             let sr = &self.ranges[a].range;
             let widest = sr[3].max(sr[4]).max(sr[5]).max(1) as u32;
             for id in r..RATE_RAW {
-                let added = (track_sample_bits(id, rot) - base) * n as u32;
+                let added = (track_sample_bits(id, rot, st) - base) * n as u32;
                 if added >= saved {
                     break;
                 }

@@ -193,7 +193,9 @@ fn exact_sample_times_clip_end_and_segment_boundaries() {
     let mut settings = EncodeSettings::uniform(12, 1e-4, 0.03);
     settings.max_segment_samples = 8;
     let enc = encode_vbr(&sk, &clip, &settings).expect("encodes");
-    assert_eq!(enc.stats.segment_count, 5);
+    // A short clip also tries 2 and 4 times the length: 2 to 5 segments,
+    // so at least one boundary.
+    assert!((2..=5).contains(&enc.stats.segment_count));
     let vbr = VbrClip::parse(&enc.blob, 12, 37).expect("parses");
     let rest = sk.rest_pose();
     let mut a = vec![Transform::IDENTITY; 12];
@@ -219,8 +221,10 @@ fn exact_sample_times_clip_end_and_segment_boundaries() {
     assert!(vbr.decode_pose(end, rest, &mut a));
     assert!(vbr.decode_sample(36, rest, &mut b));
     assert_eq!(a, b);
-    // Blends across every segment boundary (samples 7|8, 15|16, ...).
-    let starts: Vec<u32> = (1..5).map(|s| vbr.segment_start(s)).collect();
+    // Blends across every segment boundary.
+    let starts: Vec<u32> = (1..vbr.segment_count())
+        .map(|s| vbr.segment_start(s))
+        .collect();
     for &s in &starts {
         let pos = SamplePosition {
             i0: s - 1,
