@@ -69,11 +69,11 @@ pub(crate) struct Segment {
     pub end: usize,
 }
 
-/// `n` samples in `ceil(n / max)` segments whose lengths differ by at most
-/// one, longer ones first (the decoder derives the same split).
-pub(crate) fn split_segments(n: usize, max: u32) -> Vec<Segment> {
-    let max = (max.max(1) as usize).min(n.max(1));
-    let count = n.div_ceil(max).max(1);
+/// `n` samples in `count` segments (at least 1, at most `n`) whose lengths
+/// differ by at most one, longer ones first (the decoder derives the same
+/// split from the count).
+pub(crate) fn split_count(n: usize, count: usize) -> Vec<Segment> {
+    let count = count.clamp(1, n.max(1));
     let (len, long) = (n / count, n % count);
     (0..count)
         .map(|k| {
@@ -84,6 +84,12 @@ pub(crate) fn split_segments(n: usize, max: u32) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// The segment count that keeps every segment at most `max` samples long.
+pub(crate) fn count_for_length(n: usize, max: u32) -> usize {
+    let max = (max.max(1) as usize).min(n.max(1));
+    n.div_ceil(max).max(1)
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -70,12 +70,14 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 5, per Clip;
-    /// Codec blob. 4: VBR codec v3 (a varint segment count instead of the
-    /// 16-byte header, narrow segment table fields, no end padding), short
-    /// clips also try 2 and 4 times the segment length (3: six-vertex metric, aims twice the clip's f32 floor
-    /// below each threshold, checks quarter points and random times (2: VBR
-    /// codec v2, 16-bit rotation ranges, unranged segments)).
-    Encode: "encode", version 4, per Clip;
+    /// Codec blob. 5: short clips also try every segment count down to
+    /// 4-sample segments, within a search budget (4: VBR codec v3, a
+    /// varint segment count instead of the 16-byte header, narrow segment
+    /// table fields, no end padding, short clips also try 2 and 4 times
+    /// the segment length (3: six-vertex metric, aims twice the clip's f32
+    /// floor below each threshold, checks quarter points and random times
+    /// (2: VBR codec v2, 16-bit rotation ranges, unranged segments))).
+    Encode: "encode", version 5, per Clip;
     /// Decode through the runtime and measure. 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
