@@ -13,7 +13,8 @@
 
 use crate::prep::Prep;
 use ludus_anim_runtime::codec::vbr::format::{
-    finish_rotation, rotation_clip_range, rotation_from_xyz, ROTATION_RANGE_STEP,
+    component_stored, finish_rotation, rotation_clip_range, rotation_from_xyz, ROTATION_RANGE_STEP,
+    ROTATION_RANGE_ZERO,
 };
 use ludus_anim_runtime::math::{virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
 
@@ -48,6 +49,15 @@ pub(crate) struct AnimTrack {
 impl AnimTrack {
     pub fn is_rotation(&self) -> bool {
         self.kind == 0
+    }
+    /// Whether component `c` stores sample bits at the quantized rates
+    /// (its clip extent is not zero, `component_stored`).
+    pub fn stores(&self, c: usize) -> bool {
+        self.clip_ext.get(c).is_some_and(|&e| component_stored(e))
+    }
+    /// Components with sample bits at the quantized rates (0..=3).
+    pub fn stored(&self) -> u32 {
+        (0..3).map(|c| u32::from(self.stores(c))).sum()
     }
 }
 
@@ -327,8 +337,8 @@ fn rotation_range(values: &[[f32; 4]]) -> ([f32; 3], [f32; 3], [u16; 6]) {
             .iter()
             .map(|x| x[c])
             .fold(f32::NEG_INFINITY, f32::max);
-        let mut m =
-            (((lo as f64 + 1.0) / ROTATION_RANGE_STEP as f64).floor()).clamp(0.0, 65535.0) as u16;
+        let mut m = ((lo as f64 / ROTATION_RANGE_STEP as f64 + ROTATION_RANGE_ZERO as f64).floor())
+            .clamp(0.0, 65535.0) as u16;
         while m > 0 && rotation_clip_range(m, 0).0 > lo {
             m -= 1;
         }

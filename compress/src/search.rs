@@ -79,11 +79,11 @@ pub(crate) struct Segment {
     pub end: usize,
 }
 
-/// `n` samples in `ceil(n / max)` segments whose lengths differ by at most
-/// one, longer ones first (the decoder derives the same split).
-pub(crate) fn split_segments(n: usize, max: u32) -> Vec<Segment> {
-    let max = (max.max(1) as usize).min(n.max(1));
-    let count = n.div_ceil(max).max(1);
+/// `n` samples in `count` segments (at least 1, at most `n`) whose lengths
+/// differ by at most one, longer ones first (the decoder derives the same
+/// split from the count).
+pub(crate) fn split_count(n: usize, count: usize) -> Vec<Segment> {
+    let count = count.clamp(1, n.max(1));
     let (len, long) = (n / count, n % count);
     (0..count)
         .map(|k| {
@@ -94,6 +94,12 @@ pub(crate) fn split_segments(n: usize, max: u32) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// The segment count that keeps every segment at most `max` samples long.
+pub(crate) fn count_for_length(n: usize, max: u32) -> usize {
+    let max = (max.max(1) as usize).min(n.max(1));
+    n.div_ceil(max).max(1)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -486,9 +492,9 @@ impl SegSearch<'_, '_> {
                         continue;
                     }
                     self.ensure(a, r + 1);
-                    let rot = self.plan.anim[a].is_rotation();
-                    let cost =
-                        (track_sample_bits(r + 1, rot) - track_sample_bits(r, rot)).max(1) as f32;
+                    let (rot, st) = (self.plan.anim[a].is_rotation(), self.plan.anim[a].stored());
+                    let cost = (track_sample_bits(r + 1, rot, st) - track_sample_bits(r, rot, st))
+                        .max(1) as f32;
                     let (e, current) = self.chain_error(pi, d, k, a, r + 1, &chain, &below);
                     let score = (current - e) / cost;
                     if best.is_none_or(|(s, _)| score > s) {
@@ -590,15 +596,15 @@ impl SegSearch<'_, '_> {
             if r == RATE_CONSTANT || r >= RATE_RAW || self.work > self.budget {
                 continue;
             }
-            let rot = self.plan.anim[a].is_rotation();
-            let base = track_sample_bits(r, rot);
+            let (rot, st) = (self.plan.anim[a].is_rotation(), self.plan.anim[a].stored());
+            let base = track_sample_bits(r, rot, st);
             let jt = self.plan.anim[a].joint;
             // Widest segment extent (units of 1/255 of the clip range):
             // unranged, the quantization step grows by `255 / widest`.
             let sr = &self.ranges[a].range;
             let widest = sr[3].max(sr[4]).max(sr[5]).max(1) as u32;
             for id in r..RATE_RAW {
-                let added = (track_sample_bits(id, rot) - base) * n as u32;
+                let added = (track_sample_bits(id, rot, st) - base) * n as u32;
                 if added >= saved {
                     break;
                 }

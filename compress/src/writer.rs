@@ -7,9 +7,9 @@ use crate::search::Segment;
 use crate::verify::ErrorReport;
 use crate::{EncodeError, EncodeStats};
 use ludus_anim_runtime::codec::vbr::format::{
-    has_segment_range, rate_id, track_sample_bits, HEADER_BYTES, KIND_ANIMATED, KIND_CONSTANT,
-    KIND_CONSTANT_FULL, KIND_DEFAULT, PADDING_BYTES, RATE_BITS, RATE_CONSTANT, RATE_RAW,
-    ROTATION_CLIP_RANGE_BYTES, SEGMENT_ENTRY_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
+    has_segment_range, rate_id, table_widths, track_sample_bits, varint, width_byte, KIND_ANIMATED,
+    KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT, RATE_BITS, RATE_CONSTANT, RATE_RAW,
+    ROTATION_CLIP_RANGE_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
 };
 
 /// Appends values LSB-first to a little-endian bit stream.
@@ -40,17 +40,58 @@ fn u32_of(v: usize) -> Result<u32, EncodeError> {
     u32::try_from(v).map_err(|_| EncodeError::TooLarge)
 }
 
-pub(crate) fn write(
-    prep: &Prep,
-    plan: &Plan,
-    segments: &[Segment],
-    rates: &[Vec<u8>],
-) -> Result<Vec<u8>, EncodeError> {
-    let a_count = plan.anim.len();
-    let seg_count = if a_count == 0 { 0 } else { segments.len() };
-    let mut b = Vec::new();
-    for v in [prep.j, prep.n, a_count, seg_count] {
-        b.extend_from_slice(&u32_of(v)?.to_le_bytes());
+/// Per segment (block bytes, bits of one sample row), in segment order:
+/// what the segment table describes.
+fn segment_sizes(plan: &Plan, segments: &[Segment], rates: &[Vec<u8>]) -> Vec<(usize, usize)> {
+    if plan.anim.is_empty() {
+        return Vec::new();
+    }
+    let a = plan.anim.len();
+    segments
+        .iter()
+        .zip(rates)
+        .map(|(seg, seg_rates)| {
+            let bits: usize = plan
+                .anim
+                .iter()
+                .zip(seg_rates)
+                .map(|(t, &r)| track_sample_bits(r, t.is_rotation(), t.stored()) as usize)
+                .sum();
+            let ranged = seg_rates.iter().filter(|&&r| has_segment_range(r)).count();
+            let bytes =
+                a + ranged * SEGMENT_RANGE_BYTES + ((seg.end - seg.start) * bits).div_ceil(8);
+            (bytes, bits)
+        })
+        .collect()
+}
+
+/// The segment table of `sizes`: the width byte (each field as narrow as
+/// its largest value allows) and the entries' bytes.
+fn segment_table(sizes: &[(usize, usize)]) -> Result<(u8, Vec<u8>), EncodeError> {
+    let mut offsets = Vec::with_capacity(sizes.len());
+    let mut off = 0usize;
+    for (bytes, _) in sizes {
+        offsets.push(off);
+        off = off.checked_add(*bytes).ok_or(EncodeError::TooLarge)?;
+    }
+    let last = offsets.last().copied().unwrap_or(0);
+    let bits = sizes.iter().map(|s| s.1).max().unwrap_or(0);
+    let width = width_byte(last, bits).ok_or(EncodeError::TooLarge)?;
+    let (ow, bw) = table_widths(width);
+    let mut table = Vec::with_capacity(sizes.len() * (ow + bw));
+    for (o, (_, b)) in offsets.iter().zip(sizes) {
+        table.extend_from_slice(&(*o as u64).to_le_bytes()[..ow]);
+        table.extend_from_slice(&(*b as u64).to_le_bytes()[..bw]);
+    }
+    Ok((width, table))
+}
+
+/// Header (segment count, width byte), type bytes, constants and clip
+/// ranges.
+fn write_tracks(plan: &Plan, seg_count: usize, width: u8) -> Result<Vec<u8>, EncodeError> {
+    let mut b = varint(u32_of(seg_count)?);
+    if seg_count > 0 {
+        b.push(width);
     }
     for tracks in &plan.tracks {
         let mut byte = 0u8;
@@ -65,15 +106,11 @@ pub(crate) fn write(
         }
         b.push(byte);
     }
-    for tracks in &plan.tracks {
-        for t in tracks {
-            match t {
-                Track::Constant(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
-                Track::ConstantFull(v) => {
-                    v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes()))
-                }
-                _ => {}
-            }
+    for t in plan.tracks.iter().flatten() {
+        match t {
+            Track::Constant(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
+            Track::ConstantFull(v) => v.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())),
+            _ => {}
         }
     }
     for t in &plan.anim {
@@ -87,73 +124,72 @@ pub(crate) fn write(
             }
         }
     }
-    if seg_count == 0 {
-        b.extend_from_slice(&[0; PADDING_BYTES]);
-        return Ok(b);
-    }
-    // Segment blocks first (into their own buffer), then the table.
-    let mut data = Vec::new();
-    let mut table = Vec::with_capacity(seg_count * 8);
-    for (seg, seg_rates) in segments.iter().zip(rates) {
-        let sample_bits: usize = plan
-            .anim
-            .iter()
-            .zip(seg_rates)
-            .map(|(t, &r)| track_sample_bits(r, t.is_rotation()) as usize)
-            .sum();
-        table.extend_from_slice(&u32_of(data.len())?.to_le_bytes());
-        table.extend_from_slice(&u32_of(sample_bits)?.to_le_bytes());
-        // Rates, then the sample rows, then the range entries of the
-        // tracks that have one.
-        data.extend_from_slice(seg_rates);
-        let mut ranges = Vec::with_capacity(a_count * SEGMENT_RANGE_BYTES);
-        let mut quantized = Vec::with_capacity(a_count);
-        for (t, &r) in plan.anim.iter().zip(seg_rates) {
-            let sr = seg_range(t, seg.start, seg.end);
-            if has_segment_range(r) {
-                if r == RATE_CONSTANT {
-                    for c in sr.constant {
-                        ranges.extend_from_slice(&c.to_le_bytes());
-                    }
-                } else {
-                    ranges.extend_from_slice(&sr.range);
+    Ok(b)
+}
+
+/// One segment block: rates, then the sample rows, then the range entries
+/// of the tracks that have one.
+fn write_segment(plan: &Plan, seg: &Segment, seg_rates: &[u8], data: &mut Vec<u8>) {
+    data.extend_from_slice(seg_rates);
+    let mut ranges = Vec::with_capacity(plan.anim.len() * SEGMENT_RANGE_BYTES);
+    let mut quantized = Vec::with_capacity(plan.anim.len());
+    for (t, &r) in plan.anim.iter().zip(seg_rates) {
+        let sr = seg_range(t, seg.start, seg.end);
+        if has_segment_range(r) {
+            if r == RATE_CONSTANT {
+                for c in sr.constant {
+                    ranges.extend_from_slice(&c.to_le_bytes());
                 }
+            } else {
+                ranges.extend_from_slice(&sr.range);
             }
-            quantized.push(quantize(t, &sr, seg.start, seg.end, r));
         }
-        let mut bw = BitWriter {
-            bytes: Vec::new(),
-            bit: 0,
-        };
-        for s in 0..seg.end - seg.start {
-            for ((t, &r), q) in plan.anim.iter().zip(seg_rates).zip(&quantized) {
-                let v = q.q[s];
-                let id = rate_id(r);
-                if id == RATE_CONSTANT {
-                    continue;
-                }
-                let (width, comps) = if id == RATE_RAW {
-                    (32, if t.is_rotation() { 4 } else { 3 })
-                } else {
-                    (RATE_BITS[id as usize], 3)
-                };
-                for &c in v.iter().take(comps) {
-                    bw.put(c as u64, width);
+        quantized.push(quantize(t, &sr, seg.start, seg.end, r));
+    }
+    let mut bw = BitWriter {
+        bytes: Vec::new(),
+        bit: 0,
+    };
+    for s in 0..seg.end - seg.start {
+        for ((t, &r), q) in plan.anim.iter().zip(seg_rates).zip(&quantized) {
+            let id = rate_id(r);
+            if id == RATE_CONSTANT {
+                continue;
+            }
+            let (width, comps) = if id == RATE_RAW {
+                (32, if t.is_rotation() { 4 } else { 3 })
+            } else {
+                (RATE_BITS[id as usize], 3)
+            };
+            for (c, &v) in q.q[s].iter().enumerate().take(comps) {
+                // Zero-extent components store no bits at quantized rates.
+                if id == RATE_RAW || t.stores(c) {
+                    bw.put(v as u64, width);
                 }
             }
         }
-        data.extend_from_slice(&bw.bytes);
-        data.extend_from_slice(&ranges);
     }
+    data.extend_from_slice(&bw.bytes);
+    data.extend_from_slice(&ranges);
+}
+
+pub(crate) fn write(
+    plan: &Plan,
+    segments: &[Segment],
+    rates: &[Vec<u8>],
+) -> Result<Vec<u8>, EncodeError> {
+    let sizes = segment_sizes(plan, segments, rates);
+    let (width, table) = segment_table(&sizes)?;
+    let mut b = write_tracks(plan, sizes.len(), width)?;
     b.extend_from_slice(&table);
-    b.extend_from_slice(&data);
-    b.extend_from_slice(&[0; PADDING_BYTES]);
+    for (seg, seg_rates) in segments.iter().zip(rates).take(sizes.len()) {
+        write_segment(plan, seg, seg_rates, &mut b);
+    }
     Ok(b)
 }
 
 /// Size in bytes [`write`] would produce, without writing.
 pub(crate) fn size(prep: &Prep, plan: &Plan, segments: &[Segment], rates: &[Vec<u8>]) -> usize {
-    let a = plan.anim.len();
     let constants: usize = plan
         .tracks
         .iter()
@@ -175,23 +211,13 @@ pub(crate) fn size(prep: &Prep, plan: &Plan, segments: &[Segment], rates: &[Vec<
             }
         })
         .sum();
-    let mut total = HEADER_BYTES + prep.j + constants + clip_ranges + PADDING_BYTES;
-    if a > 0 {
-        for (seg, seg_rates) in segments.iter().zip(rates) {
-            let bits: usize = plan
-                .anim
-                .iter()
-                .zip(seg_rates)
-                .map(|(t, &r)| track_sample_bits(r, t.is_rotation()) as usize)
-                .sum();
-            let ranged = seg_rates.iter().filter(|&&r| has_segment_range(r)).count();
-            total += SEGMENT_ENTRY_BYTES
-                + a
-                + ranged * SEGMENT_RANGE_BYTES
-                + ((seg.end - seg.start) * bits).div_ceil(8);
-        }
-    }
-    total
+    let sizes = segment_sizes(plan, segments, rates);
+    let count = u32::try_from(sizes.len()).unwrap_or(u32::MAX);
+    let header = varint(count).len() + usize::from(!sizes.is_empty());
+    // An oversized table makes `write` fail; the size is then moot.
+    let table = segment_table(&sizes).map_or(0, |t| t.1.len());
+    let blocks: usize = sizes.iter().map(|s| s.0).sum();
+    header + prep.j + constants + clip_ranges + table + blocks
 }
 
 pub(crate) fn stats(
@@ -208,12 +234,12 @@ pub(crate) fn stats(
     for (seg, seg_rates) in segments.iter().zip(rates) {
         let len = (seg.end - seg.start) as u64;
         for (t, &r) in plan.anim.iter().zip(seg_rates) {
-            bits += len * track_sample_bits(r, t.is_rotation()) as u64;
+            bits += len * track_sample_bits(r, t.is_rotation(), t.stored()) as u64;
             comps += len
-                * if rate_id(r) == RATE_RAW && t.is_rotation() {
-                    4
-                } else {
-                    3
+                * match (rate_id(r) == RATE_RAW, t.is_rotation()) {
+                    (true, true) => 4,
+                    (true, false) => 3,
+                    _ => u64::from(t.stored()),
                 };
         }
     }

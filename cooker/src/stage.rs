@@ -70,24 +70,31 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 5, per Clip;
-    /// Codec blob. 4: the search's work budget (hostile deep chains keep
+    /// Codec blob. 6: the search's work budget (hostile deep chains keep
     /// more bits instead of taking minutes; real rigs unchanged), the
-    /// `encode_budget` warning. 3: six-vertex metric, aims twice the clip's f32 floor
-    /// below each threshold, checks quarter points and random times (2: VBR
-    /// codec v2, 16-bit rotation ranges, unranged segments).
-    Encode: "encode", version 4, per Clip;
-    /// Decode through the runtime and measure. 4: samples, quarter points,
+    /// `encode_budget` warning. 5: short clips also try every segment
+    /// count down to 4-sample segments, within a search budget (4: VBR
+    /// codec v3, a varint segment count instead of the 16-byte header,
+    /// narrow segment table fields, no end padding, short clips also try 2
+    /// and 4 times the segment length (3: six-vertex metric, aims twice the
+    /// clip's f32 floor below each threshold, checks quarter points and
+    /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
+    /// segments))).
+    Encode: "encode", version 6, per Clip;
+    /// Decode through the runtime and measure. 5: VBR codec v3 blobs
+    /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
-    /// additive clips measured applied; scalar curve errors).
-    Verify: "verify", version 4, per Clip;
+    /// additive clips measured applied; scalar curve errors)).
+    Verify: "verify", version 5, per Clip;
     /// The package bytes, manifest entry and report of one asset.
+    /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
     /// 5: the report's time-check counts and f32 floor, the sidecar
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 5, per Asset;
+    Package: "package", version 6, per Asset;
 }
 
 impl Stage {

@@ -12,8 +12,8 @@
 //! so a choice costs no test at run time.
 
 use super::batch::{PendingRotation, RotationBatch};
+use super::format::{stored_components, ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
-use super::format::{ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
 use super::index::VbrIndex;
 use super::simd::{
     load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
@@ -603,16 +603,21 @@ impl<'a> VbrClip<'a> {
                 KIND_CONSTANT_FULL => c.constant += 16,
                 KIND_ANIMATED => {
                     let rot = k == 0;
+                    let track = (
+                        c.track,
+                        rot,
+                        stored_components(self.ranges, c.clip_range, rot),
+                    );
                     c.clip_range += if rot {
                         ROTATION_CLIP_RANGE_BYTES
                     } else {
                         VECTOR_CLIP_RANGE_BYTES
                     };
-                    self.skip_track(s.s0.rates, c.track, rot, &mut c.range0, &mut c.bit0);
+                    self.skip_track(s.s0.rates, track, &mut c.range0, &mut c.bit0);
                     if PAIR != PAIR_ONE {
                         // Same segment: sample 1 shares sample 0's ranges.
                         let mut range1 = c.range1;
-                        self.skip_track(s.s1.rates, c.track, rot, &mut range1, &mut c.bit1);
+                        self.skip_track(s.s1.rates, track, &mut range1, &mut c.bit1);
                         if PAIR == PAIR_TWO_SEGMENTS {
                             c.range1 = range1;
                         }

@@ -7,23 +7,60 @@
 use crate::math::nlerp_shortest;
 use crate::math::Quat;
 
-/// Layout version. 2: 16-bit rotation clip ranges, per track and segment
-/// "no segment range" flag in the rate byte, no range bytes for raw
-/// tracks, segment ranges after the samples.
-pub const VERSION: u16 = 2;
+/// Layout version. 3: a varint segment count and a width byte instead of
+/// the 16-byte header (the joint and sample counts are the package's, the
+/// animated track count the type bytes'), segment table fields as narrow
+/// as the clip needs, no end padding; components with a zero clip extent
+/// store no sample bits, and the rotation clip range code 32768 is 0. 2: 16-bit rotation clip ranges, per
+/// track and segment "no segment range" flag in the rate byte, no range
+/// bytes for raw tracks, segment ranges after the samples.
+pub const VERSION: u16 = 3;
 
-/// Bytes of the fixed header.
-pub const HEADER_BYTES: usize = 16;
-/// Zero bytes after the last segment so 64-bit loads never run past the end.
-pub const PADDING_BYTES: usize = 8;
+/// Most bytes of the LEB128 segment count (a u32).
+pub const MAX_VARINT_BYTES: usize = 5;
+/// Width byte: bits 0-1 the segment table's block offset bytes - 1,
+/// bits 2-3 its sample bits bytes - 1; the other bits must be zero.
+pub const WIDTH_RESERVED: u8 = 0xf0;
 /// Bytes of the clip range of an animated rotation (u16 min xyz, u16 extent xyz).
 pub const ROTATION_CLIP_RANGE_BYTES: usize = 12;
 /// Bytes of the clip range of an animated translation or scale (f32 min xyz, f32 extent xyz).
 pub const VECTOR_CLIP_RANGE_BYTES: usize = 24;
-/// Bytes of one segment table entry (u32 block offset, u32 sample bits).
-pub const SEGMENT_ENTRY_BYTES: usize = 8;
 /// Bytes of one per-segment range entry of an animated track.
 pub const SEGMENT_RANGE_BYTES: usize = 6;
+
+/// The width byte for segment tables whose largest block offset is
+/// `max_offset` and largest sample bits `max_bits`: each field takes the
+/// fewest bytes (1..=4) that hold it. `None` past 32 bits.
+#[cfg(feature = "cook")]
+pub fn width_byte(max_offset: usize, max_bits: usize) -> Option<u8> {
+    let bytes = |v: usize| (1..=4u8).find(|&w| (v as u64) < 1u64 << (8 * u32::from(w)));
+    Some((bytes(max_offset)? - 1) | (bytes(max_bits)? - 1) << 2)
+}
+
+/// (block offset bytes, sample bits bytes) of a width byte.
+#[inline]
+pub fn table_widths(width: u8) -> (usize, usize) {
+    (
+        usize::from(width & 3) + 1,
+        usize::from((width >> 2) & 3) + 1,
+    )
+}
+
+/// The LEB128 encoding of `v` (7 bits a byte, low first, bit 7 set on
+/// every byte but the last).
+#[cfg(feature = "cook")]
+pub fn varint(mut v: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAX_VARINT_BYTES);
+    loop {
+        let low = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(low);
+            return out;
+        }
+        out.push(low | 0x80);
+    }
+}
 
 /// Track kinds (two bits each in a joint's type byte).
 pub const KIND_DEFAULT: u8 = 0;
@@ -75,9 +112,11 @@ pub fn rate_is_valid(rate: u8) -> bool {
         && (rate & RATE_UNRANGED == 0 || (id != RATE_CONSTANT && id != RATE_RAW))
 }
 
-/// Sample bits one animated track uses at rate byte `rate` (rotation raw keeps w).
+/// Sample bits one animated track uses at rate byte `rate`: raw keeps
+/// every component (rotations w too); the quantized ids store `stored`
+/// components ([`stored_components`]) of `RATE_BITS[id]` bits.
 #[inline]
-pub fn track_sample_bits(rate: u8, is_rotation: bool) -> u32 {
+pub fn track_sample_bits(rate: u8, is_rotation: bool, stored: u32) -> u32 {
     let id = rate_id(rate);
     if id == RATE_RAW {
         if is_rotation {
@@ -86,7 +125,7 @@ pub fn track_sample_bits(rate: u8, is_rotation: bool) -> u32 {
             96
         }
     } else {
-        RATE_BITS.get(id as usize).copied().unwrap_or(0) * 3
+        RATE_BITS.get(id as usize).copied().unwrap_or(0) * stored.min(3)
     }
 }
 
@@ -114,20 +153,62 @@ pub(super) const INV_BITS: [f32; 64] = {
     }
     t
 };
-/// Step of a 16-bit rotation clip range code: `[-1, 1]` in 65535 steps.
-pub const ROTATION_RANGE_STEP: f32 = 2.0 / 65535.0;
+/// Step of a 16-bit rotation clip range code: `1 / 32767`, so that code
+/// [`ROTATION_RANGE_ZERO`] is exactly 0 (a component that stays 0, as in a
+/// rotation about one axis, gets a zero extent and stores no bits).
+pub const ROTATION_RANGE_STEP: f32 = 1.0 / 32767.0;
+/// The rotation clip range minimum code that decodes to 0.
+pub const ROTATION_RANGE_ZERO: f32 = 32768.0;
 
 /// Clip range (min, extent) of one rotation component from its 16-bit
-/// codes: `min = m * step - 1`, `extent = e * step`. Rotation components
-/// lie in [-1, 1], so 16 bits lose at most 1/32768 of the range bounds
-/// while halving the clip range bytes.
+/// codes: `min = (m - 32768) * step`, `extent = e * step`, covering
+/// `[-1.00003, 1]` and extents up to 2. Rotation components lie in
+/// [-1, 1], so 16 bits lose at most 1/32767 of the range bounds while
+/// halving the clip range bytes.
 #[cfg(feature = "cook")]
 #[inline]
 pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
     (
-        code_min as f32 * ROTATION_RANGE_STEP - 1.0,
+        (code_min as f32 - ROTATION_RANGE_ZERO) * ROTATION_RANGE_STEP,
         code_ext as f32 * ROTATION_RANGE_STEP,
     )
+}
+
+/// Whether a component of an animated track with clip extent `extent` (as
+/// decoded) stores sample bits at the quantized rates (ids 1..=17): a
+/// zero-extent component decodes to its clip minimum whatever its code
+/// (`bias + 0 * q`), so its bits would be waste. A translation along one
+/// axis stores one component, not three.
+#[inline]
+pub fn component_stored(extent: f32) -> bool {
+    extent != 0.0
+}
+
+/// Stored components (0..=3, [`component_stored`]) of the animated track
+/// whose clip range starts at `at` in the clip ranges: rotation extents
+/// are 16-bit codes (zero iff the code is), vector extents f32. Zero if
+/// out of range (never on a validated view).
+#[inline]
+pub fn stored_components(ranges: &[u8], at: usize, rotation: bool) -> u32 {
+    let word = |o: usize, n: usize| {
+        ranges
+            .get(at + o..at + o + n)
+            .is_some_and(|b| b.iter().any(|&x| x != 0))
+    };
+    if rotation {
+        (0..3).map(|c| u32::from(word(6 + 2 * c, 2))).sum()
+    } else {
+        // `!= 0.0`: any bit but the sign's.
+        (0..3)
+            .map(|c| {
+                let o = at + 12 + 4 * c;
+                let v = ranges
+                    .get(o..o + 4)
+                    .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                u32::from(v & 0x7fff_ffff != 0)
+            })
+            .sum()
+    }
 }
 
 /// Reconstruction of a quantized component is `bias + scale * (q / (2^bits - 1))`

@@ -18,8 +18,8 @@
 //! track would cost 4x that to save three table steps per seek).
 
 use super::format::{
-    has_segment_range, track_sample_bits, KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL,
-    ROTATION_CLIP_RANGE_BYTES, SEGMENT_ENTRY_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
+    has_segment_range, stored_components, track_sample_bits, KIND_ANIMATED, KIND_CONSTANT,
+    KIND_CONSTANT_FULL, ROTATION_CLIP_RANGE_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
 };
 use super::simd::read_u32;
 use super::VbrClip;
@@ -48,26 +48,33 @@ pub(super) struct TrackOffset {
     pub(super) range: u32,
 }
 
-/// Per byte `rate | rotation << 6` (bit 7 clear): the bits a track's
+/// A track's class in the index: stored components (0..=3, the clip
+/// range's nonzero extents) plus 4 for a rotation (raw rotations keep w).
+/// [`KEEP`] marks a track not to skip.
+const KEEP: u32 = 8;
+
+/// Per `class << 6 | rate` (class 0..=8, rate 6 bits): the bits a track's
 /// sample takes (`track_sample_bits`) in the low half and its range entry
 /// bytes (`has_segment_range`) in the high half, so that one lookup and
-/// one add skip a track. A byte with bit 7 set (a track not to skip) is 0.
-const SKIP: [u32; 256] = {
-    let mut t = [0u32; 256];
+/// one add skip a track. The [`KEEP`] row is 0.
+const SKIP: [u32; 9 * 64] = {
+    let mut t = [0u32; 9 * 64];
     let mut i = 0;
-    while i < 128 {
+    while i < 8 * 64 {
         let rate = (i & 63) as u8;
+        let class = i >> 6;
+        let (rotation, stored) = (class >= 4, (class & 3) as u32);
         let id = rate & super::format::RATE_ID_MASK;
         let bits = if id as usize >= super::format::RATE_BITS.len() {
             0
         } else if id == super::format::RATE_RAW {
-            if i >= 64 {
+            if rotation {
                 128
             } else {
                 96
             }
         } else {
-            super::format::RATE_BITS[id as usize] * 3
+            super::format::RATE_BITS[id as usize] * stored
         };
         let ranged = id == super::format::RATE_CONSTANT
             || (id < super::format::RATE_RAW && rate & super::format::RATE_UNRANGED == 0);
@@ -89,10 +96,10 @@ const SKIP: [u32; 256] = {
 pub struct VbrIndex {
     shape: (usize, usize, u32, usize),
     joints: Vec<JointEntry>,
-    /// Per animated track: 0x40 for a rotation (raw rotations keep w),
-    /// else 0; then `CHECKPOINT - 1` zeros so that a group's flags are one
-    /// 32-bit load.
-    rotation: Vec<u8>,
+    /// Per animated track its class (stored components, plus 4 for a
+    /// rotation); then `CHECKPOINT - 1` zeros so that a group's classes
+    /// are one 32-bit load.
+    class: Vec<u8>,
     /// Per segment, `groups` checkpoints.
     checkpoints: Vec<TrackOffset>,
     groups: usize,
@@ -112,20 +119,21 @@ impl VbrIndex {
     /// Build the index of a validated clip. Allocates (once, at load).
     pub fn build(clip: &VbrClip<'_>) -> Result<VbrIndex, CodecError> {
         let mut joints = Vec::with_capacity(clip.types.len());
-        let mut rotation = Vec::with_capacity(clip.animated);
+        let mut class = Vec::with_capacity(clip.animated);
         let (mut constant, mut range) = (0usize, 0usize);
         for &t in clip.types {
             joints.push(JointEntry {
                 constant: to_u32(constant)?,
                 clip_range: to_u32(range)?,
-                track: to_u32(rotation.len())?,
+                track: to_u32(class.len())?,
             });
             for k in 0..3 {
                 match (t >> (2 * k)) & 3 {
                     KIND_CONSTANT => constant += 12,
                     KIND_CONSTANT_FULL => constant += 16,
                     KIND_ANIMATED => {
-                        rotation.push(if k == 0 { 0x40 } else { 0 });
+                        let stored = stored_components(clip.ranges, range, k == 0);
+                        class.push(stored as u8 + if k == 0 { 4 } else { 0 });
                         range += if k == 0 {
                             ROTATION_CLIP_RANGE_BYTES
                         } else {
@@ -136,15 +144,15 @@ impl VbrIndex {
                 }
             }
         }
-        let tracks = rotation.len();
-        rotation.resize(tracks + CHECKPOINT - 1, 0);
+        let tracks = class.len();
+        class.resize(tracks + CHECKPOINT - 1, 0);
         let groups = clip.animated.div_ceil(CHECKPOINT);
         let segments = clip.segments as usize;
         let mut checkpoints = Vec::with_capacity(groups.saturating_mul(segments));
         for s in 0..segments {
-            let block = read_u32(clip.table, s * SEGMENT_ENTRY_BYTES) as usize;
+            let (block, _) = clip.segment_entry(s as u32);
             let (mut bit, mut ranged) = (0usize, 0usize);
-            for (t, &rot) in rotation.iter().take(tracks).enumerate() {
+            for (t, &cls) in class.iter().take(tracks).enumerate() {
                 if t % CHECKPOINT == 0 {
                     checkpoints.push(TrackOffset {
                         bit: to_u32(bit)?,
@@ -152,14 +160,14 @@ impl VbrIndex {
                     });
                 }
                 let rate = clip.data.get(block + t).copied().unwrap_or(0);
-                bit += track_sample_bits(rate, rot != 0) as usize;
+                bit += track_sample_bits(rate, cls >= 4, u32::from(cls & 3)) as usize;
                 ranged += usize::from(has_segment_range(rate)) * SEGMENT_RANGE_BYTES;
             }
         }
         Ok(VbrIndex {
             shape: shape(clip),
             joints,
-            rotation,
+            class,
             checkpoints,
             groups,
         })
@@ -174,7 +182,7 @@ impl VbrIndex {
     /// Bytes the index holds.
     pub fn heap_bytes(&self) -> usize {
         self.joints.len() * core::mem::size_of::<JointEntry>()
-            + self.rotation.len()
+            + self.class.len()
             + self.checkpoints.len() * core::mem::size_of::<TrackOffset>()
     }
 
@@ -199,14 +207,15 @@ impl VbrIndex {
             .get(segment * self.groups + g)
             .copied()
             .unwrap_or_default();
-        // Bytes 0..n are the tracks to skip; the others get bit 7 (SKIP 0).
+        // Bytes 0..n are the tracks to skip; the others get class KEEP (SKIP 0).
         let n = track - first;
         let keep = (1u32 << (8 * n)) - 1;
-        let word = (read_u32(rates, first) & 0x3f3f_3f3f | read_u32(&self.rotation, first)) & keep
-            | 0x8080_8080 & !keep;
+        let rates = read_u32(rates, first) & 0x3f3f_3f3f;
+        let classes = read_u32(&self.class, first) & keep | (KEEP * 0x0101_0101) & !keep;
         let mut skip = 0u32;
         for k in 0..CHECKPOINT - 1 {
-            skip += SKIP[(word >> (8 * k) & 0xff) as usize];
+            let (r, c) = (rates >> (8 * k) & 63, (classes >> (8 * k) & 0xff).min(KEEP));
+            skip += SKIP[(c << 6 | r) as usize];
         }
         TrackOffset {
             bit: o.bit + (skip & 0xffff),

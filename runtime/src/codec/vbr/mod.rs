@@ -13,10 +13,10 @@
 //! type byte (default / constant / animated per rotation, translation and
 //! scale track), full-precision constants, a per-clip range for every
 //! animated track (16-bit codes for rotations, f32 for vectors), a segment
-//! table, then per segment one bit-rate byte per animated track, the
-//! sample-major bit-packed samples, and the segment ranges of the tracks
-//! that use one. Eight zero bytes of padding end the blob so that every
-//! 64-bit load inside the sample data is in bounds.
+//! table (fields as narrow as the clip needs), then per segment one
+//! bit-rate byte per animated track, the sample-major bit-packed samples,
+//! and the segment ranges of the tracks that use one. The blob ends there:
+//! the bounded loads read bytes past its end as zero (`simd`).
 //!
 //! Adapted ideas (Nicholas Frechette, Animation Compression Library and his
 //! "Animation Compression" blog series): uniform sampling, constant and
@@ -91,6 +91,10 @@ pub struct VbrClip<'a> {
     seg_len: u32,
     /// Number of leading segments holding one more sample.
     seg_long: u32,
+    /// Bytes of a segment table entry's block offset (1..=4; 0 without segments).
+    off_w: u8,
+    /// Bytes of a segment table entry's sample bits (1..=4; 0 without segments).
+    bits_w: u8,
 }
 
 impl<'a> VbrClip<'a> {
@@ -121,10 +125,23 @@ impl<'a> VbrClip<'a> {
         if s >= self.segments || a >= self.animated {
             return None;
         }
-        let block = simd::read_u32(self.table, s as usize * format::SEGMENT_ENTRY_BYTES) as usize;
+        let (block, _) = self.segment_entry(s);
         let rate = *self.data.get(block.checked_add(a)?)?;
         let bits = format::RATE_BITS.get(format::rate_id(rate) as usize)?;
         Some(*bits as u8)
+    }
+
+    /// Segment `s`'s table entry: (block offset in the segment data, bits
+    /// of one sample row). Zeros past the table (never on a validated view
+    /// for `s < segments`).
+    #[inline(always)]
+    pub(super) fn segment_entry(&self, s: u32) -> (usize, usize) {
+        let (ow, bw) = (usize::from(self.off_w), usize::from(self.bits_w));
+        let e = s as usize * (ow + bw);
+        (
+            simd::read_uint(self.table, e, ow),
+            simd::read_uint(self.table, e + ow, bw),
+        )
     }
 
     /// First sample of segment `s` (`s <= segments`).

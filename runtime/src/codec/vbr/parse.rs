@@ -2,7 +2,6 @@
 //! offset the decoder derives is in bounds.
 
 use super::format::*;
-use super::simd::read_u32;
 use super::VbrClip;
 use crate::codec::CodecError;
 
@@ -15,42 +14,38 @@ fn invalid(what: &'static str) -> CodecError {
 impl<'a> VbrClip<'a> {
     /// Validate `blob` completely. Any byte string gives a valid view or a
     /// typed error; nothing here or in decoding can panic or read out of
-    /// bounds afterwards. Does not allocate.
+    /// bounds afterwards. Does not allocate. The joint and sample counts
+    /// are the package's (the blob does not repeat them).
     pub fn parse(
         blob: &'a [u8],
         joint_count: usize,
         num_samples: u32,
     ) -> Result<VbrClip<'a>, CodecError> {
-        if blob.len() < HEADER_BYTES {
-            return Err(truncated("vbr header"));
-        }
-        let jc = read_u32(blob, 0) as usize;
-        let ns = read_u32(blob, 4);
-        let animated = read_u32(blob, 8) as usize;
-        let segments = read_u32(blob, 12);
-        if jc != joint_count {
-            return Err(invalid("vbr joint count differs from the skeleton"));
-        }
-        if ns != num_samples {
-            return Err(invalid("vbr sample count differs from the clip"));
-        }
-        if ns == 0 {
+        if num_samples == 0 {
             return Err(invalid("vbr clip has no samples"));
         }
-        let mut at = HEADER_BYTES;
-        let types = take(blob, &mut at, jc, "vbr track types")?;
+        let mut at = 0;
+        let segments = read_varint(blob, &mut at)?;
+        let (off_w, bits_w) = if segments == 0 {
+            (0, 0)
+        } else {
+            let w = *take(blob, &mut at, 1, "vbr width byte")?
+                .first()
+                .ok_or(truncated("vbr width byte"))?;
+            if w & WIDTH_RESERVED != 0 {
+                return Err(invalid("vbr width byte has reserved bits set"));
+            }
+            table_widths(w)
+        };
+        let types = take(blob, &mut at, joint_count, "vbr track types")?;
         let counts = count_tracks(types)?;
-        if counts.animated != animated {
-            return Err(invalid(
-                "vbr animated track count differs from the type bytes",
-            ));
-        }
+        let animated = counts.animated;
         if (animated == 0) != (segments == 0) {
             return Err(invalid(
                 "vbr segment count inconsistent with animated tracks",
             ));
         }
-        if segments > ns {
+        if segments > num_samples {
             return Err(invalid("vbr has more segments than samples"));
         }
         let constants = take(blob, &mut at, counts.constant_bytes, "vbr constants")?;
@@ -58,7 +53,7 @@ impl<'a> VbrClip<'a> {
         let ranges = take(blob, &mut at, counts.range_bytes, "vbr clip ranges")?;
         check_vector_ranges(types, ranges)?;
         let table_bytes = (segments as usize)
-            .checked_mul(SEGMENT_ENTRY_BYTES)
+            .checked_mul(off_w + bits_w)
             .ok_or(invalid("vbr size overflows"))?;
         let table = take(blob, &mut at, table_bytes, "vbr segment table")?;
         let data = blob.get(at..).unwrap_or(&[]);
@@ -68,12 +63,14 @@ impl<'a> VbrClip<'a> {
             ranges,
             table,
             data,
-            joint_count: jc,
-            num_samples: ns,
+            joint_count,
+            num_samples,
             animated,
             segments,
-            seg_len: ns.checked_div(segments).unwrap_or(0),
-            seg_long: ns.checked_rem(segments).unwrap_or(0),
+            seg_len: num_samples.checked_div(segments).unwrap_or(0),
+            seg_long: num_samples.checked_rem(segments).unwrap_or(0),
+            off_w: off_w as u8,
+            bits_w: bits_w as u8,
         };
         clip.check_segments()?;
         Ok(clip)
@@ -81,13 +78,11 @@ impl<'a> VbrClip<'a> {
 
     /// Walk the segments: offsets must be contiguous, rate bytes valid,
     /// the declared sample bits equal to what the rates imply, and the
-    /// last segment followed by exactly the padding.
+    /// last segment must end the blob.
     fn check_segments(&self) -> Result<(), CodecError> {
         let mut off = 0usize;
         for s in 0..self.segments {
-            let e = s as usize * SEGMENT_ENTRY_BYTES;
-            let block = read_u32(self.table, e) as usize;
-            let sample_bits = read_u32(self.table, e + 4) as usize;
+            let (block, sample_bits) = self.segment_entry(s);
             if block != off {
                 return Err(invalid("vbr segment offset is not contiguous"));
             }
@@ -98,7 +93,7 @@ impl<'a> VbrClip<'a> {
                 .data
                 .get(block..rates_end)
                 .ok_or(truncated("vbr segment rates"))?;
-            let (bits, ranged) = segment_rates(self.types, rates)?;
+            let (bits, ranged) = segment_rates(self.types, self.ranges, rates)?;
             if bits != sample_bits {
                 return Err(invalid("vbr segment sample bits differ from its rates"));
             }
@@ -116,17 +111,30 @@ impl<'a> VbrClip<'a> {
                 return Err(truncated("vbr segment data"));
             }
         }
-        let total = off
-            .checked_add(PADDING_BYTES)
-            .ok_or(invalid("vbr size overflows"))?;
-        if self.data.len() < total {
-            return Err(truncated("vbr padding"));
-        }
-        if self.data.len() > total {
+        if self.data.len() > off {
             return Err(invalid("vbr blob has trailing bytes"));
         }
         Ok(())
     }
+}
+
+/// The LEB128 u32 at `at` (advanced past it): at most
+/// [`MAX_VARINT_BYTES`], no bits beyond 32, and canonical (no final zero
+/// byte after the first), so that a count has one encoding.
+fn read_varint(blob: &[u8], at: &mut usize) -> Result<u32, CodecError> {
+    let mut v = 0u64;
+    for k in 0..MAX_VARINT_BYTES {
+        let b = *blob.get(*at + k).ok_or(truncated("vbr segment count"))?;
+        v |= u64::from(b & 0x7f) << (7 * k);
+        if b & 0x80 == 0 {
+            if k > 0 && b == 0 {
+                return Err(invalid("vbr segment count is not canonical"));
+            }
+            *at += k + 1;
+            return u32::try_from(v).map_err(|_| invalid("vbr segment count overflows"));
+        }
+    }
+    Err(invalid("vbr segment count overflows"))
 }
 
 /// The next `len` bytes of `blob` at `at` (advanced past them).
@@ -217,10 +225,11 @@ fn check_vector_ranges(types: &[u8], ranges: &[u8]) -> Result<(), CodecError> {
 }
 
 /// Check a segment's rate bytes (one per animated track, in track order)
-/// and return the sample bits per row they imply and how many tracks have
+/// and return the sample bits per row they imply (with the stored
+/// components of each track's clip range in `ranges`) and how many tracks have
 /// a segment range entry.
-fn segment_rates(types: &[u8], rates: &[u8]) -> Result<(usize, usize), CodecError> {
-    let (mut bits, mut ranged, mut track) = (0usize, 0usize, 0usize);
+fn segment_rates(types: &[u8], ranges: &[u8], rates: &[u8]) -> Result<(usize, usize), CodecError> {
+    let (mut bits, mut ranged, mut track, mut at) = (0usize, 0usize, 0usize, 0usize);
     for &t in types {
         for k in 0..3 {
             if (t >> (2 * k)) & 3 != KIND_ANIMATED {
@@ -230,7 +239,13 @@ fn segment_rates(types: &[u8], rates: &[u8]) -> Result<(usize, usize), CodecErro
             if !rate_is_valid(r) {
                 return Err(invalid("vbr rate byte invalid"));
             }
-            bits += track_sample_bits(r, k == 0) as usize;
+            let stored = stored_components(ranges, at, k == 0);
+            at += if k == 0 {
+                ROTATION_CLIP_RANGE_BYTES
+            } else {
+                VECTOR_CLIP_RANGE_BYTES
+            };
+            bits += track_sample_bits(r, k == 0, stored) as usize;
             ranged += usize::from(has_segment_range(r));
             track += 1;
         }

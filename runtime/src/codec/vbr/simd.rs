@@ -20,21 +20,43 @@ pub(super) fn read_u32(b: &[u8], at: usize) -> u32 {
         // SAFETY: `at + 4 <= b.len()`: the four bytes are inside the slice.
         u32::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u32) })
     } else {
-        0
+        load_tail(b, at, 4) as u32
     }
 }
 
-/// Little-endian 64-bit load; zero if out of bounds (never on a validated
-/// view, where padding keeps every load inside the blob). One compare per
-/// load: this is the decoder's most frequent check.
+/// The `len` (<= 8) bytes at `at` as a little-endian integer, bytes past
+/// the end of `b` read as zero. The cold side of the bounded loads: a
+/// blob has no padding (version 3), so the last loads of its last
+/// segment run past its end and take this path.
+#[cold]
+#[inline(never)]
+fn load_tail(b: &[u8], at: usize, len: usize) -> u64 {
+    let tail = b.get(at..).unwrap_or(&[]);
+    tail.iter()
+        .take(len.min(8))
+        .enumerate()
+        .fold(0u64, |v, (k, &x)| v | u64::from(x) << (8 * k))
+}
+
+/// Little-endian 64-bit load; bytes past the end of `b` read as zero
+/// (the last few loads of a blob, which has no padding). One compare per
+/// load on the hot side: this is the decoder's most frequent check.
 #[inline(always)]
 pub(super) fn load_u64(b: &[u8], at: usize) -> u64 {
     if at < b.len().saturating_sub(7) {
         // SAFETY: `at + 8 <= b.len()`: the eight bytes are inside the slice.
         u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u64) })
     } else {
-        0
+        load_tail(b, at, 8)
     }
+}
+
+/// The `width` (1..=4) byte little-endian unsigned integer at `at`
+/// (segment table fields); bytes past the end read as zero.
+#[inline(always)]
+pub(super) fn read_uint(b: &[u8], at: usize, width: usize) -> usize {
+    let mask = (1u64 << (8 * width.min(4))) - 1;
+    (u64::from(read_u32(b, at)) & mask) as usize
 }
 
 /// Three little-endian f32 at `at` (lane w unspecified); zeros if out of bounds.
@@ -100,14 +122,14 @@ pub(super) fn u16x3(w: u64) -> Vec3A {
     }
 }
 
-/// Lanes x, y, z: three consecutive `b`-bit fields (b <= 19) of `w` as f32 (exact).
+/// Lanes x, y, z: three consecutive fields of `w` of `bx`, `by` and `bz`
+/// bits (each <= 19; a 0-bit field is lane 0) as f32 (exact).
 #[inline(always)]
-pub(super) fn fields3(w: u64, b: usize) -> Vec3A {
-    let mask = (1u64 << b) - 1;
+pub(super) fn fields3(w: u64, bx: usize, by: usize, bz: usize) -> Vec3A {
     let (x, y, z) = (
-        (w & mask) as i32,
-        ((w >> b) & mask) as i32,
-        ((w >> (2 * b)) & mask) as i32,
+        (w & ((1u64 << bx) - 1)) as i32,
+        ((w >> bx) & ((1u64 << by) - 1)) as i32,
+        ((w >> (bx + by)) & ((1u64 << bz) - 1)) as i32,
     );
     #[cfg(target_arch = "x86_64")]
     {

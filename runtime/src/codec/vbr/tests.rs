@@ -5,9 +5,6 @@ use super::*;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
 
-fn put_u32(b: &mut Vec<u8>, v: u32) {
-    b.extend_from_slice(&v.to_le_bytes());
-}
 fn put_f32(b: &mut Vec<u8>, v: f32) {
     b.extend_from_slice(&v.to_le_bytes());
 }
@@ -20,56 +17,85 @@ fn put_u16(b: &mut Vec<u8>, v: u16) {
 /// 8 bits then segment-constant; joint 1 default; 3 samples in 2
 /// segments.
 fn tiny_blob() -> Vec<u8> {
-    let mut b = Vec::new();
-    put_u32(&mut b, 2);
-    put_u32(&mut b, 3);
-    put_u32(&mut b, 1);
-    put_u32(&mut b, 2);
-    b.push(KIND_ANIMATED | (KIND_CONSTANT << 2));
-    b.push(0);
+    // Two segments; one-byte block offsets and sample bits; the type bytes.
+    let mut b = vec![2, 0, KIND_ANIMATED | (KIND_CONSTANT << 2), 0];
     for v in [1.0, 2.0, 3.0] {
         put_f32(&mut b, v);
     }
-    // Clip range of the rotation: min about 0 on every axis, extent 0
-    // on x and y, z up to about 0.5.
-    for v in [32767, 32767, 32767, 0, 0, 16384] {
+    // Clip range of the rotation: min 0 on every axis, extent 0 on x and
+    // y (so only z stores bits), z up to about 0.5.
+    for v in [32768, 32768, 32768, 0, 0, 16384] {
         put_u16(&mut b, v);
     }
-    // Segment 0: 2 samples at rate id 6 (8 bits), segment 1: 1 sample at rate 0.
-    let seg0 = 1 + 6 + 6;
-    put_u32(&mut b, 0);
-    put_u32(&mut b, 24);
-    put_u32(&mut b, seg0 as u32);
-    put_u32(&mut b, 0);
+    // Segment 0: 2 samples at rate id 6 (8 bits, z only), segment 1: 1
+    // sample at rate 0.
+    let seg0 = 1 + 2 + 6;
+    b.extend_from_slice(&[0, 8, seg0, 0]);
     b.push(6);
-    // Samples: (0, 0, 0) then (0, 0, 255).
-    b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+    // Samples: z = 0 then z = 255.
+    b.extend_from_slice(&[0, 255]);
     // Segment range: z spans the whole clip range.
     b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
     b.push(RATE_CONSTANT);
     b.extend_from_slice(&[0, 0, 0, 0, 0xff, 0xff]);
-    b.extend_from_slice(&[0; PADDING_BYTES]);
     b
 }
+
+/// Offset of the segment data in both tiny blobs.
+const TINY_TABLE: usize = 2 + 2 + 12 + 12;
+const TINY_DATA: usize = TINY_TABLE + 4;
 
 /// Like [`tiny_blob`] with segment 0 unranged at 8 bits and segment 1
 /// raw (no range bytes in either).
 fn tiny_blob_unranged_raw() -> Vec<u8> {
     let mut b = tiny_blob();
-    let table = HEADER_BYTES + 2 + 12 + 12;
-    let data = table + 2 * SEGMENT_ENTRY_BYTES;
-    b.truncate(data);
+    b.truncate(TINY_DATA);
     // Segment 0: rate byte, samples (no range); segment 1: raw w..
-    b[table + 8..table + 12].copy_from_slice(&7u32.to_le_bytes());
-    b[table + 12..table + 16].copy_from_slice(&128u32.to_le_bytes());
+    b[TINY_TABLE + 2] = 3;
+    b[TINY_TABLE + 3] = 128;
     b.push(6 | RATE_UNRANGED);
-    b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
+    b.extend_from_slice(&[0, 255]);
     b.push(RATE_RAW);
     for v in [0.0f32, 0.0, 0.6, 0.8] {
         put_f32(&mut b, v);
     }
-    b.extend_from_slice(&[0; PADDING_BYTES]);
     b
+}
+
+/// The segment count as a varint, and table widths, round-trip through
+/// the parser: wider fields than needed are valid, a non-canonical count
+/// is not.
+#[test]
+fn header_widths_and_varint() {
+    assert_eq!(varint(0), [0]);
+    assert_eq!(varint(127), [127]);
+    assert_eq!(varint(128), [0x80, 1]);
+    assert_eq!(varint(u32::MAX).len(), MAX_VARINT_BYTES);
+    assert_eq!(width_byte(255, 256), Some(4));
+    assert_eq!(width_byte(1 << 24, 0), Some(3));
+    assert_eq!(table_widths(0b1011), (4, 3));
+    let blob = tiny_blob();
+    // The same clip with two-byte sample bits.
+    let mut wide = blob[..TINY_TABLE].to_vec();
+    wide[1] = 1 << 2;
+    wide.extend_from_slice(&[0, 8, 0, blob[TINY_TABLE + 2], 0, 0]);
+    wide.extend_from_slice(&blob[TINY_DATA..]);
+    let (a, b) = (
+        VbrClip::parse(&blob, 2, 3).expect("valid"),
+        VbrClip::parse(&wide, 2, 3).expect("valid"),
+    );
+    let mut out = [[Transform::IDENTITY; 2]; 2];
+    for s in 0..3 {
+        assert!(a.decode_sample(s, &[Transform::IDENTITY; 2], &mut out[0]));
+        assert!(b.decode_sample(s, &[Transform::IDENTITY; 2], &mut out[1]));
+        assert_eq!(out[0], out[1]);
+    }
+    let mut long = vec![0x82, 0];
+    long.extend_from_slice(&blob[1..]);
+    assert!(VbrClip::parse(&long, 2, 3).is_err());
+    let mut reserved = blob.clone();
+    reserved[1] = 0x10;
+    assert!(VbrClip::parse(&reserved, 2, 3).is_err());
 }
 
 #[test]
@@ -260,8 +286,7 @@ fn unranged_and_raw_decode() {
     assert_eq!(out[0].rotation, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8));
     // The unranged flag is invalid on the segment-constant and raw ids.
     let mut bad = blob.clone();
-    let data = HEADER_BYTES + 2 + 12 + 12 + 2 * SEGMENT_ENTRY_BYTES;
-    bad[data + 7] = RATE_RAW | RATE_UNRANGED;
+    bad[TINY_DATA + 3] = RATE_RAW | RATE_UNRANGED;
     assert!(VbrClip::parse(&bad, 2, 3).is_err());
 }
 
@@ -275,7 +300,10 @@ fn rejects_every_truncation_and_bad_counts() {
         );
     }
     assert!(VbrClip::parse(&blob, 3, 3).is_err());
-    assert!(VbrClip::parse(&blob, 2, 4).is_err());
+    // The blob does not store the sample count: other counts fail only
+    // where they change a segment's size (here 3 samples in segment 0).
+    assert!(VbrClip::parse(&blob, 2, 5).is_err());
+    assert!(VbrClip::parse(&blob, 2, 0).is_err());
     let mut longer = blob.clone();
     longer.push(0);
     assert!(VbrClip::parse(&longer, 2, 3).is_err());
@@ -327,6 +355,8 @@ fn segment_lookup_covers_all_samples() {
                 segments: segs,
                 seg_len: ns / segs,
                 seg_long: ns % segs,
+                off_w: 1,
+                bits_w: 1,
             };
             assert_eq!(clip.segment_start(segs), ns);
             for i in 0..ns {

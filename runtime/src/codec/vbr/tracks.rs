@@ -4,7 +4,7 @@
 
 use super::batch::PendingRotation;
 use super::format::*;
-use super::simd::{fields3, load_f32x3, load_u64, prefetch, read_u32, rotation_codes, u16x3, u8x3};
+use super::simd::{fields3, load_f32x3, load_u64, prefetch, rotation_codes, u16x3, u8x3};
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
 
@@ -124,6 +124,9 @@ impl Default for SegmentCache {
 struct TrackParams {
     /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
     bits: u32,
+    /// Quantized ids: the bits of each component's field, 0 for a
+    /// component that stores none (zero clip extent).
+    widths: [u32; 3],
     bias: Vec3A,
     scale: Vec3A,
     /// `1 / (2^bits - 1)`.
@@ -212,9 +215,7 @@ impl<'a> VbrClip<'a> {
             };
         }
         let s = self.segment_of(sample).min(self.segments - 1);
-        let e = s as usize * SEGMENT_ENTRY_BYTES;
-        let block = read_u32(self.table, e) as usize;
-        let row_bits = read_u32(self.table, e + 4) as usize;
+        let (block, row_bits) = self.segment_entry(s);
         let start = self.segment_start(s);
         let len = (self.segment_start(s + 1) - start) as usize;
         let local = sample.saturating_sub(start) as usize;
@@ -282,7 +283,7 @@ impl<'a> VbrClip<'a> {
             *at += ROTATION_CLIP_RANGE_BYTES;
             // Lane-wise exactly `rotation_clip_range`.
             (
-                m * ROTATION_RANGE_STEP - Vec3A::ONE,
+                (m - Vec3A::splat(ROTATION_RANGE_ZERO)) * ROTATION_RANGE_STEP,
                 e * ROTATION_RANGE_STEP,
             )
         } else {
@@ -303,9 +304,16 @@ impl<'a> VbrClip<'a> {
     #[inline(always)]
     fn params(&self, rate: u8, cmin: Vec3A, cext: Vec3A, range: &mut usize) -> TrackParams {
         let info = RATE_INFO[(rate & 63) as usize];
-        // Every range entry is followed by at least 8 bytes (more data or
-        // the padding), and a cursor without an entry sits at most at the
-        // padding, so the load stays in bounds.
+        // Components with a zero clip extent store no bits (`component_stored`).
+        let stored = cext.cmpne(Vec3A::ZERO).bitmask();
+        let b = u32::from(info.bits).min(19);
+        let widths = [
+            b * (stored & 1),
+            b * ((stored >> 1) & 1),
+            b * ((stored >> 2) & 1),
+        ];
+        // A cursor lies at most at the end of the data; the load reads
+        // bytes past the end as zero (the last entries of the last segment).
         let w = load_u64(self.data, *range);
         *range += info.range_bytes as usize;
         let (lo, k, hi) = if info.constant {
@@ -317,6 +325,7 @@ impl<'a> VbrClip<'a> {
         };
         TrackParams {
             bits: info.bits as u32,
+            widths,
             bias: cmin + cext * (lo * k),
             scale: cext * (hi * INV_255),
             inv: INV_BITS[(info.bits & 63) as usize],
@@ -339,9 +348,9 @@ impl<'a> VbrClip<'a> {
         }
         // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
         let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
-        let b = (p.bits as usize).min(19);
-        let q = fields3(word, b);
-        *bit += 3 * b;
+        let [bx, by, bz] = p.widths.map(|w| w as usize);
+        let q = fields3(word, bx, by, bz);
+        *bit += bx + by + bz;
         p.bias + p.scale * (q * p.inv)
     }
 
@@ -363,18 +372,18 @@ impl<'a> VbrClip<'a> {
         PendingRotation::xyz(self.vec_sample(p, bit))
     }
 
-    /// Advance the cursor past one animated track of one sample.
+    /// Advance the cursor past one animated track of one sample (`stored`:
+    /// its components with sample bits, `stored_components`).
     #[inline]
     pub(super) fn skip_track(
         &self,
         rates: usize,
-        track: usize,
-        rot: bool,
+        (track, rot, stored): (usize, bool, u32),
         range: &mut usize,
         bit: &mut usize,
     ) {
         let rate = self.data.get(rates + track).copied().unwrap_or(0);
-        *bit += track_sample_bits(rate, rot) as usize;
+        *bit += track_sample_bits(rate, rot, stored) as usize;
         if has_segment_range(rate) {
             *range += SEGMENT_RANGE_BYTES;
         }
