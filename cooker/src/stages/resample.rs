@@ -466,20 +466,16 @@ pub fn check_grid(
     Ok(ResampledClip::samples_for(clip.duration_s, rate))
 }
 
-/// Resample `clip` per the profile's rate policy and measure the result.
-/// Every grid is checked against `limits` before it is allocated: the
-/// first is an error, a doubled one that would not fit stops the rate
-/// from rising (with a warning).
-pub fn resample(
+/// The rate resampling starts from, per the profile's policy (the file's
+/// frame rate, the key spacing, or the fixed rate), clamped to the
+/// profile's range and, for the source policy, raised to the lowest rate
+/// that puts every key time on a sample; each step a recorded decision.
+fn starting_rate(
     clip: &SourceClip,
-    skeleton: &Skeleton,
     policy: &SampleRate,
-    shells: &[f32],
     kind: SourceKind,
-    loop_mode: LoopMode,
-    limits: &GridLimits,
-) -> Result<(ResampledClip, ResampleReport), LimitExceeded> {
-    let mut report = ResampleReport::default();
+    decisions: &mut Vec<Decision>,
+) -> f32 {
     let (mut rate, why) = match (policy.policy, kind) {
         (RatePolicy::Fixed, _) => (policy.rate_hz, "the profile's fixed rate".to_string()),
         (RatePolicy::Source, _) => match clip.frame_rate_hz.filter(|r| r.is_finite() && *r > 0.0) {
@@ -495,13 +491,13 @@ pub fn resample(
     };
     if rate < policy.min_hz || rate > policy.max_hz {
         let c = rate.clamp(policy.min_hz, policy.max_hz);
-        report.decisions.push(Decision::new(
+        decisions.push(Decision::new(
             "sample_rate_clamped",
             format!("{rate} Hz from {why} clamped to the profile's range: {c} Hz"),
         ));
         rate = c;
     } else {
-        report.decisions.push(Decision::new(
+        decisions.push(Decision::new(
             "sample_rate",
             format!("{rate} Hz from {why}"),
         ));
@@ -509,25 +505,43 @@ pub fn resample(
     if policy.policy == RatePolicy::Source {
         match key_aligned_rate(rate, &clip.key_times, policy.max_hz) {
             Some(r) if r != rate => {
-                report.decisions.push(Decision::new(
+                decisions.push(Decision::new(
                     "sample_rate_key_aligned",
                     format!("{rate} Hz -> {r} Hz so that every source key time is a sample"),
                 ));
                 rate = r;
             }
             Some(_) => {}
-            None => report.decisions.push(Decision::new(
+            None => decisions.push(Decision::new(
                 "keys_off_grid",
                 format!("some source key times fall between {rate} Hz samples (no multiple of the rate up to the profile maximum aligns them); they are reproduced within the resampling tolerance"),
             )),
         }
     }
     if kind == SourceKind::Samples {
-        report.decisions.push(Decision::new(
+        decisions.push(Decision::new(
             "sampled_source",
             "the source is sampled: its keys are the authored motion; error is checked at every key time, not between keys",
         ));
     }
+    rate
+}
+
+/// Resample `clip` per the profile's rate policy and measure the result.
+/// Every grid is checked against `limits` before it is allocated: the
+/// first is an error, a doubled one that would not fit stops the rate
+/// from rising (with a warning).
+pub fn resample(
+    clip: &SourceClip,
+    skeleton: &Skeleton,
+    policy: &SampleRate,
+    shells: &[f32],
+    kind: SourceKind,
+    loop_mode: LoopMode,
+    limits: &GridLimits,
+) -> Result<(ResampledClip, ResampleReport), LimitExceeded> {
+    let mut report = ResampleReport::default();
+    let mut rate = starting_rate(clip, policy, kind, &mut report.decisions);
     let base = rate;
     let joints = skeleton.joint_count();
     check_grid(clip, joints, rate, limits)?;
@@ -560,38 +574,51 @@ pub fn resample(
             rate = next;
             continue;
         }
-        if m.max > tol {
-            report.warnings.push(
-                Diagnostic::warning(
-                    "resample_error",
-                    format!(
-                        "resampling error {:.4} mm exceeds the profile's {:.4} mm at the maximum rate {rate} Hz",
-                        m.max * 1000.0,
-                        tol * 1000.0
-                    ),
-                )
-                .clip(&clip.name)
-                .joint(skeleton.name(m.joint))
-                .time(m.time),
-            );
-        }
-        if m.skipped_step_intervals > 0 {
-            report.warnings.push(
-                Diagnostic::warning(
-                    "step_between_samples",
-                    format!(
-                        "{} sample intervals contain STEP key changes; a sampled runtime interpolates across each jump within one sample interval (1/{rate} s)",
-                        m.skipped_step_intervals
-                    ),
-                )
-                .clip(&clip.name),
-            );
-        }
+        final_warnings(clip, skeleton, &m, rate, tol, &mut report.warnings);
         report.sample_rate_hz = rate;
         report.resample_error_m = m.max;
         report.worst_joint = m.joint;
         report.worst_time_s = m.time;
         return Ok((grid, report));
+    }
+}
+
+/// The warnings of the final grid: the error still over the tolerance at
+/// the maximum rate, and STEP key changes a sampled runtime blends across.
+fn final_warnings(
+    clip: &SourceClip,
+    skeleton: &Skeleton,
+    m: &Measured,
+    rate: f32,
+    tol: f32,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    if m.max > tol {
+        warnings.push(
+            Diagnostic::warning(
+                "resample_error",
+                format!(
+                    "resampling error {:.4} mm exceeds the profile's {:.4} mm at the maximum rate {rate} Hz",
+                    m.max * 1000.0,
+                    tol * 1000.0
+                ),
+            )
+            .clip(&clip.name)
+            .joint(skeleton.name(m.joint))
+            .time(m.time),
+        );
+    }
+    if m.skipped_step_intervals > 0 {
+        warnings.push(
+            Diagnostic::warning(
+                "step_between_samples",
+                format!(
+                    "{} sample intervals contain STEP key changes; a sampled runtime interpolates across each jump within one sample interval (1/{rate} s)",
+                    m.skipped_step_intervals
+                ),
+            )
+            .clip(&clip.name),
+        );
     }
 }
 
