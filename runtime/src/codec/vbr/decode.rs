@@ -79,57 +79,33 @@ pub(super) struct JointSubset<'j, const ANIMATED: bool, const POSE: bool> {
     pub(super) index: Option<&'j VbrIndex>,
 }
 
-impl OutputPolicy for FullPose {
-    const EVERY_JOINT: bool = true;
-    const ANIMATED_ONLY: bool = false;
-    #[inline(always)]
-    fn slots(&self, joint_count: usize) -> usize {
-        joint_count
-    }
-    #[inline(always)]
-    fn joint(&self, slot: usize) -> usize {
-        slot
-    }
-    #[inline(always)]
-    fn joints_valid(&self, _: usize) -> bool {
-        true
-    }
+/// The dense policies: every joint, slot `k` is joint `k`; they differ
+/// only in what a slot starts from.
+macro_rules! dense_policy {
+    ($policy:ty, animated_only: $animated:expr, literal_base: $literal:expr) => {
+        impl OutputPolicy for $policy {
+            const EVERY_JOINT: bool = true;
+            const ANIMATED_ONLY: bool = $animated;
+            const LITERAL_BASE: bool = $literal;
+            #[inline(always)]
+            fn slots(&self, joint_count: usize) -> usize {
+                joint_count
+            }
+            #[inline(always)]
+            fn joint(&self, slot: usize) -> usize {
+                slot
+            }
+            #[inline(always)]
+            fn joints_valid(&self, _: usize) -> bool {
+                true
+            }
+        }
+    };
 }
 
-impl OutputPolicy for StaticFill {
-    const EVERY_JOINT: bool = true;
-    const ANIMATED_ONLY: bool = true;
-    #[inline(always)]
-    fn slots(&self, joint_count: usize) -> usize {
-        joint_count
-    }
-    #[inline(always)]
-    fn joint(&self, slot: usize) -> usize {
-        slot
-    }
-    #[inline(always)]
-    fn joints_valid(&self, _: usize) -> bool {
-        true
-    }
-}
-
-impl OutputPolicy for PackedPose {
-    const EVERY_JOINT: bool = true;
-    const ANIMATED_ONLY: bool = false;
-    const LITERAL_BASE: bool = true;
-    #[inline(always)]
-    fn slots(&self, joint_count: usize) -> usize {
-        joint_count
-    }
-    #[inline(always)]
-    fn joint(&self, slot: usize) -> usize {
-        slot
-    }
-    #[inline(always)]
-    fn joints_valid(&self, _: usize) -> bool {
-        true
-    }
-}
+dense_policy!(FullPose, animated_only: false, literal_base: false);
+dense_policy!(StaticFill, animated_only: true, literal_base: false);
+dense_policy!(PackedPose, animated_only: false, literal_base: true);
 
 impl<const ANIMATED: bool, const POSE: bool> OutputPolicy for JointSubset<'_, ANIMATED, POSE> {
     const EVERY_JOINT: bool = false;
