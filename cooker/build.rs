@@ -20,12 +20,18 @@ fn main() {
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=LUDUS_ANIM_REVISION={revision}");
     println!("cargo:rerun-if-env-changed=LUDUS_ANIM_REVISION");
+    // Only paths that exist: cargo treats a missing one as always changed,
+    // which rebuilt the cooker (and all that depends on it) on every build
+    // of a repository without `packed-refs`. Packing refs later deletes
+    // loose ones, which changes `refs/heads`.
+    let mut watch = Vec::new();
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        println!("cargo:rerun-if-changed={dir}/HEAD");
-        println!("cargo:rerun-if-changed={dir}/refs/heads");
+        watch.extend([format!("{dir}/HEAD"), format!("{dir}/refs/heads")]);
     }
     if let Some(dir) = git(&["rev-parse", "--git-common-dir"]) {
-        println!("cargo:rerun-if-changed={dir}/refs/heads");
-        println!("cargo:rerun-if-changed={dir}/packed-refs");
+        watch.extend([format!("{dir}/refs/heads"), format!("{dir}/packed-refs")]);
+    }
+    for path in watch.iter().filter(|p| std::path::Path::new(p).exists()) {
+        println!("cargo:rerun-if-changed={path}");
     }
 }

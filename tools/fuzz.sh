@@ -15,6 +15,16 @@
 # Builds go to LUDUS_FUZZ_TARGET_DIR (default ~/.cache/ludus-anim/fuzz-target)
 # so that repeated runs, and CI on a machine that ran it before, rebuild
 # only what changed.
+#
+# Sanitizers: the targets over code that has `unsafe` (the runtime's
+# bounded loads in `package`, ufbx's C in `fbx`, the server's HTTP stack)
+# run under AddressSanitizer; the others exercise crates that
+# `forbid(unsafe_code)` and safe-Rust dependencies, where ASan can find
+# nothing a panic would not and costs about 6x the executions, so they
+# run without (`-s none`, a target directory of their own).
+#
+# LUDUS_FUZZ_RUNS=N stops each target after N executions (the long runs'
+# goal of 10^7) if that comes before SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,8 +43,25 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     exit 0
 fi
 
-export CARGO_TARGET_DIR=${LUDUS_FUZZ_TARGET_DIR:-$HOME/.cache/ludus-anim/fuzz-target}
+TARGET_DIR=${LUDUS_FUZZ_TARGET_DIR:-$HOME/.cache/ludus-anim/fuzz-target}
 SHARED=${LUDUS_SHARED:-../shared}
+
+# The sanitizer a target runs under (see the header).
+sanitizer() {
+    case $1 in
+        package | fbx | server) echo address ;;
+        *) echo none ;;
+    esac
+}
+
+# Where a sanitizer's builds go (the two must not share a directory:
+# their flags differ, so each build would throw the other's away).
+target_dir() {
+    case $1 in
+        address) echo "$TARGET_DIR" ;;
+        *) echo "$TARGET_DIR-$1" ;;
+    esac
+}
 
 # Largest input per target: big enough for real seeds' structure, small
 # enough that each execution stays fast.
@@ -87,26 +114,33 @@ seed_packages() {
     rm -rf "$out"
 }
 
-# Build first, once; LUDUS_FUZZ_BUILD_TIMEOUT (seconds) bounds it for CI
-# (a build cut short keeps what it compiled, so the next run goes on).
-build=(cargo +nightly fuzz build --fuzz-dir fuzz)
-if [ -n "${LUDUS_FUZZ_BUILD_TIMEOUT:-}" ]; then
-    build=(timeout "$LUDUS_FUZZ_BUILD_TIMEOUT" "${build[@]}")
-fi
-blog=$(mktemp)
-if ! "${build[@]}" >"$blog" 2>&1; then
-    if [ -n "${LUDUS_FUZZ_BUILD_TIMEOUT:-}" ] && ! grep -q '^error' "$blog"; then
-        echo "fuzz: skipped (building the targets took over ${LUDUS_FUZZ_BUILD_TIMEOUT} s; the next run continues the build)"
-        rm -f "$blog"
-        exit 0
+# Build first, once per sanitizer the targets need;
+# LUDUS_FUZZ_BUILD_TIMEOUT (seconds) bounds it for CI (a build cut short
+# keeps what it compiled, so the next run goes on).
+build() {
+    local san=$1 blog
+    local cmd=(cargo +nightly fuzz build --fuzz-dir fuzz -s "$san")
+    if [ -n "${LUDUS_FUZZ_BUILD_TIMEOUT:-}" ]; then
+        cmd=(timeout "$LUDUS_FUZZ_BUILD_TIMEOUT" "${cmd[@]}")
     fi
-    tail -40 "$blog" >&2
+    blog=$(mktemp)
+    if ! CARGO_TARGET_DIR=$(target_dir "$san") "${cmd[@]}" >"$blog" 2>&1; then
+        if [ -n "${LUDUS_FUZZ_BUILD_TIMEOUT:-}" ] && ! grep -q '^error' "$blog"; then
+            echo "fuzz: skipped (building the $san targets took over ${LUDUS_FUZZ_BUILD_TIMEOUT} s; the next run continues the build)"
+            rm -f "$blog"
+            exit 0
+        fi
+        tail -40 "$blog" >&2
+        rm -f "$blog"
+        exit 1
+    fi
     rm -f "$blog"
-    exit 1
-fi
-rm -f "$blog"
+}
+for san in $(for t in "${TARGETS[@]}"; do sanitizer "$t"; done | sort -u); do
+    build "$san"
+done
 
-printf '%-9s %8s %12s %8s %8s\n' target seconds execs corpus crashes
+printf '%-9s %-8s %8s %12s %8s %8s\n' target sanitizer seconds execs corpus crashes
 status=0
 for t in "${TARGETS[@]}"; do
     seed "$t"
@@ -117,15 +151,19 @@ for t in "${TARGETS[@]}"; do
     before=$(ls "fuzz/artifacts/$t" | wc -l)
     # -rss_limit_mb: an input that makes the importer use over 2 GB is a
     # finding (the limits allow 256 MB per asset in the targets).
-    if ! cargo +nightly fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" -- \
+    runs=()
+    [ -n "${LUDUS_FUZZ_RUNS:-}" ] && runs=("-runs=$LUDUS_FUZZ_RUNS")
+    san=$(sanitizer "$t")
+    if ! CARGO_TARGET_DIR=$(target_dir "$san") cargo +nightly fuzz run --fuzz-dir fuzz -s "$san" "$t" "fuzz/corpus/$t" -- \
         -max_total_time="$SECS" -max_len="$(max_len "$t")" -timeout=10 \
-        -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" >"$log" 2>&1; then
+        -rss_limit_mb=2048 -print_final_stats=1 "${runs[@]}" "${dict[@]}" >"$log" 2>&1; then
         status=1
         tail -40 "$log" >&2
     fi
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     after=$(ls "fuzz/artifacts/$t" | wc -l)
-    printf '%-9s %8s %12s %8s %8s\n' "$t" "$SECS" "${execs:-?}" "$(ls "fuzz/corpus/$t" | wc -l)" "$((after - before))"
+    secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o '[0-9]* second' | grep -o '[0-9]*' | tail -1)
+    printf '%-9s %-8s %8s %12s %8s %8s\n' "$t" "$san" "${secs:-$SECS}" "${execs:-?}" "$(ls "fuzz/corpus/$t" | wc -l)" "$((after - before))"
     rm -f "$log"
 done
 exit $status
