@@ -25,12 +25,31 @@ pub(super) fn read_u32(b: &[u8], at: usize) -> u32 {
 }
 
 /// The `len` (<= 8) bytes at `at` as a little-endian integer, bytes past
-/// the end of `b` read as zero. The cold side of the bounded loads: a
-/// blob has no padding (version 3), so the last loads of its last
-/// segment run past its end and take this path.
-#[cold]
+/// the end of `b` read as zero: the side of the bounded loads where fewer
+/// than `len` bytes are left. A blob has no padding (version 3), so the
+/// loads of the last range entries and rows of its last segment come
+/// here on every decode that reads that segment: one load of the slice's
+/// last eight bytes, shifted, rather than a byte loop (which only slices
+/// under eight bytes take).
 #[inline(never)]
 fn load_tail(b: &[u8], at: usize, len: usize) -> u64 {
+    let n = b.len();
+    let keep = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * len)) - 1
+    };
+    if at >= n {
+        return 0;
+    }
+    if n >= 8 {
+        // SAFETY: `n >= 8`: the eight bytes ending at the slice's end are
+        // inside it. `at > n - 8` (the caller's in-bounds test failed and
+        // `at < n`), so the shift is 8..=56 bits.
+        let w =
+            u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(n - 8) as *const u64) });
+        return (w >> (8 * (at + 8 - n))) & keep;
+    }
     let tail = b.get(at..).unwrap_or(&[]);
     tail.iter()
         .take(len.min(8))
@@ -126,11 +145,28 @@ pub(super) fn u16x3(w: u64) -> Vec3A {
 /// bits (each <= 19; a 0-bit field is lane 0) as f32 (exact).
 #[inline(always)]
 pub(super) fn fields3(w: u64, bx: usize, by: usize, bz: usize) -> Vec3A {
-    let (x, y, z) = (
+    int3(
         (w & ((1u64 << bx) - 1)) as i32,
         ((w >> bx) & ((1u64 << by) - 1)) as i32,
         ((w >> (bx + by)) & ((1u64 << bz) - 1)) as i32,
-    );
+    )
+}
+
+/// [`fields3`] with three fields of `b` bits each: the common case (every
+/// component stored), one mask for the three.
+#[inline(always)]
+pub(super) fn fields3_uniform(w: u64, b: usize) -> Vec3A {
+    let mask = (1u64 << b) - 1;
+    int3(
+        (w & mask) as i32,
+        ((w >> b) & mask) as i32,
+        ((w >> (2 * b)) & mask) as i32,
+    )
+}
+
+/// Lanes x, y, z as f32 (exact for these field widths).
+#[inline(always)]
+fn int3(x: i32, y: i32, z: i32) -> Vec3A {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::*;

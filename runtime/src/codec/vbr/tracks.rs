@@ -4,7 +4,9 @@
 
 use super::batch::PendingRotation;
 use super::format::*;
-use super::simd::{fields3, load_f32x3, load_u64, prefetch, rotation_codes, u16x3, u8x3};
+use super::simd::{
+    fields3, fields3_uniform, load_f32x3, load_u64, prefetch, rotation_codes, u16x3, u8x3,
+};
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
 
@@ -124,9 +126,11 @@ impl Default for SegmentCache {
 struct TrackParams {
     /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
     bits: u32,
-    /// Quantized ids: the bits of each component's field, 0 for a
-    /// component that stores none (zero clip extent).
-    widths: [u32; 3],
+    /// Quantized ids: the bits of one component's field (`bits`, at most
+    /// 19), and which components store them (bit k set: component k; a
+    /// zero clip extent stores none).
+    field: u32,
+    stored: u32,
     bias: Vec3A,
     scale: Vec3A,
     /// `1 / (2^bits - 1)`.
@@ -306,12 +310,6 @@ impl<'a> VbrClip<'a> {
         let info = RATE_INFO[(rate & 63) as usize];
         // Components with a zero clip extent store no bits (`component_stored`).
         let stored = cext.cmpne(Vec3A::ZERO).bitmask();
-        let b = u32::from(info.bits).min(19);
-        let widths = [
-            b * (stored & 1),
-            b * ((stored >> 1) & 1),
-            b * ((stored >> 2) & 1),
-        ];
         // A cursor lies at most at the end of the data; the load reads
         // bytes past the end as zero (the last entries of the last segment).
         let w = load_u64(self.data, *range);
@@ -325,7 +323,8 @@ impl<'a> VbrClip<'a> {
         };
         TrackParams {
             bits: info.bits as u32,
-            widths,
+            field: u32::from(info.bits).min(19),
+            stored,
             bias: cmin + cext * (lo * k),
             scale: cext * (hi * INV_255),
             inv: INV_BITS[(info.bits & 63) as usize],
@@ -348,9 +347,18 @@ impl<'a> VbrClip<'a> {
         }
         // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
         let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
-        let [bx, by, bz] = p.widths.map(|w| w as usize);
-        let q = fields3(word, bx, by, bz);
-        *bit += bx + by + bz;
+        let b = p.field as usize;
+        let q = if p.stored == 7 {
+            *bit += 3 * b;
+            fields3_uniform(word, b)
+        } else {
+            // Some component has a zero clip extent: rare, and the same
+            // tracks take this side every decode (well predicted).
+            let w = |k: u32| b * ((p.stored >> k) & 1) as usize;
+            let (bx, by, bz) = (w(0), w(1), w(2));
+            *bit += bx + by + bz;
+            fields3(word, bx, by, bz)
+        };
         p.bias + p.scale * (q * p.inv)
     }
 
