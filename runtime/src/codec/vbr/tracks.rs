@@ -310,16 +310,20 @@ impl<'a> VbrClip<'a> {
         let info = RATE_INFO[(rate & 63) as usize];
         // Components with a zero clip extent store no bits (`component_stored`).
         let stored = cext.cmpne(Vec3A::ZERO).bitmask();
-        // A cursor lies at most at the end of the data; the load reads
-        // bytes past the end as zero (the last entries of the last segment).
-        let w = load_u64(self.data, *range);
-        *range += info.range_bytes as usize;
-        let (lo, k, hi) = if info.constant {
-            (u16x3(w), INV_65535, Vec3A::ZERO)
-        } else if info.range_bytes == 0 {
+        // Only a track with a range entry loads one: an unranged track's
+        // cursor may sit at the end of the data (the segment ranges come
+        // last), where a load takes the slow tail side. The last entries of
+        // the last segment still do; bytes past the end read as zero.
+        let (lo, k, hi) = if info.range_bytes == 0 {
             (Vec3A::ZERO, INV_255, Vec3A::splat(255.0))
         } else {
-            (u8x3(w), INV_255, u8x3(w >> 24))
+            let w = load_u64(self.data, *range);
+            *range += info.range_bytes as usize;
+            if info.constant {
+                (u16x3(w), INV_65535, Vec3A::ZERO)
+            } else {
+                (u8x3(w), INV_255, u8x3(w >> 24))
+            }
         };
         TrackParams {
             bits: info.bits as u32,
@@ -332,9 +336,11 @@ impl<'a> VbrClip<'a> {
     }
 
     /// One vector sample at bit position `bit` (advanced). A segment
-    /// constant (0 bits) reads zero fields and gives `bias + 0`.
+    /// constant (0 bits) reads zero fields and gives `bias + 0`. `UNIFORM`:
+    /// every component is stored (`p.stored == 7`), the common case, which
+    /// the track tests once for both of its samples.
     #[inline(always)]
-    fn vec_sample(&self, p: &TrackParams, bit: &mut usize) -> Vec3A {
+    fn vec_sample<const UNIFORM: bool>(&self, p: &TrackParams, bit: &mut usize) -> Vec3A {
         if p.bits == 32 {
             let d = self.data;
             let v = Vec3A::new(
@@ -348,12 +354,10 @@ impl<'a> VbrClip<'a> {
         // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
         let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
         let b = p.field as usize;
-        let q = if p.stored == 7 {
+        let q = if UNIFORM {
             *bit += 3 * b;
             fields3_uniform(word, b)
         } else {
-            // Some component has a zero clip extent: rare, and the same
-            // tracks take this side every decode (well predicted).
             let w = |k: u32| b * ((p.stored >> k) & 1) as usize;
             let (bx, by, bz) = (w(0), w(1), w(2));
             *bit += bx + by + bz;
@@ -365,7 +369,7 @@ impl<'a> VbrClip<'a> {
     /// One rotation sample (w rebuilt later by the batch) at bit position
     /// `bit` (advanced).
     #[inline(always)]
-    fn rot_sample(&self, p: &TrackParams, bit: &mut usize) -> PendingRotation {
+    fn rot_sample<const UNIFORM: bool>(&self, p: &TrackParams, bit: &mut usize) -> PendingRotation {
         if p.bits == 32 {
             let d = self.data;
             let q = Quat::from_xyzw(
@@ -377,7 +381,7 @@ impl<'a> VbrClip<'a> {
             *bit += 128;
             return PendingRotation::full(q);
         }
-        PendingRotation::xyz(self.vec_sample(p, bit))
+        PendingRotation::xyz(self.vec_sample::<UNIFORM>(p, bit))
     }
 
     /// Advance the cursor past one animated track of one sample (`stored`:
@@ -436,11 +440,25 @@ impl<'a> VbrClip<'a> {
         s: &Samples,
     ) -> (PendingRotation, PendingRotation) {
         let (p0, p1) = self.track_params::<PAIR>(c, s, true);
-        let qa = self.rot_sample(&p0, &mut c.bit0);
+        // Both samples share the clip range, hence `stored`: one test.
+        if p0.stored == 7 {
+            self.rotation_pair::<PAIR, true>(c, (&p0, &p1))
+        } else {
+            self.rotation_pair::<PAIR, false>(c, (&p0, &p1))
+        }
+    }
+
+    #[inline(always)]
+    fn rotation_pair<const PAIR: u8, const UNIFORM: bool>(
+        &self,
+        c: &mut Cursor,
+        (p0, p1): (&TrackParams, &TrackParams),
+    ) -> (PendingRotation, PendingRotation) {
+        let qa = self.rot_sample::<UNIFORM>(p0, &mut c.bit0);
         let qb = if PAIR == PAIR_ONE {
             qa
         } else {
-            self.rot_sample(&p1, &mut c.bit1)
+            self.rot_sample::<UNIFORM>(p1, &mut c.bit1)
         };
         (qa, qb)
     }
@@ -449,11 +467,25 @@ impl<'a> VbrClip<'a> {
     #[inline(always)]
     pub(super) fn animated_vector<const PAIR: u8>(&self, c: &mut Cursor, s: &Samples) -> Vec3 {
         let (p0, p1) = self.track_params::<PAIR>(c, s, false);
-        let va = self.vec_sample(&p0, &mut c.bit0);
+        if p0.stored == 7 {
+            self.vector_pair::<PAIR, true>(c, s.alpha, (&p0, &p1))
+        } else {
+            self.vector_pair::<PAIR, false>(c, s.alpha, (&p0, &p1))
+        }
+    }
+
+    #[inline(always)]
+    fn vector_pair<const PAIR: u8, const UNIFORM: bool>(
+        &self,
+        c: &mut Cursor,
+        alpha: f32,
+        (p0, p1): (&TrackParams, &TrackParams),
+    ) -> Vec3 {
+        let va = self.vec_sample::<UNIFORM>(p0, &mut c.bit0);
         if PAIR == PAIR_ONE {
             Vec3::from(va)
         } else {
-            Vec3::from(va.lerp(self.vec_sample(&p1, &mut c.bit1), s.alpha))
+            Vec3::from(va.lerp(self.vec_sample::<UNIFORM>(p1, &mut c.bit1), alpha))
         }
     }
 }
