@@ -90,12 +90,21 @@ pub struct Marker<'a> {
 /// cannot be edited afterwards (the decoders and the event and trajectory
 /// views rely on it); read them through the accessors.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Clip<'a> {
-    pub(super) name: &'a str,
+    // What every decode reads comes first, in as few cache lines as the
+    // struct allows (64-byte aligned, `repr(C)` so the order holds): under
+    // many clip instances a clip's view is as cold as its data, and each
+    // line it spans is one more miss per decode.
+    pub(crate) codec: ClipCodec<'a>,
     pub(super) duration_s: f32,
     pub(super) sample_rate_hz: f32,
     pub(super) num_samples: u32,
     pub(super) loop_mode: LoopMode,
+    /// Built at load for VBR clips: direct access to any joint's data.
+    pub(crate) index: Option<VbrIndex>,
+    pub(crate) joint_count: usize,
+    pub(super) name: &'a str,
     pub(super) codec_id: CodecId,
     pub(super) codec_version: u16,
     pub(super) profile: &'a str,
@@ -103,13 +112,9 @@ pub struct Clip<'a> {
     pub(super) resample_error_m: f32,
     pub(super) max_error_m: f32,
     pub(super) blob_size: usize,
-    pub(crate) codec: ClipCodec<'a>,
-    /// Built at load for VBR clips: direct access to any joint's data.
-    pub(crate) index: Option<VbrIndex>,
     pub(super) loop_seam_error_m: Option<f32>,
     pub(super) root_motion: Option<RootMotion<'a>>,
     pub(super) curves: std::ops::Range<usize>,
-    pub(crate) joint_count: usize,
     pub(super) additive_reference: Option<&'a str>,
     /// Decoded at load (package bytes need not be aligned for
     /// `RigidTransform`); validated through `Trajectory::new`.

@@ -119,7 +119,7 @@ impl VbrIndex {
     /// Build the index of a validated clip. Allocates (once, at load).
     pub fn build(clip: &VbrClip<'_>) -> Result<VbrIndex, CodecError> {
         let mut joints = Vec::with_capacity(clip.types.len());
-        let mut class = Vec::with_capacity(clip.animated);
+        let mut class = Vec::with_capacity(clip.animated_track_count());
         let (mut constant, mut range) = (0usize, 0usize);
         for &t in clip.types {
             joints.push(JointEntry {
@@ -146,7 +146,7 @@ impl VbrIndex {
         }
         let tracks = class.len();
         class.resize(tracks + CHECKPOINT - 1, 0);
-        let groups = clip.animated.div_ceil(CHECKPOINT);
+        let groups = clip.animated_track_count().div_ceil(CHECKPOINT);
         let segments = clip.segments as usize;
         let mut checkpoints = Vec::with_capacity(groups.saturating_mul(segments));
         for s in 0..segments {
@@ -227,7 +227,7 @@ impl VbrIndex {
 pub(super) fn shape(clip: &VbrClip<'_>) -> (usize, usize, u32, usize) {
     (
         clip.joint_count,
-        clip.animated,
+        clip.animated_track_count(),
         clip.segments,
         clip.data.len(),
     )

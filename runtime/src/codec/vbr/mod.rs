@@ -85,7 +85,9 @@ pub struct VbrClip<'a> {
     data: &'a [u8],
     joint_count: usize,
     num_samples: u32,
-    animated: usize,
+    /// Animated tracks (at most 3 per joint: u32 keeps the view, and so
+    /// a `Clip`'s decode fields, within two cache lines).
+    animated: u32,
     segments: u32,
     /// Samples in the short segments (`num_samples / segments`).
     seg_len: u32,
@@ -108,7 +110,7 @@ impl<'a> VbrClip<'a> {
         self.segments
     }
     pub fn animated_track_count(&self) -> usize {
-        self.animated
+        self.animated as usize
     }
     /// How joint `joint`'s track `k` (0 rotation, 1 translation, 2 scale)
     /// is stored: the kind of its type byte (0 default, 1 constant,
@@ -122,7 +124,7 @@ impl<'a> VbrClip<'a> {
     /// segment `s`: 0 segment-constant, 3..=19 quantized, 32 raw f32;
     /// `None` out of range. For reports and dashboards, not the decode path.
     pub fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
-        if s >= self.segments || a >= self.animated {
+        if s >= self.segments || a >= self.animated as usize {
             return None;
         }
         let (block, _) = self.segment_entry(s);

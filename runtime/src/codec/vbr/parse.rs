@@ -65,7 +65,8 @@ impl<'a> VbrClip<'a> {
             data,
             joint_count,
             num_samples,
-            animated,
+            animated: u32::try_from(animated)
+                .map_err(|_| invalid("vbr has too many animated tracks"))?,
             segments,
             seg_len: num_samples.checked_div(segments).unwrap_or(0),
             seg_long: num_samples.checked_rem(segments).unwrap_or(0),
@@ -87,7 +88,7 @@ impl<'a> VbrClip<'a> {
                 return Err(invalid("vbr segment offset is not contiguous"));
             }
             let rates_end = block
-                .checked_add(self.animated)
+                .checked_add(self.animated as usize)
                 .ok_or(invalid("vbr size overflows"))?;
             let rates = self
                 .data

@@ -223,7 +223,7 @@ impl<'a> VbrClip<'a> {
         let start = self.segment_start(s);
         let len = (self.segment_start(s + 1) - start) as usize;
         let local = sample.saturating_sub(start) as usize;
-        let samples = block + self.animated;
+        let samples = block + self.animated as usize;
         SampleRef {
             segment: s,
             rates: block,
@@ -272,9 +272,9 @@ impl<'a> VbrClip<'a> {
     #[inline(always)]
     pub(super) fn prefetch_segment(&self, s: &SampleRef) {
         let d = self.data;
-        prefetch(d, s.rates, self.animated);
+        prefetch(d, s.rates, self.animated as usize);
         prefetch(d, s.bit >> 3, s.row_bits.div_ceil(8) + 1);
-        prefetch(d, s.ranges, self.animated * SEGMENT_RANGE_BYTES);
+        prefetch(d, s.ranges, self.animated as usize * SEGMENT_RANGE_BYTES);
     }
 
     /// Clip range (min, extent) of the animated track whose entry starts at
