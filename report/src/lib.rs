@@ -141,6 +141,39 @@ pub struct AssetReport {
     pub clips: Vec<ClipReport>,
 }
 
+impl AssetReport {
+    /// An asset that produced nothing, with one error diagnostic `code`
+    /// (`file`: the diagnostic's file, if it names one). What the cook's
+    /// panic isolation and the asset server's failed cooks both record.
+    pub fn failed(
+        source: String,
+        source_hash: String,
+        format: String,
+        (code, message, file): (&str, String, Option<String>),
+    ) -> AssetReport {
+        AssetReport {
+            source,
+            source_hash,
+            format,
+            status: AssetStatus::Failed,
+            diagnostics: vec![ReportDiagnostic {
+                severity: Severity::Error,
+                code: code.to_string(),
+                message,
+                file,
+                clip: None,
+                joint: None,
+                time_s: None,
+            }],
+            decisions: Vec::new(),
+            package: None,
+            package_bytes: 0,
+            skeleton: None,
+            clips: Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SkeletonReport {
     pub joints: usize,

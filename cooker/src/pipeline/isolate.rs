@@ -16,7 +16,7 @@
 use super::asset::{cook_asset, AssetResult};
 use super::Cook;
 use crate::manifest::AssetJob;
-use crate::report::{AssetReport, AssetStatus, ReportDiagnostic, Severity};
+use crate::report::AssetReport;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -37,28 +37,15 @@ fn panicked(job: &AssetJob, cx: &Cook<'_>, payload: &(dyn Any + Send)) -> AssetR
         "internal error while cooking this asset (a bug in ludus-anim; please report it with this file): panicked: {}",
         payload_text(payload)
     );
-    let report = AssetReport {
-        source: file.clone(),
-        source_hash: String::new(),
-        format: ludus_anim_model::SourceFormat::of_path(&job.path)
-            .map_or("unknown", ludus_anim_model::SourceFormat::name)
-            .to_string(),
-        status: AssetStatus::Failed,
-        diagnostics: vec![ReportDiagnostic {
-            severity: Severity::Error,
-            code: PANIC_CODE.to_string(),
-            message,
-            file: Some(file),
-            clip: None,
-            joint: None,
-            time_s: None,
-        }],
-        decisions: Vec::new(),
-        package: None,
-        package_bytes: 0,
-        skeleton: None,
-        clips: Vec::new(),
-    };
+    let format = ludus_anim_model::SourceFormat::of_path(&job.path)
+        .map_or("unknown", ludus_anim_model::SourceFormat::name)
+        .to_string();
+    let report = AssetReport::failed(
+        file.clone(),
+        String::new(),
+        format,
+        (PANIC_CODE, message, Some(file)),
+    );
     AssetResult {
         report,
         package: None,

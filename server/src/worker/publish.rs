@@ -227,29 +227,16 @@ impl Worker {
             let format = self.jobs.get(n).and_then(|j| {
                 ludus_anim_model::SourceFormat::of_path(&j.path).map(|f| f.name().to_string())
             });
-            let report = AssetReport {
-                source: n.clone(),
-                source_hash: prev
-                    .as_ref()
-                    .map(|p| p.report.source_hash.clone())
-                    .unwrap_or_default(),
-                format: format.unwrap_or_else(|| "unknown".into()),
-                status: AssetStatus::Failed,
-                diagnostics: vec![ReportDiagnostic {
-                    severity: Severity::Error,
-                    code: "cook_failed".into(),
-                    message: why.to_string(),
-                    file: None,
-                    clip: None,
-                    joint: None,
-                    time_s: None,
-                }],
-                decisions: Vec::new(),
-                package: None,
-                package_bytes: 0,
-                skeleton: None,
-                clips: Vec::new(),
-            };
+            let hash = prev
+                .as_ref()
+                .map(|p| p.report.source_hash.clone())
+                .unwrap_or_default();
+            let report = AssetReport::failed(
+                n.clone(),
+                hash,
+                format.unwrap_or_else(|| "unknown".into()),
+                ("cook_failed", why.to_string(), None),
+            );
             let (good, sidecar) = prev.map_or((None, None), |p| (p.good, p.sidecar));
             self.assets.insert(
                 n.clone(),
