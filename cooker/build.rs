@@ -20,16 +20,21 @@ fn main() {
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=LUDUS_ANIM_REVISION={revision}");
     println!("cargo:rerun-if-env-changed=LUDUS_ANIM_REVISION");
-    // Only paths that exist: cargo treats a missing one as always changed,
-    // which rebuilt the cooker (and all that depends on it) on every build
-    // of a repository without `packed-refs`. Packing refs later deletes
-    // loose ones, which changes `refs/heads`.
+    // Watch what names the revision and nothing wider: HEAD, and the ref
+    // it points to (loose or packed). Only paths that exist: cargo treats
+    // a missing one as always changed (that rebuilt the cooker, and all
+    // that depends on it, on every build). Not the whole `refs/heads`,
+    // which every commit on any branch touches (a worktree on another
+    // branch rebuilt on each of them).
     let mut watch = Vec::new();
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        watch.extend([format!("{dir}/HEAD"), format!("{dir}/refs/heads")]);
+        watch.push(format!("{dir}/HEAD"));
     }
     if let Some(dir) = git(&["rev-parse", "--git-common-dir"]) {
-        watch.extend([format!("{dir}/refs/heads"), format!("{dir}/packed-refs")]);
+        if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            watch.push(format!("{dir}/{head_ref}"));
+        }
+        watch.push(format!("{dir}/packed-refs"));
     }
     for path in watch.iter().filter(|p| std::path::Path::new(p).exists()) {
         println!("cargo:rerun-if-changed={path}");
