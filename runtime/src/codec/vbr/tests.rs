@@ -1,6 +1,6 @@
 use super::batch::PendingRotation;
 use super::format::*;
-use super::simd::{blend4, normalize4};
+use super::simd::{blend4, load_u64, normalize4, read_u32};
 use super::*;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
@@ -411,4 +411,28 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
     let mut out = [Transform::IDENTITY; 1];
     let rest = [Transform::IDENTITY; 2];
     assert!(!a.decode_joints_indexed(&b_index, pos, &rest, &[0], &mut out));
+}
+
+/// The bounded loads read bytes past the end of the slice as zero, at
+/// every position near the end and for every slice length (the tail
+/// side shifts the slice's last eight bytes; under eight it loops).
+#[test]
+fn bounded_loads_read_past_the_end_as_zero() {
+    let bytes: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37)).collect();
+    for n in 0..bytes.len() {
+        let b = &bytes[..n];
+        let expect = |at: usize, len: usize| {
+            (0..len).fold(0u64, |v, k| {
+                v | u64::from(*b.get(at + k).unwrap_or(&0)) << (8 * k)
+            })
+        };
+        for at in 0..n + 12 {
+            assert_eq!(load_u64(b, at), expect(at, 8), "load_u64 len {n} at {at}");
+            assert_eq!(
+                u64::from(read_u32(b, at)),
+                expect(at, 4),
+                "read_u32 len {n} at {at}"
+            );
+        }
+    }
 }
