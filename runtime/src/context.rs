@@ -18,7 +18,8 @@ use crate::codec::vbr::{SegmentCache, StaticTracks, VbrIndex, VbrRequest};
 use crate::codec::ClipCodec;
 use crate::math::Transform;
 use crate::package::Clip;
-use crate::timing::{sample_position, LoopMode, SamplePosition};
+use crate::package::Timing;
+use crate::timing::SamplePosition;
 
 /// Masks with at least this many joints in 16 of the skeleton decode the
 /// whole pose instead of seeking each joint (measured, see
@@ -50,37 +51,10 @@ pub struct DecodeContext<'c, 'a> {
     clip: &'c Clip<'a>,
 }
 
-/// The clip's fields `seek` reads.
-#[derive(Clone, Copy, Debug)]
-struct Timing {
-    duration_s: f32,
-    sample_rate_hz: f32,
-    num_samples: u32,
-    loop_mode: LoopMode,
-}
-
-impl Timing {
-    #[inline(always)]
-    fn position(&self, t: f32) -> SamplePosition {
-        sample_position(
-            t,
-            self.duration_s,
-            self.sample_rate_hz,
-            self.num_samples,
-            self.loop_mode,
-        )
-    }
-}
-
 impl<'c, 'a> DecodeContext<'c, 'a> {
     /// A context bound to `clip`, at time 0.
     pub fn new(clip: &'c Clip<'a>) -> Self {
-        let timing = Timing {
-            duration_s: clip.duration_s(),
-            sample_rate_hz: clip.sample_rate_hz(),
-            num_samples: clip.num_samples(),
-            loop_mode: clip.loop_mode(),
-        };
+        let timing = clip.timing();
         DecodeContext {
             codec: clip.codec,
             pos: timing.position(0.0),

@@ -195,13 +195,19 @@ impl<'a> Clip<'a> {
     /// and loop semantics.
     #[inline]
     pub fn position(&self, t: f32) -> SamplePosition {
-        sample_position(
-            t,
-            self.duration_s,
-            self.sample_rate_hz,
-            self.num_samples,
-            self.loop_mode,
-        )
+        self.timing().position(t)
+    }
+
+    /// The fields that map a time to samples, by value (a decode context
+    /// keeps them, so that `seek` does not read the clip).
+    #[inline]
+    pub(crate) fn timing(&self) -> Timing {
+        Timing {
+            duration_s: self.duration_s,
+            sample_rate_hz: self.sample_rate_hz,
+            num_samples: self.num_samples,
+            loop_mode: self.loop_mode,
+        }
     }
 
     /// Sample only `joints` (skeleton indices, any order) at time `t`:
@@ -365,5 +371,28 @@ impl<'a> Clip<'a> {
             .iter()
             .zip(&self.marker_info)
             .map(|(&event, &(name, kind))| Marker { event, name, kind })
+    }
+}
+
+/// A clip's duration, rate, sample count and loop mode: all that maps a
+/// clip-local time to its bracketing samples.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timing {
+    duration_s: f32,
+    sample_rate_hz: f32,
+    num_samples: u32,
+    loop_mode: LoopMode,
+}
+
+impl Timing {
+    #[inline(always)]
+    pub(crate) fn position(&self, t: f32) -> SamplePosition {
+        sample_position(
+            t,
+            self.duration_s,
+            self.sample_rate_hz,
+            self.num_samples,
+            self.loop_mode,
+        )
     }
 }

@@ -37,6 +37,7 @@ mod records;
 mod tests;
 
 pub use bytes::Strings;
+pub(crate) use clip::Timing;
 pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
 pub use curve::{CurveChannel, CurveComposition};
 
