@@ -16,7 +16,9 @@
 //! under a simulator are the difference of two runs' totals over the
 //! difference of their N (the setup is the same). With `--time` after the
 //! mode, prints the median and 10th percentile over chunks of 256
-//! decodes (first two passes excluded) of the mean ns per decode.
+//! decodes (first two passes excluded) of the mean ns per decode. With
+//! `--warm`, every copy shares one package buffer (warm clip data: the
+//! decode's compute alone, for comparison with the cold figure).
 
 use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Package;
@@ -36,7 +38,8 @@ fn parse<T: std::str::FromStr>(s: Option<&String>, what: &str) -> T {
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let time = args.iter().any(|a| a == "--time");
-    args.retain(|a| a != "--time");
+    let warm = args.iter().any(|a| a == "--warm");
+    args.retain(|a| a != "--time" && a != "--warm");
     let mode = args.first().cloned().unwrap_or_default();
     let n: usize = parse(args.get(1), "N");
     let copies: usize = parse(args.get(2), "COPIES");
@@ -44,7 +47,7 @@ fn main() {
     let clip_index: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0);
     let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let slot = bytes.len().div_ceil(128 << 10) * (128 << 10);
-    let buffers: Vec<Vec<u8>> = (0..copies.max(1))
+    let buffers: Vec<Vec<u8>> = (0..if warm { 1 } else { copies.max(1) })
         .map(|_| {
             let mut b = Vec::with_capacity(slot);
             b.extend_from_slice(&bytes);
@@ -53,6 +56,8 @@ fn main() {
         .collect();
     let packages: Vec<Package<'_>> = buffers
         .iter()
+        .cycle()
+        .take(copies.max(1))
         .map(|b| Package::load(b).unwrap_or_else(|e| fail(format!("{path}: {e}"))))
         .collect();
     let first = packages.first().unwrap_or_else(|| fail("no copy".into()));

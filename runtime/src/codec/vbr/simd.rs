@@ -31,6 +31,7 @@ pub(super) fn read_u32(b: &[u8], at: usize) -> u32 {
 /// here on every decode that reads that segment: one load of the slice's
 /// last eight bytes, shifted, rather than a byte loop (which only slices
 /// under eight bytes take).
+#[cold]
 #[inline(never)]
 fn load_tail(b: &[u8], at: usize, len: usize) -> u64 {
     let n = b.len();
@@ -153,15 +154,35 @@ pub(super) fn fields3(w: u64, bx: usize, by: usize, bz: usize) -> Vec3A {
 }
 
 /// [`fields3`] with three fields of `b` bits each: the common case (every
-/// component stored), one mask for the three.
+/// component stored). In SSE2 lanes: the word shifted by `b` and `2 * b`
+/// as 64-bit lanes, the three low halves gathered and masked together
+/// (lane w unspecified), instead of three scalar extractions and three
+/// moves into the vector.
 #[inline(always)]
 pub(super) fn fields3_uniform(w: u64, b: usize) -> Vec3A {
-    let mask = (1u64 << b) - 1;
-    int3(
-        (w & mask) as i32,
-        ((w >> b) & mask) as i32,
-        ((w >> (2 * b)) & mask) as i32,
-    )
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            let v = _mm_cvtsi64_si128(w as i64);
+            let count = _mm_cvtsi32_si128(b as i32);
+            let y = _mm_srl_epi64(v, count);
+            let z = _mm_srl_epi64(y, count);
+            let xyz = _mm_unpacklo_epi64(_mm_unpacklo_epi32(v, y), z);
+            let mask = _mm_set1_epi32(((1u32 << b) - 1) as i32);
+            Vec3A::from(_mm_cvtepi32_ps(_mm_and_si128(xyz, mask)))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mask = (1u64 << b) - 1;
+        int3(
+            (w & mask) as i32,
+            ((w >> b) & mask) as i32,
+            ((w >> (2 * b)) & mask) as i32,
+        )
+    }
 }
 
 /// Lanes x, y, z as f32 (exact for these field widths).
@@ -390,7 +411,10 @@ fn normalize_lanes(
             _mm_cmple_ps(len2, _mm_set1_ps(f32::MAX)),
         );
         let r = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(len2));
-        core::array::from_fn(|i| select_ps(ok, _mm_mul_ps(q[i], r), fallback[i]))
+        // Written out lane by lane: `array::from_fn` is not always inlined
+        // here, and a call per flush costs more than the lanes.
+        let f = |i: usize| select_ps(ok, _mm_mul_ps(q[i], r), fallback[i]);
+        [f(0), f(1), f(2), f(3)]
     }
 }
 
@@ -437,8 +461,9 @@ fn soa4(p: &[Quat; 4]) -> [core::arch::x86_64::__m128; 4] {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn aos4(o: [core::arch::x86_64::__m128; 4]) -> [Quat; 4] {
-    let rows = soa4(&o.map(|v| Quat::from_vec4(glam::Vec4::from(v))));
-    rows.map(|r| Quat::from_vec4(glam::Vec4::from(r)))
+    let q = |v: core::arch::x86_64::__m128| Quat::from_vec4(glam::Vec4::from(v));
+    let rows = soa4(&[q(o[0]), q(o[1]), q(o[2]), q(o[3])]);
+    [q(rows[0]), q(rows[1]), q(rows[2]), q(rows[3])]
 }
 
 /// `nlerp_shortest` of four pairs, w rebuilt (as [`rotation_from_xyz`])
@@ -484,10 +509,11 @@ pub(super) fn blend4(
         let neg = _mm_cmplt_ps(dot4(qa, qb), _mm_setzero_ps());
         let m1 = _mm_set1_ps(-1.0);
         let t = _mm_set1_ps(alpha);
-        let q: [__m128; 4] = core::array::from_fn(|i| {
+        let lerp = |i: usize| {
             let bi = select_ps(neg, _mm_mul_ps(qb[i], m1), qb[i]);
             _mm_add_ps(qa[i], _mm_mul_ps(_mm_sub_ps(bi, qa[i]), t))
-        });
+        };
+        let q = [lerp(0), lerp(1), lerp(2), lerp(3)];
         aos4(normalize_lanes(q, qa))
     }
 }

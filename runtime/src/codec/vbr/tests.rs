@@ -1,6 +1,6 @@
 use super::batch::PendingRotation;
 use super::format::*;
-use super::simd::{blend4, load_u64, normalize4, read_u32};
+use super::simd::{blend4, fields3_uniform, load_u64, normalize4, read_u32};
 use super::*;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
@@ -433,6 +433,24 @@ fn bounded_loads_read_past_the_end_as_zero() {
                 expect(at, 4),
                 "read_u32 len {n} at {at}"
             );
+        }
+    }
+}
+
+/// The SSE2 uniform field extraction gives the scalar fields, for every
+/// width the codec stores (0..=19 bits) and words over the whole range.
+#[test]
+fn uniform_fields_match_the_scalar_extraction() {
+    let mut w = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..2000 {
+        w = w.rotate_left(13).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5851_f42d;
+        for b in 0..=19usize {
+            let v = fields3_uniform(w, b);
+            let mask = (1u64 << b) - 1;
+            let expect = [w & mask, (w >> b) & mask, (w >> (2 * b)) & mask];
+            for (k, e) in expect.iter().enumerate() {
+                assert_eq!(v[k], *e as f32, "word {w:#x} width {b} lane {k}");
+            }
         }
     }
 }
