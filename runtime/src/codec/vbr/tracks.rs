@@ -12,11 +12,16 @@ use crate::math::{Quat, Vec3, Vec3A};
 
 /// What decoding needs of a rate byte, looked up rather than branched on
 /// (the rates of a track change from segment to segment, so branches on
-/// them mispredict under random access).
+/// them mispredict under random access). Eight bytes: one load per track.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
 struct RateInfo {
+    /// `1 / (2^field - 1)` (`INV_BITS`; 0 for 0 or 32 bits).
+    inv: f32,
     /// Bits per component: 0 (segment constant), 3..=19, or 32 (raw).
     bits: u8,
+    /// `bits` capped at 19: the field width of a quantized component.
+    field: u8,
     /// Bytes of the track's segment range entry: 6, or 0 if it has none.
     range_bytes: u8,
     /// Segment constant: the range entry holds the value as three u16 codes.
@@ -26,7 +31,9 @@ struct RateInfo {
 /// [`RateInfo`] of every 6-bit rate byte (validated bytes have bits 6-7 clear).
 const RATE_INFO: [RateInfo; 64] = {
     let mut t = [RateInfo {
+        inv: 0.0,
         bits: 0,
+        field: 0,
         range_bytes: 0,
         constant: false,
     }; 64];
@@ -34,28 +41,24 @@ const RATE_INFO: [RateInfo; 64] = {
     while r < 64 {
         let id = r & RATE_ID_MASK as usize;
         let unranged = r & RATE_UNRANGED as usize != 0;
-        t[r] = if id == RATE_CONSTANT as usize {
-            RateInfo {
-                bits: 0,
-                range_bytes: SEGMENT_RANGE_BYTES as u8,
-                constant: true,
-            }
+        let (bits, range_bytes, constant) = if id == RATE_CONSTANT as usize {
+            (0, SEGMENT_RANGE_BYTES as u8, true)
         } else if id >= RATE_RAW as usize {
-            RateInfo {
-                bits: 32,
-                range_bytes: 0,
-                constant: false,
-            }
+            (32, 0, false)
         } else {
-            RateInfo {
-                bits: RATE_BITS[id] as u8,
-                range_bytes: if unranged {
-                    0
-                } else {
-                    SEGMENT_RANGE_BYTES as u8
-                },
-                constant: false,
-            }
+            let ranged = if unranged {
+                0
+            } else {
+                SEGMENT_RANGE_BYTES as u8
+            };
+            (RATE_BITS[id] as u8, ranged, false)
+        };
+        t[r] = RateInfo {
+            inv: INV_BITS[bits as usize],
+            bits,
+            field: if bits > 19 { 19 } else { bits },
+            range_bytes,
+            constant,
         };
         r += 1;
     }
@@ -327,11 +330,11 @@ impl<'a> VbrClip<'a> {
         };
         TrackParams {
             bits: info.bits as u32,
-            field: u32::from(info.bits).min(19),
+            field: u32::from(info.field),
             stored,
             bias: cmin + cext * (lo * k),
             scale: cext * (hi * INV_255),
-            inv: INV_BITS[(info.bits & 63) as usize],
+            inv: info.inv,
         }
     }
 
