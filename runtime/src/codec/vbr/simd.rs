@@ -354,6 +354,28 @@ pub(super) fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
     aos4(normalize_lanes(q, q))
 }
 
+/// Per 4-bit lane set: all-ones in the lanes whose bit is set (one load
+/// instead of building the mask from four computed lanes).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct LaneMask([i32; 4]);
+
+#[cfg(target_arch = "x86_64")]
+const LANE_MASKS: [LaneMask; 16] = {
+    let mut t = [LaneMask([0; 4]); 16];
+    let mut b = 0;
+    while b < 16 {
+        let mut l = 0;
+        while l < 4 {
+            t[b].0[l] = -(((b >> l) & 1) as i32);
+            l += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
 /// Four rotations as x, y, z, w lanes, w rebuilt where `bits` has the
 /// lane's bit set: `sqrt(max(1 - ((x*x + y*y) + z*z), 0))`, as
 /// [`rotation_from_xyz`].
@@ -362,8 +384,8 @@ pub(super) fn normalize4(a: &[Quat; 4], rebuild: u32) -> [Quat; 4] {
 fn rebuild_w4(p: &[Quat; 4], bits: u32) -> [core::arch::x86_64::__m128; 4] {
     use core::arch::x86_64::*;
     let [x, y, z, w] = soa4(p);
-    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; register-only
-    // operations.
+    // SAFETY: SSE and SSE2 are part of the x86_64 baseline; register
+    // operations, and one 16-byte load of a `LaneMask` (16 bytes).
     unsafe {
         let s = _mm_add_ps(
             _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)),
@@ -371,8 +393,11 @@ fn rebuild_w4(p: &[Quat; 4], bits: u32) -> [core::arch::x86_64::__m128; 4] {
         );
         let w2 = _mm_sub_ps(_mm_set1_ps(1.0), s);
         let rebuilt = _mm_sqrt_ps(_mm_max_ps(w2, _mm_setzero_ps()));
-        let f = |i: u32| -(((bits >> i) & 1) as i32);
-        let mask = _mm_castsi128_ps(_mm_setr_epi32(f(0), f(1), f(2), f(3)));
+        let m = LANE_MASKS
+            .get((bits & 15) as usize)
+            .copied()
+            .unwrap_or_default();
+        let mask = _mm_castsi128_ps(_mm_loadu_si128(m.0.as_ptr() as *const __m128i));
         [x, y, z, select_ps(mask, rebuilt, w)]
     }
 }
