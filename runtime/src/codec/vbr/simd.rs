@@ -531,11 +531,13 @@ pub(super) fn blend4(
     unsafe {
         let qa = rebuild_w4(a, rebuild_a);
         let qb = rebuild_w4(b, rebuild_b);
+        // `-b` where the dot product is negative: glam negates a rotation
+        // by flipping the sign bits, so the lanes do the same (one xor).
         let neg = _mm_cmplt_ps(dot4(qa, qb), _mm_setzero_ps());
-        let m1 = _mm_set1_ps(-1.0);
+        let flip = _mm_and_ps(neg, _mm_set1_ps(-0.0));
         let t = _mm_set1_ps(alpha);
         let lerp = |i: usize| {
-            let bi = select_ps(neg, _mm_mul_ps(qb[i], m1), qb[i]);
+            let bi = _mm_xor_ps(qb[i], flip);
             _mm_add_ps(qa[i], _mm_mul_ps(_mm_sub_ps(bi, qa[i]), t))
         };
         let q = [lerp(0), lerp(1), lerp(2), lerp(3)];
