@@ -408,7 +408,7 @@ impl<'a> VbrClip<'a> {
         if P::LITERAL_BASE {
             // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
             if (t >> 1) & !t & 0b01_0101 == 0 {
-                *o = self.packed_static(&mut c.constant, t);
+                *o = self.packed_joint(&mut c.constant, t);
                 return true;
             }
             *o = Transform::IDENTITY;
@@ -445,7 +445,7 @@ impl<'a> VbrClip<'a> {
     /// identity's value selected where nothing is stored, so that the
     /// joint costs no branch on its kinds.
     #[inline(always)]
-    fn packed_static(&self, at: &mut usize, t: u8) -> Transform {
+    pub(super) fn packed_static(&self, at: &mut usize, t: u8) -> Transform {
         let id = Transform::IDENTITY;
         let v = self.constants;
         let rotation = if t & 3 != 0 {

@@ -39,6 +39,7 @@ mod index;
 mod parse;
 #[allow(unsafe_code)]
 mod simd;
+mod static_joint;
 mod statics;
 #[cfg(test)]
 mod tests;
