@@ -72,6 +72,9 @@ pub fn sample_position(
     if duration > 0.0 {
         t = match mode {
             LoopMode::Once => t.clamp(0.0, duration),
+            // A time inside the clip is its own remainder: no `fmodf` call
+            // (the result is the same, exactly).
+            LoopMode::Loop | LoopMode::LoopWrap if (0.0..duration).contains(&t) => t,
             LoopMode::Loop | LoopMode::LoopWrap => {
                 let w = t.rem_euclid(duration);
                 // rem_euclid may round up to exactly `duration`.
@@ -86,8 +89,11 @@ pub fn sample_position(
         t = 0.0;
     }
     let pos = t * sample_rate;
-    let f = pos.floor();
-    let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
+    // `floor` then a conversion, without the `floorf` call baseline x86_64
+    // makes of `floor`: `pos as u32` truncates towards zero, which is the
+    // floor for every `pos >= 0`, and saturates to 0 below (and for NaN)
+    // and to u32::MAX above, as the floor then the clamp did.
+    let i0 = (pos as u32).min(last);
     let i1 = match mode {
         // The sample after the last is the first (the seam interval).
         LoopMode::LoopWrap => {
@@ -157,5 +163,83 @@ mod tests {
         // samples 27 and 28.
         let p = sample_position(1.158, 1.158, 24.0, 29, LoopMode::Once);
         assert_eq!((p.i0, p.i1), (27, 28));
+    }
+
+    /// The formulation before the fast paths (`rem_euclid` always, then
+    /// `floor`): the position must be the same, bit for bit, everywhere.
+    fn reference(t: f32, duration: f32, rate: f32, n: u32, mode: LoopMode) -> SamplePosition {
+        let last = n.saturating_sub(1);
+        let mut t = if t.is_finite() { t } else { 0.0 };
+        if duration > 0.0 {
+            t = match mode {
+                LoopMode::Once => t.clamp(0.0, duration),
+                LoopMode::Loop | LoopMode::LoopWrap => {
+                    let w = t.rem_euclid(duration);
+                    if w >= duration {
+                        0.0
+                    } else {
+                        w
+                    }
+                }
+            };
+        } else {
+            t = 0.0;
+        }
+        let pos = t * rate;
+        let f = pos.floor();
+        let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
+        let i1 = match mode {
+            LoopMode::LoopWrap => {
+                if i0 >= last {
+                    0
+                } else {
+                    i0 + 1
+                }
+            }
+            _ => (i0 + 1).min(last),
+        };
+        let alpha = if i1 == i0 {
+            0.0
+        } else {
+            (pos - i0 as f32).clamp(0.0, 1.0)
+        };
+        SamplePosition { i0, i1, alpha }
+    }
+
+    #[test]
+    fn fast_paths_match_the_reference_everywhere() {
+        let specials = [
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+        ];
+        let clips = [
+            (1.0, 30.0, 31u32),
+            (1.158, 24.0, 29),
+            (0.0, 30.0, 1),
+            (3.3, 120.0, 397),
+        ];
+        for (duration, rate, n) in clips {
+            let times = (-4000..4000)
+                .map(|k| k as f32 * duration / 997.0)
+                .chain([duration, duration - f32::EPSILON, -duration, 2.0 * duration])
+                .chain(specials);
+            for t in times {
+                for mode in [LoopMode::Once, LoopMode::Loop, LoopMode::LoopWrap] {
+                    let (a, b) = (
+                        sample_position(t, duration, rate, n, mode),
+                        reference(t, duration, rate, n, mode),
+                    );
+                    assert_eq!(
+                        (a.i0, a.i1, a.alpha.to_bits()),
+                        (b.i0, b.i1, b.alpha.to_bits()),
+                        "t {t} duration {duration} mode {mode:?}"
+                    );
+                }
+            }
+        }
     }
 }
