@@ -19,7 +19,7 @@ use super::simd::{
     load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
 };
 use super::tracks::{
-    Cursor, Pair, SampleRef, Samples, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
+    Cursor, Pair, Samples, SegmentCache, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
 };
 use super::VbrClip;
 use crate::math::{Quat, Transform, Vec3, Vec3A};
@@ -193,11 +193,13 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode_with(policy, pos, base, out, |i| self.sample_ref(i))
+        self.decode_with(policy, pos, base, out, None)
     }
 
-    /// [`VbrClip::decode`] with the samples located by `locate` (a
-    /// playback context's cached segments, or [`VbrClip::sample_ref`]).
+    /// [`VbrClip::decode`] with the samples located through `cache` (a
+    /// playback context's cached segments) if there is one, else by
+    /// [`VbrClip::sample_ref`]. A cache, not a closure: the closure was
+    /// compiled out of line (a call and a returned struct per sample).
     #[inline(always)]
     pub(super) fn decode_with<P: OutputPolicy>(
         &self,
@@ -205,7 +207,7 @@ impl<'a> VbrClip<'a> {
         pos: SamplePosition,
         base: &[Transform],
         out: &mut [Transform],
-        locate: impl FnMut(u32) -> SampleRef,
+        cache: Option<&mut SegmentCache>,
     ) -> bool {
         if (!P::LITERAL_BASE && base.len() != self.joint_count)
             || out.len() != policy.out_len(self.joint_count)
@@ -216,7 +218,7 @@ impl<'a> VbrClip<'a> {
         // Indexed subsets prefetch per joint (in `walk`), not the whole clip.
         let bulk = P::EVERY_JOINT || policy.index().is_none();
         let prefetched: &[Transform] = if P::EVERY_JOINT { out } else { &[] };
-        let Some(s) = self.start(pos, base, prefetched, !P::ANIMATED_ONLY, bulk, locate) else {
+        let Some(s) = self.start(pos, base, prefetched, !P::ANIMATED_ONLY, bulk, cache) else {
             return false;
         };
         match s.pair {
@@ -238,7 +240,7 @@ impl<'a> VbrClip<'a> {
         out: &[Transform],
         constants: bool,
         bulk: bool,
-        mut locate: impl FnMut(u32) -> SampleRef,
+        mut cache: Option<&mut SegmentCache>,
     ) -> Option<Samples> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
@@ -253,6 +255,10 @@ impl<'a> VbrClip<'a> {
             prefetch_transforms(base);
             prefetch_transforms(out);
         }
+        let mut locate = |i: u32| match cache.as_deref_mut() {
+            Some(c) => self.sample_ref_cached(c, i),
+            None => self.sample_ref(i),
+        };
         let s0 = locate(pos.i0);
         let two = pos.i1 != pos.i0 && pos.alpha != 0.0;
         let s1 = if two { locate(pos.i1) } else { s0 };

@@ -293,7 +293,7 @@ impl<'a> VbrClip<'a> {
         if index.is_some_and(|i| !i.fits(self)) {
             return false;
         }
-        let locate = |i| self.sample_ref_cached(cache, i);
+        let locate = Some(cache);
         match request {
             VbrRequest::Pose => self.decode_with(&FullPose, pos, base, out, locate),
             VbrRequest::StaticPose => self.decode_with(&StaticFill, pos, base, out, locate),
