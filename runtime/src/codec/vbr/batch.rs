@@ -55,9 +55,9 @@ pub(super) struct RotationBatch {
     index: [usize; ROTATION_BATCH],
     a: [Quat; ROTATION_BATCH],
     b: [Quat; ROTATION_BATCH],
-    /// Bit k: entry k of `a` (of `b`) has its w rebuilt.
-    rebuild_a: u32,
-    rebuild_b: u32,
+    /// Bit k: entry k of `a` has its w rebuilt; bit `32 + k`: entry k of
+    /// `b` (one word, so that a push sets both with one or).
+    rebuild: u64,
 }
 
 /// Entries per batch: a multiple of 4 (the SIMD width), small because the
@@ -75,8 +75,7 @@ impl RotationBatch {
             index: [0; ROTATION_BATCH],
             a: [Quat::IDENTITY; ROTATION_BATCH],
             b: [Quat::IDENTITY; ROTATION_BATCH],
-            rebuild_a: 0,
-            rebuild_b: 0,
+            rebuild: 0,
         }
     }
 
@@ -98,8 +97,7 @@ impl RotationBatch {
             *i = index;
             *x = a.q;
             *y = b.q;
-            self.rebuild_a |= u32::from(a.rebuild) << self.len;
-            self.rebuild_b |= u32::from(b.rebuild) << self.len;
+            self.rebuild |= (u64::from(a.rebuild) | u64::from(b.rebuild) << 32) << self.len;
             self.len += 1;
         }
     }
@@ -120,7 +118,7 @@ impl RotationBatch {
             let Ok(a) = <&[Quat; 4]>::try_from(a) else {
                 break;
             };
-            let q = normalize4(a, (self.rebuild_a >> k) & 15);
+            let q = normalize4(a, (self.rebuild >> k) as u32 & 15);
             let m = (n - k).min(4);
             for (l, q) in q.iter().enumerate().take(m) {
                 if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
@@ -130,8 +128,7 @@ impl RotationBatch {
             k += 4;
         }
         self.len = 0;
-        self.rebuild_a = 0;
-        self.rebuild_b = 0;
+        self.rebuild = 0;
     }
 
     #[inline(always)]
@@ -147,8 +144,8 @@ impl RotationBatch {
             let (Ok(a), Ok(b)) = (<&[Quat; 4]>::try_from(a), <&[Quat; 4]>::try_from(b)) else {
                 break;
             };
-            let ra = (self.rebuild_a >> k) & 15;
-            let rb = (self.rebuild_b >> k) & 15;
+            let ra = (self.rebuild >> k) as u32 & 15;
+            let rb = (self.rebuild >> (32 + k)) as u32 & 15;
             let q = blend4(a, b, ra, rb, self.alpha);
             let m = (n - k).min(4);
             for (l, q) in q.iter().enumerate().take(m) {
@@ -159,7 +156,6 @@ impl RotationBatch {
             k += 4;
         }
         self.len = 0;
-        self.rebuild_a = 0;
-        self.rebuild_b = 0;
+        self.rebuild = 0;
     }
 }
