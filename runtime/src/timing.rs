@@ -93,7 +93,13 @@ pub fn sample_position(
     // makes of `floor`: `pos as u32` truncates towards zero, which is the
     // floor for every `pos >= 0`, and saturates to 0 below (and for NaN)
     // and to u32::MAX above, as the floor then the clamp did.
-    let i0 = (pos as u32).min(last);
+    blend_position(pos, (pos as u32).min(last), last, mode)
+}
+
+/// The position of grid coordinate `pos` whose first sample is `i0` (of
+/// samples `0..=last`): the next sample and the blend factor.
+#[inline(always)]
+fn blend_position(pos: f32, i0: u32, last: u32, mode: LoopMode) -> SamplePosition {
     let i1 = match mode {
         // The sample after the last is the first (the seam interval).
         LoopMode::LoopWrap => {
@@ -166,7 +172,8 @@ mod tests {
     }
 
     /// The formulation before the fast paths (`rem_euclid` always, then
-    /// `floor`): the position must be the same, bit for bit, everywhere.
+    /// `floor`; the blend from the sample index on is shared): the
+    /// position must be the same, bit for bit, everywhere.
     fn reference(t: f32, duration: f32, rate: f32, n: u32, mode: LoopMode) -> SamplePosition {
         let last = n.saturating_sub(1);
         let mut t = if t.is_finite() { t } else { 0.0 };
@@ -188,22 +195,7 @@ mod tests {
         let pos = t * rate;
         let f = pos.floor();
         let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
-        let i1 = match mode {
-            LoopMode::LoopWrap => {
-                if i0 >= last {
-                    0
-                } else {
-                    i0 + 1
-                }
-            }
-            _ => (i0 + 1).min(last),
-        };
-        let alpha = if i1 == i0 {
-            0.0
-        } else {
-            (pos - i0 as f32).clamp(0.0, 1.0)
-        };
-        SamplePosition { i0, i1, alpha }
+        blend_position(pos, i0, last, mode)
     }
 
     #[test]
