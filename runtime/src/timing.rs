@@ -75,15 +75,7 @@ pub fn sample_position(
             // A time inside the clip is its own remainder: no `fmodf` call
             // (the result is the same, exactly).
             LoopMode::Loop | LoopMode::LoopWrap if (0.0..duration).contains(&t) => t,
-            LoopMode::Loop | LoopMode::LoopWrap => {
-                let w = t.rem_euclid(duration);
-                // rem_euclid may round up to exactly `duration`.
-                if w >= duration {
-                    0.0
-                } else {
-                    w
-                }
-            }
+            LoopMode::Loop | LoopMode::LoopWrap => wrap(t, duration),
         };
     } else {
         t = 0.0;
@@ -94,6 +86,18 @@ pub fn sample_position(
     // floor for every `pos >= 0`, and saturates to 0 below (and for NaN)
     // and to u32::MAX above, as the floor then the clamp did.
     blend_position(pos, (pos as u32).min(last), last, mode)
+}
+
+/// `t` wrapped into `[0, duration)` (`duration > 0`).
+#[inline]
+fn wrap(t: f32, duration: f32) -> f32 {
+    let w = t.rem_euclid(duration);
+    // rem_euclid may round up to exactly `duration`.
+    if w >= duration {
+        0.0
+    } else {
+        w
+    }
 }
 
 /// The position of grid coordinate `pos` whose first sample is `i0` (of
@@ -176,22 +180,12 @@ mod tests {
     /// position must be the same, bit for bit, everywhere.
     fn reference(t: f32, duration: f32, rate: f32, n: u32, mode: LoopMode) -> SamplePosition {
         let last = n.saturating_sub(1);
-        let mut t = if t.is_finite() { t } else { 0.0 };
-        if duration > 0.0 {
-            t = match mode {
-                LoopMode::Once => t.clamp(0.0, duration),
-                LoopMode::Loop | LoopMode::LoopWrap => {
-                    let w = t.rem_euclid(duration);
-                    if w >= duration {
-                        0.0
-                    } else {
-                        w
-                    }
-                }
-            };
-        } else {
-            t = 0.0;
-        }
+        let t = if t.is_finite() { t } else { 0.0 };
+        let t = match mode {
+            _ if duration.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) => 0.0,
+            LoopMode::Once => t.clamp(0.0, duration),
+            LoopMode::Loop | LoopMode::LoopWrap => wrap(t, duration),
+        };
         let pos = t * rate;
         let f = pos.floor();
         let i0 = if f <= 0.0 { 0 } else { (f as u32).min(last) };
