@@ -12,13 +12,19 @@
 //! (`sample_packed`, from the clip's packed static tracks), `rest`
 //! (`sample`, from the rest pose), `joint=J` (one joint, default the
 //! last), `sub10` (ten joints spread over the skeleton), `sub10-walk` (the same
-//! without the index: the walk over every joint before the last). Per-decode figures
+//! without the index: the walk over every joint before the last),
+//! `clip-pose` and `clip-packed` (`Clip::sample_static` and
+//! `Clip::sample_packed`: no context, the segment located on every decode).
+//! Per-decode figures
 //! under a simulator are the difference of two runs' totals over the
 //! difference of their N (the setup is the same). With `--time` after the
 //! mode, prints the median and 10th percentile over chunks of 256
 //! decodes (first two passes excluded) of the mean ns per decode. With
 //! `--warm`, every copy shares one package buffer (warm clip data: the
-//! decode's compute alone, for comparison with the cold figure).
+//! decode's compute alone, for comparison with the cold figure). With
+//! `LUDUS_ARENA` set, the copies sit in one arena at a 64-byte stride
+//! instead (a few pages for many copies): against the slotted layout, what
+//! a cold decode pays for its pages rather than for its cache lines.
 
 use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Package;
@@ -47,13 +53,40 @@ fn main() {
     let clip_index: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0);
     let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
     let slot = bytes.len().div_ceil(128 << 10) * (128 << 10);
-    let buffers: Vec<Vec<u8>> = (0..if warm { 1 } else { copies.max(1) })
-        .map(|_| {
-            let mut b = Vec::with_capacity(slot);
-            b.extend_from_slice(&bytes);
-            b
-        })
-        .collect();
+    // LUDUS_ARENA=1: every copy in one 2 MiB-aligned arena at a 64-byte
+    // stride (few pages, huge pages where the kernel gives them), to
+    // separate the TLB's share of a cold decode from the caches'.
+    let arena = std::env::var_os("LUDUS_ARENA").is_some();
+    let stride = if arena {
+        bytes.len().div_ceil(64) * 64
+    } else {
+        slot
+    };
+    let count = if warm { 1 } else { copies.max(1) };
+    let mut big = vec![0u8; if arena { count * stride + (2 << 20) } else { 0 }];
+    let skip = big.as_ptr().align_offset(2 << 20).min(big.len());
+    let mut buffers: Vec<&[u8]> = Vec::new();
+    let owned: Vec<Vec<u8>> = if arena {
+        for k in 0..count {
+            let at = skip + k * stride;
+            big[at..at + bytes.len()].copy_from_slice(&bytes);
+        }
+        Vec::new()
+    } else {
+        (0..count)
+            .map(|_| {
+                let mut b = Vec::with_capacity(slot);
+                b.extend_from_slice(&bytes);
+                b
+            })
+            .collect()
+    };
+    if arena {
+        buffers
+            .extend((0..count).map(|k| &big[skip + k * stride..skip + k * stride + bytes.len()]));
+    } else {
+        buffers.extend(owned.iter().map(|b| b.as_slice()));
+    }
     let packages: Vec<Package<'_>> = buffers
         .iter()
         .cycle()
@@ -76,7 +109,7 @@ fn main() {
             }
             // Only where used: another allocation per copy moves the
             // copies' heap layout and with it the cache-set conflicts.
-            let st = if mode == "packed" {
+            let st = if mode.ends_with("packed") {
                 clip.static_tracks(p.sample_defaults(&clip))
                     .unwrap_or_else(|| fail("no static tracks".into()))
             } else {
@@ -108,12 +141,17 @@ fn main() {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let m = (n - done).min(views.len());
         let mut start = Instant::now();
-        for (i, ((p, _, sp, st), ctx)) in views.iter().zip(contexts.iter_mut()).take(m).enumerate()
+        for (i, ((p, clip, sp, st), ctx)) in
+            views.iter().zip(contexts.iter_mut()).take(m).enumerate()
         {
             ctx.seek(t);
             let ok = match kind {
                 "pose" => ctx.sample_static(sp, &mut out),
                 "packed" => ctx.sample_packed(st, &mut out),
+                // The clip's own entry points (no context: the position
+                // and the segment are derived on every decode).
+                "clip-pose" => clip.sample_static(t, sp, &mut out),
+                "clip-packed" => clip.sample_packed(t, st, &mut out),
                 "rest" => ctx.sample(p.sample_defaults(ctx.clip()), &mut out),
                 "joint" => ctx.sample_joints_static(sp, &last, &mut out[..1]),
                 "sub10" => ctx.sample_joints_static(sp, &ten, &mut out[..ten.len()]),

@@ -62,8 +62,8 @@ pub(super) struct RotationBatch {
 
 /// Entries per batch: a multiple of 4 (the SIMD width), small because the
 /// arrays are initialized on every decode. One group: 8 entries cost more
-/// to initialize (two batches of 640 bytes per decode, most of a one-joint
-/// decode's stores) than the extra flushes of 4 save.
+/// to initialize (two batches, 640 bytes in all per decode, most of a
+/// one-joint decode's stores) than the extra flushes of 4 save.
 const ROTATION_BATCH: usize = 4;
 
 impl RotationBatch {

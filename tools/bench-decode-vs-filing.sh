@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Decode time against ACL on a day ACL cannot be run (#17).
+#
+# ACL's figures in ../shared/anchors/acl.md were measured side by side with
+# this project's decoder as it was when #17 was filed (commit $FILING), on a
+# quiet day. This machine's speed moves by up to 2x from day to day and
+# within a run, so today's figures cannot be set against those fixed
+# numbers. What can be measured today is the ratio of this checkout's
+# decoder to the filing-time one: tools/decode-ab runs both in one process,
+# interleaved chunk by chunk with ACL's method (4,000 copies in rotation),
+# so a slow phase hits both alike (a filing-against-filing control gives
+# 0.99-1.02). The estimate against ACL is then
+#     now / ACL  =  (now / filing, today)  x  (filing / ACL, anchor day).
+#
+# Usage: tools/bench-decode-vs-filing.sh [PASSES]   (default 12; cached builds
+# and packages under target/decode-ab)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+FILING=${FILING:-2288c43}
+PASSES=${1:-12}
+ANCHORS=${LUDUS_SHARED_ANCHORS:-$ROOT/../shared/anchors}
+W=$ROOT/target/decode-ab
+CLIPS="quaternius_KnightCharacter__HumanArmature_Idle khronos_Fox_cm__Survey makehuman_zombieWalk1 cmu_12_01_walk_24hz cmu_01_01"
+mkdir -p "$W/in"
+for c in $CLIPS; do cp "$ANCHORS/acl-clips/$c.acl.sjson" "$W/in/"; done
+cd "$ROOT"
+# The filing-time tree: its cooker (for its own packages, codec v2) and its
+# runtime as a separately named crate.
+if [ ! -x "$W/src-filing/target/release/ludus-anim" ]; then
+  rm -rf "$W/src-filing" && mkdir -p "$W/src-filing"
+  git archive "$FILING" | tar -x -C "$W/src-filing"
+  (cd "$W/src-filing" && cargo build -q --release --bin ludus-anim)
+fi
+[ -d "$W/filing-out/packages" ] || "$W/src-filing/target/release/ludus-anim" -q cook "$W/in" -o "$W/filing-out"
+if [ ! -f "$W/rt-filing/Cargo.toml" ]; then
+  rm -rf "$W/rt-filing" && cp -r "$W/src-filing/runtime" "$W/rt-filing"
+  rm -rf "$W/rt-filing/examples" "$W/rt-filing/tests" "$W/rt-filing/benches"
+  cat > "$W/rt-filing/Cargo.toml" <<'EOT'
+[package]
+name = "ludus-anim-runtime-filing"
+version = "0.1.0"
+edition = "2021"
+[lib]
+name = "rt_filing"
+[dependencies]
+glam = { version = "0.30", default-features = false, features = ["std"] }
+thiserror = "2"
+EOT
+  find "$W/rt-filing" -type f -exec touch {} +
+fi
+cargo build -q --release --bin ludus-anim
+rm -rf "$W/now-out" && target/release/ludus-anim -q cook "$W/in" -o "$W/now-out"
+CARGO_TARGET_DIR=$W/target cargo build -q --release --manifest-path tools/decode-ab/Cargo.toml
+AB=$W/target/release/decode-ab
+printf '%s\n' "clip mode now/filing p25 p75" > "$W/ratios.txt"
+for c in $CLIPS; do
+  a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
+  joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
+  for m in "pose packed whole" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
+    set -- $m
+    r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" 4000 "$PASSES" 2>/dev/null | tail -1)
+    echo "$c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") m = $(i+1); print m, $(NF-2), $NF}')" >> "$W/ratios.txt"
+  done
+done
+python3 - "$ANCHORS/acl.md" "$W/ratios.txt" <<'PY'
+import math, re, sys
+names = {"Knight Idle": "quaternius_KnightCharacter__HumanArmature_Idle", "Fox Survey": "khronos_Fox_cm__Survey",
+         "zombieWalk1": "makehuman_zombieWalk1", "CMU 12_01": "cmu_12_01_walk_24hz", "CMU 01_01 120": "cmu_01_01"}
+anchor = {}
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) != 5 or not re.match(r"^\d", cells[1]): continue
+    clip = next((v for k, v in names.items() if k in cells[0]), None)
+    if clip is None: continue
+    acl_mid, acl_last = (float(x) for x in cells[3].split("/"))
+    fil_mid, fil_last = (float(x) for x in cells[4].split("/"))
+    anchor[clip] = {"whole": (float(cells[1]), float(cells[2])), "mid": (acl_mid, fil_mid), "last": (acl_last, fil_last)}
+rows = [l.split() for l in open(sys.argv[2]).readlines()[1:]]
+print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | now / filing today (quartiles) | now / ACL, estimated |")
+print("|---|---|---|---|---|---|")
+est = {"whole": [], "mid": [], "last": []}
+for clip, req, r, p25, p75 in rows:
+    if clip not in anchor: continue
+    acl, fil = anchor[clip][req]
+    e = float(r) * fil / acl
+    est[req].append(e)
+    print(f"| {clip} | {req} | {acl:.0f} | {fil:.0f} | {float(r):.3f} ({p25}-{p75}) | {e:.3f}x |")
+for req, v in est.items():
+    if v: print(f"geomean {req}: {math.exp(sum(map(math.log, v)) / len(v)):.3f}x ACL (estimated, {len(v)} clips)")
+PY

@@ -1,0 +1,174 @@
+//! The decoder as it was when #17 was filed (A) against this checkout's
+//! (B), interleaved in one process chunk by chunk with ACL's method
+//! (COPIES copies of each package in rotation, so clip data is cold), so
+//! that the shared machine's slow phases hit both alike. A runs from a
+//! static pose (`Clip::sample_static`) or a joint from the rest pose
+//! (`Clip::sample_joints`), the requests the #17 anchor figures timed.
+//!
+//! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]`
+//! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
+//! `DecodeContext`), `clip-pose`, `clip-packed`, `joint[=J]`.
+//! Prints each side's median and 10th percentile ns per decode and the
+//! median (and quartiles) of the ratios B/A of adjacent chunks.
+use ludus_anim_runtime as rtb;
+use std::time::Instant;
+
+fn fail(msg: String) -> ! {
+    eprintln!("decode-ab: {msg}");
+    std::process::exit(2)
+}
+
+/// COPIES copies of the file, each in its own 128 KiB slot (as decode_rotate).
+fn copies(path: &str, n: usize) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+    let slot = bytes.len().div_ceil(128 << 10) * (128 << 10);
+    (0..n)
+        .map(|_| {
+            let mut b = Vec::with_capacity(slot);
+            b.extend_from_slice(&bytes);
+            b
+        })
+        .collect()
+}
+
+fn joint(mode: &str, joints: usize) -> u32 {
+    let last = joints.saturating_sub(1) as u32;
+    mode.split_once('=')
+        .and_then(|(_, j)| j.parse::<u32>().ok())
+        .unwrap_or(last)
+        .min(last)
+}
+
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get((v.len() as f64 * q) as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let [ma, pa, mb, pb] = [0, 1, 2, 3].map(|k| {
+        a.get(k)
+            .cloned()
+            .unwrap_or_else(|| fail("usage: A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]".into()))
+    });
+    let n: usize = a.get(4).and_then(|s| s.parse().ok()).unwrap_or(4000).max(1);
+    let passes: usize = a.get(5).and_then(|s| s.parse().ok()).unwrap_or(25).max(3);
+    let (ba, bb) = (copies(&pa, n), copies(&pb, n));
+    let pka: Vec<_> = ba
+        .iter()
+        .map(|b| {
+            rt_filing::package::Package::load(b).unwrap_or_else(|e| fail(format!("{pa}: {e}")))
+        })
+        .collect();
+    let pkb: Vec<_> = bb
+        .iter()
+        .map(|b| rtb::package::Package::load(b).unwrap_or_else(|e| fail(format!("{pb}: {e}"))))
+        .collect();
+    let joints = pka[0].skeleton().joint_count();
+    if pkb[0].skeleton().joint_count() != joints {
+        fail("the two packages have different skeletons".into());
+    }
+    let va: Vec<_> = pka
+        .iter()
+        .map(|p| {
+            let c = p
+                .clips()
+                .first()
+                .unwrap_or_else(|| fail("A: no clip".into()))
+                .clone();
+            let mut sp = vec![rt_filing::math::Transform::IDENTITY; joints];
+            if !c.static_pose(p.sample_defaults(&c), &mut sp) {
+                fail("A: no static pose".into())
+            }
+            (p, c, sp)
+        })
+        .collect();
+    let vb: Vec<_> = pkb
+        .iter()
+        .map(|p| {
+            let c = p
+                .clips()
+                .first()
+                .unwrap_or_else(|| fail("B: no clip".into()))
+                .clone();
+            let mut sp = vec![rtb::math::Transform::IDENTITY; joints];
+            if !c.static_pose(p.sample_defaults(&c), &mut sp) {
+                fail("B: no static pose".into())
+            }
+            let st = if mb.ends_with("packed") {
+                c.static_tracks(p.sample_defaults(&c))
+                    .unwrap_or_else(|| fail("B: no static tracks".into()))
+            } else {
+                Default::default()
+            };
+            (p, c, sp, st)
+        })
+        .collect();
+    let mut ctx: Vec<_> = vb.iter().map(|v| rtb::DecodeContext::new(&v.1)).collect();
+    let (ja, jb) = ([joint(&ma, joints)], [joint(&mb, joints)]);
+    let ka = ma.split('=').next().unwrap_or("").to_string();
+    let kb = mb.split('=').next().unwrap_or("").to_string();
+    let mut oa = vec![rt_filing::math::Transform::IDENTITY; joints];
+    let mut ob = vec![rtb::math::Transform::IDENTITY; joints];
+    let dur = va[0].1.duration_s();
+    let chunk = 256.min(n);
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for pass in 0..passes {
+        let t = (pass % 100) as f32 / 99.0 * dur;
+        for k in (0..n).step_by(chunk) {
+            let e = (k + chunk).min(n);
+            let s = Instant::now();
+            for (p, c, sp) in &va[k..e] {
+                let ok = match ka.as_str() {
+                    "pose" => c.sample_static(t, sp, &mut oa),
+                    "joint" => c.sample_joints(t, p.sample_defaults(c), &ja, &mut oa[..1]),
+                    other => fail(format!("unknown A mode {other}")),
+                };
+                std::hint::black_box((ok, &oa));
+            }
+            let da = s.elapsed().as_nanos() as f64 / (e - k) as f64;
+            let s = Instant::now();
+            for ((p, c, sp, st), x) in vb[k..e].iter().zip(ctx[k..e].iter_mut()) {
+                let ok = match kb.as_str() {
+                    "packed" => {
+                        x.seek(t);
+                        x.sample_packed(st, &mut ob)
+                    }
+                    "pose" => {
+                        x.seek(t);
+                        x.sample_static(sp, &mut ob)
+                    }
+                    "clip-pose" => c.sample_static(t, sp, &mut ob),
+                    "clip-packed" => c.sample_packed(t, st, &mut ob),
+                    "joint" => {
+                        x.seek(t);
+                        x.sample_joints_static(sp, &jb, &mut ob[..1])
+                    }
+                    "clip-joint" => c.sample_joints(t, p.sample_defaults(c), &jb, &mut ob[..1]),
+                    other => fail(format!("unknown B mode {other}")),
+                };
+                std::hint::black_box((ok, &ob));
+            }
+            let db = s.elapsed().as_nanos() as f64 / (e - k) as f64;
+            // The first two passes warm code and page tables.
+            if pass >= 2 && e - k == chunk {
+                ta.push(da);
+                tb.push(db);
+            }
+        }
+    }
+    let r: Vec<f64> = ta.iter().zip(&tb).map(|(a, b)| b / a).collect();
+    println!(
+        "A {:.1} (p10 {:.1})  B {:.1} (p10 {:.1})  B/A median {:.3} p25 {:.3} p75 {:.3}",
+        quantile(&ta, 0.5),
+        quantile(&ta, 0.1),
+        quantile(&tb, 0.5),
+        quantile(&tb, 0.1),
+        quantile(&r, 0.5),
+        quantile(&r, 0.25),
+        quantile(&r, 0.75)
+    );
+}
