@@ -245,16 +245,11 @@ impl<'a> VbrClip<'a> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
         }
-        // Independent of the segment table: start these loads first.
-        if bulk {
-            prefetch(self.types, 0, self.types.len());
-            if constants {
-                prefetch(self.constants, 0, self.constants.len());
-            }
-            prefetch(self.ranges, 0, self.ranges.len());
-            prefetch_transforms(base);
-            prefetch_transforms(out);
-        }
+        // The segment table read and the segment data it locates are the
+        // decode's longest chain of dependent misses: start it first, and
+        // its prefetches before the bulk ones, which would otherwise fill
+        // the miss buffers (a static pose is up to dozens of lines) ahead
+        // of the lines the walk needs first.
         let mut locate = |i: u32| match cache.as_deref_mut() {
             Some(c) => self.sample_ref_cached(c, i),
             None => self.sample_ref(i),
@@ -276,6 +271,15 @@ impl<'a> VbrClip<'a> {
             } else if pair == Pair::SameSegment {
                 prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);
             }
+        }
+        if bulk {
+            prefetch(self.types, 0, self.types.len());
+            if constants {
+                prefetch(self.constants, 0, self.constants.len());
+            }
+            prefetch(self.ranges, 0, self.ranges.len());
+            prefetch_transforms(base);
+            prefetch_transforms(out);
         }
         let alpha = if pair == Pair::One { 0.0 } else { pos.alpha };
         Some(Samples {
