@@ -1,7 +1,8 @@
 //! Decode timings by ACL's method (`acl_decompressor`'s benchmark), for
-//! every request a game makes: a whole pose, one joint (first, middle,
-//! last), a 10-joint subset and the whole pose joint by joint; and a
-//! strict-flush figure per decode.
+//! every request a game makes: a whole pose (from the packed static
+//! tracks, and from the static pose), one joint (first, middle, last), a
+//! 10-joint subset and the whole pose joint by joint; and a strict-flush
+//! figure per decode.
 //!
 //! ACL's method: the package is copied thousands of times into separate
 //! 128 KiB-aligned slots, each copy with its own decode context (its clip
@@ -28,6 +29,8 @@ use std::time::Instant;
 enum Request<'r> {
     /// Every joint (`DecodeContext::sample_packed`).
     Pose,
+    /// Every joint from the static pose (`DecodeContext::sample_static`).
+    PoseStatic,
     /// These joints (`DecodeContext::sample_joints`).
     Joints(&'r [u32]),
     /// Every joint, one single-joint request at a time.
@@ -38,6 +41,9 @@ enum Request<'r> {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DecodeFigures {
     pub pose_ns: f64,
+    /// The whole pose from the static pose (`sample_static`): fewer
+    /// instructions than the packed pose, more cache lines.
+    pub static_pose_ns: f64,
     pub first_joint_ns: f64,
     pub middle_joint_ns: f64,
     pub last_joint_ns: f64,
@@ -76,6 +82,7 @@ fn decode(
     ctx.seek(t);
     match req {
         Request::Pose => ctx.sample_packed(&c.statics, out),
+        Request::PoseStatic => ctx.sample_static(&c.static_pose, out),
         Request::Joints(j) => {
             let n = j.len().min(out.len());
             out.get_mut(..n)
@@ -153,6 +160,7 @@ pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
     let rotate = |req| rotation(&views, req, joints);
     DecodeFigures {
         pose_ns: rotate(Request::Pose),
+        static_pose_ns: rotate(Request::PoseStatic),
         first_joint_ns: rotate(Request::Joints(&[0])),
         middle_joint_ns: rotate(Request::Joints(&[(joints / 2) as u32])),
         last_joint_ns: rotate(Request::Joints(&last)),
