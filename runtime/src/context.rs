@@ -14,7 +14,7 @@
 //! track); Guillaume Blanc, ozz-animation, `SamplingJob::Context` (a
 //! caller-owned cache of the previous sampling's position). No code taken.
 
-use crate::codec::vbr::{SegmentCache, StaticTracks, VbrIndex, VbrRequest};
+use crate::codec::vbr::{IndexView, SegmentCache, StaticTracks, VbrRequest};
 use crate::codec::ClipCodec;
 use crate::math::Transform;
 use crate::package::Clip;
@@ -45,7 +45,8 @@ pub struct DecodeContext<'c, 'a> {
     codec: ClipCodec<'a>,
     pos: SamplePosition,
     time: f32,
-    index: Option<&'c VbrIndex>,
+    /// The clip's index tables, checked against the clip at bind.
+    index: Option<IndexView<'c>>,
     segments: SegmentCache,
     timing: Timing,
     clip: &'c Clip<'a>,
@@ -59,7 +60,10 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
             codec: clip.codec,
             pos: timing.position(0.0),
             time: 0.0,
-            index: clip.index.as_ref(),
+            index: match (&clip.codec, &clip.index) {
+                (ClipCodec::Vbr(c), Some(i)) if i.fits(c) => Some(i.view()),
+                _ => None,
+            },
             segments: SegmentCache::default(),
             timing,
             clip,
@@ -106,7 +110,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
             // The view checks `base` against its joint count (the clip's
             // `joint_count` lies on a colder line of the clip).
             ClipCodec::Vbr(c) => {
-                c.decode_cached(request, self.index, &mut self.segments, self.pos, base, out)
+                c.decode_viewed(request, self.index, &mut self.segments, self.pos, base, out)
             }
             ClipCodec::Reference(_)
                 if !matches!(request, VbrRequest::Packed(_))

@@ -14,7 +14,7 @@
 use super::batch::{PendingRotation, RotationBatch};
 use super::format::{stored_components, ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
-use super::index::VbrIndex;
+use super::index::IndexView;
 use super::simd::{
     load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
 };
@@ -55,7 +55,7 @@ pub(super) trait OutputPolicy {
     const LITERAL_BASE: bool = false;
     /// The index that lets a subset seek each joint directly (None: walk).
     #[inline(always)]
-    fn index(&self) -> Option<&VbrIndex> {
+    fn index(&self) -> Option<IndexView<'_>> {
         None
     }
 }
@@ -76,7 +76,7 @@ pub(super) struct PackedPose;
 /// `out[k]`, or with `POSE` to `out[joints[k]]` (a pose-sized output).
 pub(super) struct JointSubset<'j, const ANIMATED: bool, const POSE: bool> {
     pub(super) joints: &'j [u32],
-    pub(super) index: Option<&'j VbrIndex>,
+    pub(super) index: Option<IndexView<'j>>,
 }
 
 /// The dense policies: every joint, slot `k` is joint `k`; they differ
@@ -138,7 +138,7 @@ impl<const ANIMATED: bool, const POSE: bool> OutputPolicy for JointSubset<'_, AN
         self.joints.iter().all(|&j| (j as usize) < joint_count)
     }
     #[inline(always)]
-    fn index(&self) -> Option<&VbrIndex> {
+    fn index(&self) -> Option<IndexView<'_>> {
         self.index
     }
 }
@@ -362,7 +362,7 @@ impl<'a> VbrClip<'a> {
     fn walk_indexed<P: OutputPolicy, const PAIR: u8>(
         &self,
         policy: &P,
-        index: &VbrIndex,
+        index: IndexView<'_>,
         s: &Samples,
         (types, base): (&[u8], &[Transform]),
         out: &mut [Transform],
@@ -371,7 +371,7 @@ impl<'a> VbrClip<'a> {
         let slots = policy.slots(self.joint_count);
         if slots == 1 {
             let j = policy.joint(0);
-            let mut c = self.seek::<PAIR>(index, j, s);
+            let mut c = self.seek::<PAIR>(&index, j, s);
             self.emit::<P, PAIR>(policy, 0, j, &mut c, s, (types, base), out, w);
             return;
         }
@@ -381,7 +381,7 @@ impl<'a> VbrClip<'a> {
             let n = (slots - first).min(SEEK_CHUNK);
             for (k, c) in cursors.iter_mut().enumerate().take(n) {
                 let j = policy.joint(first + k);
-                *c = self.seek::<PAIR>(index, j, s);
+                *c = self.seek::<PAIR>(&index, j, s);
                 self.prefetch_joint::<P, PAIR>(c, base.get(j));
             }
             for (k, c) in cursors.iter_mut().enumerate().take(n) {
@@ -554,7 +554,7 @@ impl<'a> VbrClip<'a> {
     /// The cursor at joint `j` (subset decodes with an index): its entry,
     /// then per segment one checkpoint and the rate bytes after it.
     #[inline(always)]
-    fn seek<const PAIR: u8>(&self, index: &VbrIndex, j: usize, s: &Samples) -> Cursor {
+    fn seek<const PAIR: u8>(&self, index: &IndexView<'_>, j: usize, s: &Samples) -> Cursor {
         let (constant, clip_range, track) = index.joint(j);
         let rates0 = self.data.get(s.s0.rates..).unwrap_or(&[]);
         let o0 = index.track_offset(s.s0.segment as usize, rates0, track);

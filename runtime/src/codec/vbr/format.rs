@@ -198,14 +198,13 @@ pub fn stored_components(ranges: &[u8], at: usize, rotation: bool) -> u32 {
     if rotation {
         (0..3).map(|c| u32::from(word(6 + 2 * c, 2))).sum()
     } else {
-        // `!= 0.0`: any bit but the sign's.
         (0..3)
             .map(|c| {
                 let o = at + 12 + 4 * c;
                 let v = ranges
                     .get(o..o + 4)
                     .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                u32::from(v & 0x7fff_ffff != 0)
+                u32::from(component_stored(f32::from_bits(v)))
             })
             .sum()
     }

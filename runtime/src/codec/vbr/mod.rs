@@ -46,7 +46,7 @@ mod tests;
 mod tracks;
 
 pub use format::VERSION;
-pub use index::{VbrIndex, CHECKPOINT};
+pub use index::{IndexView, VbrIndex, CHECKPOINT};
 pub use statics::StaticTracks;
 pub use tracks::SegmentCache;
 
@@ -249,7 +249,7 @@ impl<'a> VbrClip<'a> {
     ) -> bool {
         let policy = JointSubset::<false, false> {
             joints,
-            index: Some(index),
+            index: Some(index.view()),
         };
         index.fits(self) && self.decode(&policy, pos, defaults, out)
     }
@@ -269,7 +269,7 @@ impl<'a> VbrClip<'a> {
     ) -> bool {
         let policy = JointSubset::<true, false> {
             joints,
-            index: Some(index),
+            index: Some(index.view()),
         };
         index.fits(self) && self.decode(&policy, pos, static_pose, out)
     }
@@ -293,6 +293,24 @@ impl<'a> VbrClip<'a> {
         if index.is_some_and(|i| !i.fits(self)) {
             return false;
         }
+        self.decode_viewed(request, index.map(VbrIndex::view), cache, pos, base, out)
+    }
+
+    /// [`VbrClip::decode_cached`] with the index as a view that the
+    /// caller has checked against this clip ([`VbrIndex::fits`]) once,
+    /// when it took it (a decode context, at bind): no check of the
+    /// index's struct per decode, so a seek's first read is the joint's
+    /// entry.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub(crate) fn decode_viewed(
+        &self,
+        request: VbrRequest<'_>,
+        index: Option<IndexView<'_>>,
+        cache: &mut SegmentCache,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
         let locate = Some(cache);
         match request {
             VbrRequest::Pose => self.decode_with(&FullPose, pos, base, out, locate),
