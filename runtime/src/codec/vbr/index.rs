@@ -90,7 +90,7 @@ const SKIP: [u32; 9 * 64] = {
 };
 
 /// The index of one clip (see the module documentation). Owned by the
-/// clip it was built for; [`VbrIndex::fits`] ties it to that clip's shape,
+/// clip it was built for; `VbrIndex::fits` ties it to that clip's shape,
 /// and every offset it yields is still bounds-checked when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VbrIndex {
@@ -202,7 +202,7 @@ impl VbrIndex {
 
 /// A [`VbrIndex`]'s tables by reference: what a seek reads. Made by
 /// [`VbrIndex::view`]; a decode context takes it once it has checked the
-/// index against its clip ([`VbrIndex::fits`]), and every offset it
+/// index against its clip (`VbrIndex::fits`), and every offset it
 /// yields is still bounds-checked when read.
 #[derive(Clone, Copy, Debug)]
 pub struct IndexView<'i> {

@@ -297,7 +297,7 @@ impl<'a> VbrClip<'a> {
     }
 
     /// [`VbrClip::decode_cached`] with the index as a view that the
-    /// caller has checked against this clip ([`VbrIndex::fits`]) once,
+    /// caller has checked against this clip (`VbrIndex::fits`) once,
     /// when it took it (a decode context, at bind): no check of the
     /// index's struct per decode, so a seek's first read is the joint's
     /// entry.
