@@ -552,10 +552,25 @@ impl<'a> VbrClip<'a> {
     }
 
     /// The cursor at joint `j` (subset decodes with an index): its entry,
-    /// then per segment one checkpoint and the rate bytes after it.
+    /// then, if the joint has an animated track, per segment one
+    /// checkpoint and the rate bytes after it. A joint without one (whose
+    /// value is its constants or its base) reads no segment data at all:
+    /// that saves the seek's two dependent reads, the costliest part of a
+    /// cold request for a static joint such as a socket.
     #[inline(always)]
     fn seek<const PAIR: u8>(&self, index: &IndexView<'_>, j: usize, s: &Samples) -> Cursor {
         let (constant, clip_range, track) = index.joint(j);
+        let t = self.types.get(j).copied().unwrap_or(0);
+        // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
+        if (t >> 1) & !t & 0b01_0101 == 0 {
+            return Cursor {
+                joint: j + 1,
+                constant,
+                clip_range,
+                track,
+                ..Cursor::new(s)
+            };
+        }
         let rates0 = self.data.get(s.s0.rates..).unwrap_or(&[]);
         let o0 = index.track_offset(s.s0.segment as usize, rates0, track);
         let (range0, bit0) = (s.s0.ranges + o0.range as usize, s.s0.bit + o0.bit as usize);
