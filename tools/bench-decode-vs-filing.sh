@@ -47,6 +47,9 @@ version = "0.1.0"
 edition = "2021"
 [lib]
 name = "rt_filing"
+# The filing-time sources test features this stand-alone copy does not have.
+[lints.rust]
+unexpected_cfgs = "allow"
 [dependencies]
 glam = { version = "0.30", default-features = false, features = ["std"] }
 thiserror = "2"

@@ -313,13 +313,13 @@ impl<'a> VbrClip<'a> {
     ) -> bool {
         let locate = Some(cache);
         match request {
-            VbrRequest::Pose => self.decode_with(&FullPose, pos, base, out, locate),
-            VbrRequest::StaticPose => self.decode_with(&StaticFill, pos, base, out, locate),
+            VbrRequest::Pose => self.decode_apart(&FullPose, pos, base, out, locate),
+            VbrRequest::StaticPose => self.decode_apart(&StaticFill, pos, base, out, locate),
             VbrRequest::Packed(st) => {
                 st.fits(self)
                     && self
                         .with_statics(st)
-                        .decode_with(&PackedPose, pos, &[], out, locate)
+                        .decode_apart(&PackedPose, pos, &[], out, locate)
             }
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
@@ -334,6 +334,23 @@ impl<'a> VbrClip<'a> {
                 self.decode_with(&p, pos, base, out, locate)
             }
         }
+    }
+
+    /// [`VbrClip::decode_with`] compiled on its own per whole-pose
+    /// request: each pose loop gets a function, and so its register
+    /// allocation, to itself, which saves 2% of a pose's instructions
+    /// (cachegrind, on every anchor clip) for one call. Joint requests stay
+    /// inlined: the call costs a one-joint decode more than it saves.
+    #[inline(never)]
+    fn decode_apart<P: decode::OutputPolicy>(
+        &self,
+        policy: &P,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+        cache: Option<&mut SegmentCache>,
+    ) -> bool {
+        self.decode_with(policy, pos, base, out, cache)
     }
 
     /// Decode the stored sample `sample` exactly (no blend).
