@@ -7,7 +7,9 @@
 //!
 //! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]`
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
-//! `DecodeContext`), `clip-pose`, `clip-packed`, `joint[=J]`.
+//! `DecodeContext`), `pose-out` (the same, each copy writing its own
+//! output, as cold as its clip), `pose-shared`, `clip-pose`,
+//! `clip-packed`, `joint[=J]`, `clip-joint`.
 //! Prints each side's median and 10th percentile ns per decode and the
 //! median (and quartiles) of the ratios B/A of adjacent chunks.
 //!
@@ -61,7 +63,7 @@ fn copies(path: &str, n: usize) -> Vec<&'static [u8]> {
             out.push(&head[..bytes.len()]);
             rest = tail;
         }
-        return out.into_iter().map(|b| &*b).collect();
+        return out;
     }
     (0..n)
         .map(|_| {
@@ -152,6 +154,12 @@ fn main() {
     let kb = mb.split('=').next().unwrap_or("").to_string();
     let mut oa = vec![rt_filing::math::Transform::IDENTITY; joints];
     let mut ob = vec![rtb::math::Transform::IDENTITY; joints];
+    // `pose-out`: each copy writes its own output, as cold as its clip.
+    let mut outs = if mb == "pose-out" {
+        vec![vec![rtb::math::Transform::IDENTITY; joints]; n]
+    } else {
+        Vec::new()
+    };
     let dur = va[0].1.duration_s();
     let chunk = 256.min(n);
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
@@ -173,7 +181,7 @@ fn main() {
             }
             let da = s.elapsed().as_nanos() as f64 / (e - k) as f64;
             let s = Instant::now();
-            for ((p, c, sp, st), x) in vb[k..e].iter().zip(ctx[k..e].iter_mut()) {
+            for (i, ((p, c, sp, st), x)) in vb[k..e].iter().zip(ctx[k..e].iter_mut()).enumerate() {
                 let ok = match kb.as_str() {
                     // The static pose of copy 0 for every copy: what the
                     // cold per-copy static pose costs a decode.
@@ -188,6 +196,13 @@ fn main() {
                     "pose" => {
                         x.seek(t);
                         x.sample_static(sp, &mut ob)
+                    }
+                    "pose-out" => {
+                        x.seek(t);
+                        match outs.get_mut(k + i) {
+                            Some(o) => x.sample_static(sp, o),
+                            None => false,
+                        }
                     }
                     "clip-pose" => c.sample_static(t, sp, &mut ob),
                     "clip-packed" => c.sample_packed(t, st, &mut ob),

@@ -305,7 +305,7 @@ pub(super) fn prefetch_transform(t: &Transform) {
     }
 }
 
-/// [`prefetch`] a slice of transforms (the defaults read, the output written).
+/// [`prefetch`] a slice of transforms (the defaults or static pose a decode reads).
 #[inline(always)]
 pub(super) fn prefetch_transforms(t: &[Transform]) {
     #[cfg(target_arch = "x86_64")]
