@@ -215,6 +215,18 @@ impl<'a> VbrClip<'a> {
         {
             return false;
         }
+        if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
+            if policy.slots(self.joint_count) == 1 && index.is_static(policy.joint(0)) {
+                // One static joint (a socket): its value needs no sample,
+                // so none is located. Even unused, the segment table read
+                // was a cold load the decode waited for before it returned.
+                if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
+                    return false;
+                }
+                self.walk::<P, PAIR_ONE>(policy, &Samples::unlocated(), base, out);
+                return true;
+            }
+        }
         // Indexed subsets prefetch per joint (in `walk`), not the whole clip.
         let bulk = P::EVERY_JOINT || policy.index().is_none();
         let Some(s) = self.start(pos, base, !P::ANIMATED_ONLY, bulk, cache) else {
@@ -342,7 +354,17 @@ impl<'a> VbrClip<'a> {
                     }
                     c.joint += 1;
                 }
-                if !self.emit::<P, PAIR>(policy, slot, j, &mut c, s, (types, base), out, &mut w) {
+                if !self.emit::<P, PAIR>(
+                    policy,
+                    slot,
+                    j,
+                    &mut c,
+                    false,
+                    s,
+                    (types, base),
+                    out,
+                    &mut w,
+                ) {
                     break;
                 }
             }
@@ -374,7 +396,7 @@ impl<'a> VbrClip<'a> {
         if slots == 1 {
             let j = policy.joint(0);
             let mut c = self.seek::<PAIR>(&index, j, s);
-            self.emit::<P, PAIR>(policy, 0, j, &mut c, s, (types, base), out, w);
+            self.emit::<P, PAIR>(policy, 0, j, &mut c, true, s, (types, base), out, w);
             return;
         }
         let mut cursors = [Cursor::new(s); SEEK_CHUNK];
@@ -389,7 +411,7 @@ impl<'a> VbrClip<'a> {
             for (k, c) in cursors.iter_mut().enumerate().take(n) {
                 let slot = first + k;
                 let j = policy.joint(slot);
-                if !self.emit::<P, PAIR>(policy, slot, j, c, s, (types, base), out, w) {
+                if !self.emit::<P, PAIR>(policy, slot, j, c, true, s, (types, base), out, w) {
                     return;
                 }
             }
@@ -397,9 +419,10 @@ impl<'a> VbrClip<'a> {
         }
     }
 
-    /// Output slot `slot` (joint `j`, its tracks at cursor `c`): the base
-    /// transform, then the joint's tracks over it, rotations queued in
-    /// `w`. False if a slot is out of range (never, once validated).
+    /// Output slot `slot` (joint `j`, its tracks at cursor `c`, `sought`
+    /// through the index): the base transform, then the joint's tracks
+    /// over it, rotations queued in `w`. False if a slot is out of range
+    /// (never, once validated).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn emit<P: OutputPolicy, const PAIR: u8>(
@@ -408,13 +431,16 @@ impl<'a> VbrClip<'a> {
         slot: usize,
         j: usize,
         c: &mut Cursor,
+        sought: bool,
         s: &Samples,
         (types, base): (&[u8], &[Transform]),
         out: &mut [Transform],
         w: &mut Walk,
     ) -> bool {
         let o_slot = policy.out_slot(slot, j);
-        let (Some(o), Some(&t)) = (out.get_mut(o_slot), types.get(j)) else {
+        // A sought cursor carries the joint's type byte (the index's copy).
+        let t = if sought { Some(&c.kinds) } else { types.get(j) };
+        let (Some(o), Some(&t)) = (out.get_mut(o_slot), t) else {
             return false;
         };
         if P::LITERAL_BASE {
@@ -561,12 +587,11 @@ impl<'a> VbrClip<'a> {
     /// cold request for a static joint such as a socket.
     #[inline(always)]
     fn seek<const PAIR: u8>(&self, index: &IndexView<'_>, j: usize, s: &Samples) -> Cursor {
-        let (constant, clip_range, track) = index.joint(j);
-        let t = self.types.get(j).copied().unwrap_or(0);
-        // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
-        if (t >> 1) & !t & 0b01_0101 == 0 {
+        let (constant, clip_range, track, kinds) = index.joint(j);
+        if index.is_static(j) {
             return Cursor {
                 joint: j + 1,
+                kinds,
                 constant,
                 clip_range,
                 track,
@@ -586,6 +611,7 @@ impl<'a> VbrClip<'a> {
         };
         Cursor {
             joint: j + 1,
+            kinds,
             constant,
             clip_range,
             track,

@@ -35,9 +35,16 @@ struct JointEntry {
     constant: u32,
     /// Byte offset of its first clip range.
     clip_range: u32,
-    /// Index of its first animated track.
+    /// Index of its first animated track (bits 0-23) and its type byte as
+    /// in the blob (bits 24-31), so that a seek learns whether the joint
+    /// has an animated track, and a subset decode its kinds, without
+    /// reading the blob: a static joint's request then touches only the
+    /// index and its base (or constants), not the blob's type bytes.
     track: u32,
 }
+
+/// Bits of [`JointEntry::track`] holding the track index.
+const TRACK_BITS: u32 = 24;
 
 /// A track's offsets inside one segment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,6 +118,14 @@ fn too_large() -> CodecError {
     }
 }
 
+fn track_and_kinds(track: usize, kinds: u8) -> Result<u32, CodecError> {
+    let track = to_u32(track)?;
+    if track >> TRACK_BITS != 0 {
+        return Err(too_large());
+    }
+    Ok(track | u32::from(kinds) << TRACK_BITS)
+}
+
 fn to_u32(v: usize) -> Result<u32, CodecError> {
     u32::try_from(v).map_err(|_| too_large())
 }
@@ -125,7 +140,7 @@ impl VbrIndex {
             joints.push(JointEntry {
                 constant: to_u32(constant)?,
                 clip_range: to_u32(range)?,
-                track: to_u32(class.len())?,
+                track: track_and_kinds(class.len(), t)?,
             });
             for k in 0..3 {
                 match (t >> (2 * k)) & 3 {
@@ -213,11 +228,26 @@ pub struct IndexView<'i> {
 }
 
 impl IndexView<'_> {
-    /// Joint `j`'s (constant offset, clip range offset, first track).
+    /// Joint `j`'s (constant offset, clip range offset, first track, type
+    /// byte).
     #[inline(always)]
-    pub(super) fn joint(&self, j: usize) -> (usize, usize, usize) {
+    pub(super) fn joint(&self, j: usize) -> (usize, usize, usize, u8) {
         let e = self.joints.get(j).copied().unwrap_or_default();
-        (e.constant as usize, e.clip_range as usize, e.track as usize)
+        (
+            e.constant as usize,
+            e.clip_range as usize,
+            (e.track & ((1 << TRACK_BITS) - 1)) as usize,
+            (e.track >> TRACK_BITS) as u8,
+        )
+    }
+
+    /// Whether joint `j` has no animated track (its value is its
+    /// constants or its base, whatever the time).
+    #[inline(always)]
+    pub(super) fn is_static(&self, j: usize) -> bool {
+        let kinds = self.joint(j).3;
+        // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
+        (kinds >> 1) & !kinds & 0b01_0101 == 0
     }
 
     /// Offsets of animated track `track` in segment `segment`, whose rate

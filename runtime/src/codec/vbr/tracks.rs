@@ -172,6 +172,9 @@ pub(super) struct Samples {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Cursor {
     pub(super) joint: usize,
+    /// The joint's type byte when a seek (through the index) made the
+    /// cursor; a walk reads the type bytes instead.
+    pub(super) kinds: u8,
     pub(super) constant: usize,
     pub(super) clip_range: usize,
     pub(super) track: usize,
@@ -181,12 +184,34 @@ pub(super) struct Cursor {
     pub(super) bit1: usize,
 }
 
+impl Samples {
+    /// No sample (a request whose joints have no animated track reads
+    /// none): only sample 0, at offset 0 of segment 0.
+    #[inline(always)]
+    pub(super) fn unlocated() -> Samples {
+        let s = SampleRef {
+            segment: 0,
+            rates: 0,
+            ranges: 0,
+            bit: 0,
+            row_bits: 0,
+        };
+        Samples {
+            s0: s,
+            s1: s,
+            pair: Pair::One,
+            alpha: 0.0,
+        }
+    }
+}
+
 impl Cursor {
     /// At joint 0, at the first track of both samples.
     #[inline(always)]
     pub(super) fn new(s: &Samples) -> Cursor {
         Cursor {
             joint: 0,
+            kinds: 0,
             constant: 0,
             clip_range: 0,
             track: 0,
