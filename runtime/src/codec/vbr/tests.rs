@@ -373,8 +373,20 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
     for blob in [tiny_blob(), tiny_blob_unranged_raw()] {
         let clip = VbrClip::parse(&blob, 2, 3).unwrap();
         let index = VbrIndex::build(&clip).unwrap();
+        // The entries carry the blob's type bytes; joint 1 is static.
+        for (j, &t) in clip.types.iter().enumerate() {
+            assert_eq!(index.view().joint(j).3, t);
+        }
+        assert!(!index.view().is_static(0) && index.view().is_static(1));
         let rest = [Transform::IDENTITY; 2];
         let mut cache = SegmentCache::default();
+        // A static joint alone locates no sample, but a position out of
+        // range is still refused.
+        for (i0, i1) in [(3, 3), (0, 3), (3, 0)] {
+            let pos = SamplePosition { i0, i1, alpha: 0.5 };
+            let mut out = [Transform::IDENTITY; 1];
+            assert!(!clip.decode_joints_indexed(&index, pos, &rest, &[1], &mut out));
+        }
         for (i0, i1, alpha) in [
             (0, 0, 0.0),
             (0, 1, 0.25),
