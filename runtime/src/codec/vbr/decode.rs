@@ -223,6 +223,17 @@ impl<'a> VbrClip<'a> {
                 if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
                     return false;
                 }
+                if P::ANIMATED_ONLY {
+                    // From the static pose: the joint's value is its entry.
+                    let j = policy.joint(0);
+                    return match (out.get_mut(policy.out_slot(0, j)), base.get(j)) {
+                        (Some(o), Some(b)) => {
+                            *o = *b;
+                            true
+                        }
+                        _ => false,
+                    };
+                }
                 self.walk::<P, PAIR_ONE>(policy, &Samples::unlocated(), base, out);
                 return true;
             }
