@@ -386,7 +386,20 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
             let pos = SamplePosition { i0, i1, alpha: 0.5 };
             let mut out = [Transform::IDENTITY; 1];
             assert!(!clip.decode_joints_indexed(&index, pos, &rest, &[1], &mut out));
+            assert!(!clip.decode_joints_static(&index, pos, &rest, &[1], &mut out));
         }
+        // From a static pose, a static joint alone is its entry.
+        let mut sp = [Transform::IDENTITY; 2];
+        assert!(clip.static_pose(&rest, &mut sp));
+        sp[1].translation.x = 7.0;
+        let pos = SamplePosition {
+            i0: 0,
+            i1: 1,
+            alpha: 0.5,
+        };
+        let mut out = [Transform::IDENTITY; 1];
+        assert!(clip.decode_joints_static(&index, pos, &sp, &[1], &mut out));
+        assert_eq!(out[0], sp[1]);
         for (i0, i1, alpha) in [
             (0, 0, 0.0),
             (0, 1, 0.25),
