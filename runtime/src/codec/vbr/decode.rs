@@ -12,7 +12,9 @@
 //! so a choice costs no test at run time.
 
 use super::batch::{PendingRotation, RotationBatch};
-use super::format::{stored_components, ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES};
+use super::format::{
+    has_animated, stored_components, ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
+};
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::index::IndexView;
 use super::simd::{
@@ -455,8 +457,7 @@ impl<'a> VbrClip<'a> {
             return false;
         };
         if P::LITERAL_BASE {
-            // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
-            if (t >> 1) & !t & 0b01_0101 == 0 {
+            if !has_animated(t) {
                 *o = self.packed_joint(&mut c.constant, t);
                 return true;
             }
@@ -599,7 +600,7 @@ impl<'a> VbrClip<'a> {
     #[inline(always)]
     fn seek<const PAIR: u8>(&self, index: &IndexView<'_>, j: usize, s: &Samples) -> Cursor {
         let (constant, clip_range, track, kinds) = index.joint(j);
-        if index.is_static(j) {
+        if !has_animated(kinds) {
             return Cursor {
                 joint: j + 1,
                 kinds,

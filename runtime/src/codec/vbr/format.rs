@@ -66,6 +66,14 @@ pub fn varint(mut v: u32) -> Vec<u8> {
 pub const KIND_DEFAULT: u8 = 0;
 pub const KIND_CONSTANT: u8 = 1;
 pub const KIND_ANIMATED: u8 = 2;
+
+/// Whether a joint's type byte has an animated track. Kind 2 (animated)
+/// is the only kind with bit 1 set and bit 0 clear, so one mask tests
+/// all three tracks without a branch.
+#[inline(always)]
+pub fn has_animated(types: u8) -> bool {
+    (types >> 1) & !types & 0b01_0101 != 0
+}
 /// Rotation only: constant stored as four floats (x, y, z, w).
 pub const KIND_CONSTANT_FULL: u8 = 3;
 

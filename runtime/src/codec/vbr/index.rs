@@ -18,8 +18,9 @@
 //! track would cost 4x that to save three table steps per seek).
 
 use super::format::{
-    has_segment_range, stored_components, track_sample_bits, KIND_ANIMATED, KIND_CONSTANT,
-    KIND_CONSTANT_FULL, ROTATION_CLIP_RANGE_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
+    has_animated, has_segment_range, stored_components, track_sample_bits, KIND_ANIMATED,
+    KIND_CONSTANT, KIND_CONSTANT_FULL, ROTATION_CLIP_RANGE_BYTES, SEGMENT_RANGE_BYTES,
+    VECTOR_CLIP_RANGE_BYTES,
 };
 use super::simd::read_u32;
 use super::VbrClip;
@@ -245,9 +246,7 @@ impl IndexView<'_> {
     /// constants or its base, whatever the time).
     #[inline(always)]
     pub(super) fn is_static(&self, j: usize) -> bool {
-        let kinds = self.joint(j).3;
-        // Kind 2 (animated) is the only one with bit 1 set and bit 0 clear.
-        (kinds >> 1) & !kinds & 0b01_0101 == 0
+        !has_animated(self.joint(j).3)
     }
 
     /// Offsets of animated track `track` in segment `segment`, whose rate
