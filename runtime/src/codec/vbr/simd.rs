@@ -185,6 +185,38 @@ pub(super) fn fields3_uniform(w: u64, b: usize) -> Vec3A {
     }
 }
 
+/// [`fields3_uniform`] of two words with the same field width `b` (the
+/// two samples of a track in one segment, which share its parameters):
+/// both words in one register, shifted together, their fields gathered
+/// into two vectors, so that the pair costs one set of lane operations
+/// instead of two. Lane w of each is unspecified, as there.
+#[inline(always)]
+pub(super) fn fields3_uniform2(w0: u64, w1: u64, b: usize) -> (Vec3A, Vec3A) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+        unsafe {
+            // 32-bit lanes: w0 low, w0 high, w1 low, w1 high.
+            let v = _mm_unpacklo_epi64(_mm_cvtsi64_si128(w0 as i64), _mm_cvtsi64_si128(w1 as i64));
+            let count = _mm_cvtsi32_si128(b as i32);
+            let y = _mm_srl_epi64(v, count);
+            let z = _mm_srl_epi64(y, count);
+            let q0 = _mm_unpacklo_epi64(_mm_unpacklo_epi32(v, y), z);
+            let q1 = _mm_unpacklo_epi64(_mm_unpackhi_epi32(v, y), _mm_unpackhi_epi64(z, z));
+            let mask = _mm_set1_epi32(((1u32 << b) - 1) as i32);
+            (
+                Vec3A::from(_mm_cvtepi32_ps(_mm_and_si128(q0, mask))),
+                Vec3A::from(_mm_cvtepi32_ps(_mm_and_si128(q1, mask))),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (fields3_uniform(w0, b), fields3_uniform(w1, b))
+    }
+}
+
 /// Lanes x, y, z as f32 (exact for these field widths).
 #[inline(always)]
 fn int3(x: i32, y: i32, z: i32) -> Vec3A {

@@ -1,6 +1,6 @@
 use super::batch::PendingRotation;
 use super::format::*;
-use super::simd::{blend4, fields3_uniform, load_u64, normalize4, read_u32};
+use super::simd::{blend4, fields3_uniform, fields3_uniform2, load_u64, normalize4, read_u32};
 use super::*;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};
 use crate::timing::SamplePosition;
@@ -475,6 +475,14 @@ fn uniform_fields_match_the_scalar_extraction() {
             let expect = [w & mask, (w >> b) & mask, (w >> (2 * b)) & mask];
             for (k, e) in expect.iter().enumerate() {
                 assert_eq!(v[k], *e as f32, "word {w:#x} width {b} lane {k}");
+            }
+            // Two words at once give each word's fields.
+            let other = w.rotate_left(29) ^ 0x0123_4567_89ab_cdef;
+            let (p0, p1) = fields3_uniform2(w, other, b);
+            let q1 = fields3_uniform(other, b);
+            for k in 0..3 {
+                assert_eq!(p0[k], v[k], "pair word 0 {w:#x} width {b} lane {k}");
+                assert_eq!(p1[k], q1[k], "pair word 1 {other:#x} width {b} lane {k}");
             }
         }
     }

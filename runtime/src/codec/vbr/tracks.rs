@@ -5,7 +5,8 @@
 use super::batch::PendingRotation;
 use super::format::*;
 use super::simd::{
-    fields3, fields3_uniform, load_f32x3, load_u64, prefetch, rotation_codes, u16x3, u8x3,
+    fields3, fields3_uniform, fields3_uniform2, load_f32x3, load_u64, prefetch, rotation_codes,
+    u16x3, u8x3,
 };
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
@@ -394,6 +395,29 @@ impl<'a> VbrClip<'a> {
         p.bias + p.scale * (q * p.inv)
     }
 
+    /// Both samples of a track in one segment, every component stored
+    /// and quantized (not raw: the caller tests `p.bits != 32`): the two
+    /// words extracted together ([`fields3_uniform2`]); the same values
+    /// as two [`VbrClip::vec_sample`] calls.
+    #[inline(always)]
+    fn vec_samples_shared(
+        &self,
+        p: &TrackParams,
+        bit0: &mut usize,
+        bit1: &mut usize,
+    ) -> (Vec3A, Vec3A) {
+        let w0 = load_u64(self.data, *bit0 >> 3) >> (*bit0 & 7);
+        let w1 = load_u64(self.data, *bit1 >> 3) >> (*bit1 & 7);
+        let b = p.field as usize;
+        *bit0 += 3 * b;
+        *bit1 += 3 * b;
+        let (q0, q1) = fields3_uniform2(w0, w1, b);
+        (
+            p.bias + p.scale * (q0 * p.inv),
+            p.bias + p.scale * (q1 * p.inv),
+        )
+    }
+
     /// One rotation sample (w rebuilt later by the batch) at bit position
     /// `bit` (advanced).
     #[inline(always)]
@@ -482,6 +506,10 @@ impl<'a> VbrClip<'a> {
         c: &mut Cursor,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> (PendingRotation, PendingRotation) {
+        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            return (PendingRotation::xyz(a), PendingRotation::xyz(b));
+        }
         let qa = self.rot_sample::<UNIFORM>(p0, &mut c.bit0);
         let qb = if PAIR == PAIR_ONE {
             qa
@@ -509,6 +537,10 @@ impl<'a> VbrClip<'a> {
         alpha: f32,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> Vec3 {
+        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            return Vec3::from(a.lerp(b, alpha));
+        }
         let va = self.vec_sample::<UNIFORM>(p0, &mut c.bit0);
         if PAIR == PAIR_ONE {
             Vec3::from(va)
