@@ -42,13 +42,18 @@ const MASK_CHUNK: usize = 32;
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct DecodeContext<'c, 'a> {
-    codec: ClipCodec<'a>,
-    pos: SamplePosition,
+    // Field order is the layout (`repr(C)`): what every request reads
+    // comes first, so that a one-joint request touches the first two
+    // lines only (the time, the position, the timing, the index's joint
+    // entries, then the view's counts); the view's sections, the
+    // segment cache and the clip follow.
     time: f32,
+    pos: SamplePosition,
+    timing: Timing,
     /// The clip's index tables, checked against the clip at bind.
     index: Option<IndexView<'c>>,
+    codec: ClipCodec<'a>,
     segments: SegmentCache,
-    timing: Timing,
     clip: &'c Clip<'a>,
 }
 
@@ -242,4 +247,22 @@ fn reference_in_pose(
         }
     }
     true
+}
+#[cfg(test)]
+mod layout {
+    use super::DecodeContext as D;
+    use std::mem::offset_of;
+
+    /// What a one-joint request reads of its context (the time, position
+    /// and timing, the index's joint entries, the view's counts) lies in
+    /// its first two cache lines.
+    #[test]
+    fn a_joint_request_reads_the_first_two_lines() {
+        assert!(offset_of!(D, time) < 64 && offset_of!(D, pos) + 12 <= 64);
+        assert!(offset_of!(D, timing) + std::mem::size_of::<super::Timing>() <= 64);
+        // The index view's first field is its joint entries.
+        assert!(offset_of!(D, index) + 16 <= 64);
+        assert!(offset_of!(D, codec) + crate::codec::vbr::VIEW_COUNTS_END <= 128);
+        assert_eq!(std::mem::align_of::<D>(), 64);
+    }
 }

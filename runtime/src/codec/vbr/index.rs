@@ -220,7 +220,11 @@ impl VbrIndex {
 /// [`VbrIndex::view`]; a decode context takes it once it has checked the
 /// index against its clip (`VbrIndex::fits`), and every offset it
 /// yields is still bounds-checked when read.
+///
+/// `repr(C)`, joint entries first: the only field a request for a joint
+/// without animated tracks reads (see `DecodeContext`'s layout).
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct IndexView<'i> {
     joints: &'i [JointEntry],
     class: &'i [u8],

@@ -76,14 +76,13 @@ pub enum VbrRequest<'r> {
 }
 
 /// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
+///
+/// `repr(C)`, counts first: a decode's validation reads them before any
+/// section, and in a [`crate::DecodeContext`] they then share a cache
+/// line with the time and the index.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct VbrClip<'a> {
-    types: &'a [u8],
-    constants: &'a [u8],
-    ranges: &'a [u8],
-    table: &'a [u8],
-    /// Segment blocks followed by the padding.
-    data: &'a [u8],
     joint_count: usize,
     num_samples: u32,
     /// Animated tracks (at most 3 per joint: u32 keeps the view, and so
@@ -98,6 +97,12 @@ pub struct VbrClip<'a> {
     off_w: u8,
     /// Bytes of a segment table entry's sample bits (1..=4; 0 without segments).
     bits_w: u8,
+    types: &'a [u8],
+    constants: &'a [u8],
+    ranges: &'a [u8],
+    table: &'a [u8],
+    /// Segment blocks followed by the padding.
+    data: &'a [u8],
 }
 
 impl<'a> VbrClip<'a> {
@@ -372,3 +377,7 @@ impl<'a> VbrClip<'a> {
         )
     }
 }
+/// Where a view's counts end and its sections begin (the layout test of
+/// `DecodeContext` places them).
+#[cfg(test)]
+pub(crate) const VIEW_COUNTS_END: usize = std::mem::offset_of!(VbrClip<'static>, types);
