@@ -248,6 +248,7 @@ fn reference_in_pose(
     }
     true
 }
+
 #[cfg(test)]
 mod layout {
     use super::DecodeContext as D;
@@ -258,7 +259,10 @@ mod layout {
     /// its first two cache lines.
     #[test]
     fn a_joint_request_reads_the_first_two_lines() {
-        assert!(offset_of!(D, time) < 64 && offset_of!(D, pos) + 12 <= 64);
+        assert!(
+            offset_of!(D, time) < 64
+                && offset_of!(D, pos) + std::mem::size_of::<super::SamplePosition>() <= 64
+        );
         assert!(offset_of!(D, timing) + std::mem::size_of::<super::Timing>() <= 64);
         // The index view's first field is its joint entries.
         assert!(offset_of!(D, index) + 16 <= 64);

@@ -377,6 +377,7 @@ impl<'a> VbrClip<'a> {
         )
     }
 }
+
 /// Where a view's counts end and its sections begin (the layout test of
 /// `DecodeContext` places them).
 #[cfg(test)]

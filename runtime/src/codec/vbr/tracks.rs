@@ -380,8 +380,7 @@ impl<'a> VbrClip<'a> {
             *bit += 96;
             return v;
         }
-        // 3 * 19 bits + 7 bits of shift fit one 64-bit load.
-        let word = load_u64(self.data, *bit >> 3) >> (*bit & 7);
+        let word = self.sample_word(*bit);
         let b = p.field as usize;
         let q = if UNIFORM {
             *bit += 3 * b;
@@ -395,6 +394,13 @@ impl<'a> VbrClip<'a> {
         p.bias + p.scale * (q * p.inv)
     }
 
+    /// The sample bits at bit position `bit`, in the low bits of a word:
+    /// 3 * 19 bits + 7 bits of shift fit one 64-bit load.
+    #[inline(always)]
+    fn sample_word(&self, bit: usize) -> u64 {
+        load_u64(self.data, bit >> 3) >> (bit & 7)
+    }
+
     /// Both samples of a track in one segment, every component stored
     /// and quantized (not raw: the caller tests `p.bits != 32`): the two
     /// words extracted together ([`fields3_uniform2`]); the same values
@@ -406,8 +412,7 @@ impl<'a> VbrClip<'a> {
         bit0: &mut usize,
         bit1: &mut usize,
     ) -> (Vec3A, Vec3A) {
-        let w0 = load_u64(self.data, *bit0 >> 3) >> (*bit0 & 7);
-        let w1 = load_u64(self.data, *bit1 >> 3) >> (*bit1 & 7);
+        let (w0, w1) = (self.sample_word(*bit0), self.sample_word(*bit1));
         let b = p.field as usize;
         *bit0 += 3 * b;
         *bit1 += 3 * b;
