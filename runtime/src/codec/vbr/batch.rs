@@ -3,9 +3,7 @@
 
 use super::format::rotation_from_xyz;
 use super::simd::{blend4, normalize4};
-#[cfg(doc)]
-use crate::math::nlerp_shortest;
-use crate::math::{Quat, Transform, Vec3A};
+use crate::math::{nlerp_shortest, Quat, Transform, Vec3A};
 
 /// A rotation waiting in a [`RotationBatch`]: x, y, z, w, with w still to
 /// be rebuilt from x, y, z (as [`rotation_from_xyz`]) when `rebuild`.
@@ -31,8 +29,8 @@ impl PendingRotation {
     pub(super) fn full(q: Quat) -> Self {
         PendingRotation { q, rebuild: false }
     }
-    /// The rotation [`rotation_from_xyz`] gives (scalar path and tests).
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    /// The rotation [`rotation_from_xyz`] gives (scalar path, raw samples
+    /// and tests).
     #[inline(always)]
     pub(super) fn quat(&self) -> Quat {
         if self.rebuild {
@@ -53,11 +51,11 @@ pub(super) struct RotationBatch {
     alpha: f32,
     len: usize,
     index: [usize; ROTATION_BATCH],
+    /// x, y, z of each entry's two rotations, w to be rebuilt (a
+    /// rotation stored with its w, a raw sample, is not queued: see
+    /// [`RotationBatch::push`]).
     a: [Quat; ROTATION_BATCH],
     b: [Quat; ROTATION_BATCH],
-    /// Bit k: entry k of `a` has its w rebuilt; bit `32 + k`: entry k of
-    /// `b` (one word, so that a push sets both with one or).
-    rebuild: u64,
 }
 
 /// Entries per batch: a multiple of 4 (the SIMD width), small because the
@@ -75,7 +73,6 @@ impl RotationBatch {
             index: [0; ROTATION_BATCH],
             a: [Quat::IDENTITY; ROTATION_BATCH],
             b: [Quat::IDENTITY; ROTATION_BATCH],
-            rebuild: 0,
         }
     }
 
@@ -85,19 +82,39 @@ impl RotationBatch {
         self.len >= ROTATION_BATCH
     }
 
-    /// Queue a blend; the caller flushes when [`RotationBatch::full`]
-    /// (a push into a full batch is dropped).
+    /// Queue the blend of `a` and `b` into `out`'s rotation (slot
+    /// `index`); the caller flushes when [`RotationBatch::full`] (a push
+    /// into a full batch is dropped). A pair with a rotation stored whole
+    /// (a raw sample, rare) is blended at once by the scalar
+    /// [`nlerp_shortest`], whose results the lanes reproduce bit for bit:
+    /// so every queued rotation has its w rebuilt, and the queue carries
+    /// no per-entry flags.
     #[inline(always)]
-    pub(super) fn push(&mut self, index: usize, a: PendingRotation, b: PendingRotation) {
+    pub(super) fn push(
+        &mut self,
+        index: usize,
+        a: PendingRotation,
+        b: PendingRotation,
+        out: &mut Transform,
+    ) {
+        if !(a.rebuild && b.rebuild) {
+            out.rotation = nlerp_shortest(a.quat(), b.quat(), self.alpha);
+            return;
+        }
+        self.push_xyz(index, a.q, b.q);
+    }
+
+    /// Queue a blend of two rotations whose w is to be rebuilt.
+    #[inline(always)]
+    pub(super) fn push_xyz(&mut self, index: usize, a: Quat, b: Quat) {
         if let (Some(i), Some(x), Some(y)) = (
             self.index.get_mut(self.len),
             self.a.get_mut(self.len),
             self.b.get_mut(self.len),
         ) {
             *i = index;
-            *x = a.q;
-            *y = b.q;
-            self.rebuild |= (u64::from(a.rebuild) | u64::from(b.rebuild) << 32) << self.len;
+            *x = a;
+            *y = b;
             self.len += 1;
         }
     }
@@ -118,7 +135,7 @@ impl RotationBatch {
             let Ok(a) = <&[Quat; 4]>::try_from(a) else {
                 break;
             };
-            let q = normalize4(a, (self.rebuild >> k) as u32 & 15);
+            let q = normalize4(a, 15);
             let m = (n - k).min(4);
             for (l, q) in q.iter().enumerate().take(m) {
                 if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
@@ -128,7 +145,6 @@ impl RotationBatch {
             k += 4;
         }
         self.len = 0;
-        self.rebuild = 0;
     }
 
     #[inline(always)]
@@ -144,9 +160,7 @@ impl RotationBatch {
             let (Ok(a), Ok(b)) = (<&[Quat; 4]>::try_from(a), <&[Quat; 4]>::try_from(b)) else {
                 break;
             };
-            let ra = (self.rebuild >> k) as u32 & 15;
-            let rb = (self.rebuild >> (32 + k)) as u32 & 15;
-            let q = blend4(a, b, ra, rb, self.alpha);
+            let q = blend4(a, b, 15, 15, self.alpha);
             let m = (n - k).min(4);
             for (l, q) in q.iter().enumerate().take(m) {
                 if let Some(o) = self.index.get(k + l).and_then(|&i| out.get_mut(i)) {
@@ -156,6 +170,5 @@ impl RotationBatch {
             k += 4;
         }
         self.len = 0;
-        self.rebuild = 0;
     }
 }

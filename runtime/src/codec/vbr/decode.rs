@@ -536,11 +536,11 @@ impl<'a> VbrClip<'a> {
             KIND_DEFAULT => {}
             k if P::ANIMATED_ONLY || k == KIND_ANIMATED => {
                 let (qa, qb) = self.animated_rotation::<PAIR>(c, s);
-                rot.blend.push(slot, qa, qb);
+                rot.blend.push(slot, qa, qb, out);
             }
             KIND_CONSTANT => {
-                let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant)));
-                rot.constant.push(slot, v, v);
+                let v = PendingRotation::xyz(Vec3A::from(self.read_vec3(&mut c.constant))).q;
+                rot.constant.push_xyz(slot, v, v);
             }
             _ => {
                 let v = load_f32x3(self.constants, c.constant);

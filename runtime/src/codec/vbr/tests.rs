@@ -284,6 +284,26 @@ fn unranged_and_raw_decode() {
     assert!((out[0].rotation.z - 0.5).abs() < 1e-4);
     assert!(clip.decode_sample(2, &defaults, &mut out));
     assert_eq!(out[0].rotation, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8));
+    // A blend of a quantized sample with a raw one is not queued (the
+    // queue rebuilds every w) but blended at once: the same rotation from
+    // every path, the nlerp of the two.
+    let pos = SamplePosition {
+        i0: 1,
+        i1: 2,
+        alpha: 0.25,
+    };
+    assert!(clip.decode_pose(pos, &defaults, &mut out));
+    let mut sub = [Transform::IDENTITY; 1];
+    assert!(clip.decode_joints(pos, &defaults, &[0], &mut sub));
+    assert_eq!(sub[0], out[0]);
+    let mut one = [Transform::IDENTITY; 2];
+    assert!(clip.decode_sample(1, &defaults, &mut one));
+    let want = nlerp_shortest(one[0].rotation, Quat::from_xyzw(0.0, 0.0, 0.6, 0.8), 0.25);
+    assert!(
+        out[0].rotation.abs_diff_eq(want, 1e-6),
+        "{:?}",
+        out[0].rotation
+    );
     // The unranged flag is invalid on the segment-constant and raw ids.
     let mut bad = blob.clone();
     bad[TINY_DATA + 3] = RATE_RAW | RATE_UNRANGED;
