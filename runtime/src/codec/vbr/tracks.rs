@@ -207,17 +207,6 @@ impl Samples {
 }
 
 impl Cursor {
-    /// Sample 1's bit position when both samples are in one segment: a
-    /// fixed distance (a whole number of rows, either way) from sample
-    /// 0's, since every track takes as many bits in both. The decode of a
-    /// track reads it from here rather than keeping `bit1` up to date (a
-    /// load and a store fewer per track); `bit1` is then stale past the
-    /// joint the cursor was made or sought at.
-    #[inline(always)]
-    pub(super) fn bit1_shared(&self, s: &Samples) -> usize {
-        self.bit0.wrapping_add(s.s1.bit.wrapping_sub(s.s0.bit))
-    }
-
     /// At joint 0, at the first track of both samples.
     #[inline(always)]
     pub(super) fn new(s: &Samples) -> Cursor {
@@ -510,9 +499,9 @@ impl<'a> VbrClip<'a> {
         let (p0, p1) = self.track_params::<PAIR>(c, s, true);
         // Both samples share the clip range, hence `stored`: one test.
         if p0.stored == 7 {
-            self.rotation_pair::<PAIR, true>(c, s, (&p0, &p1))
+            self.rotation_pair::<PAIR, true>(c, (&p0, &p1))
         } else {
-            self.rotation_pair::<PAIR, false>(c, s, (&p0, &p1))
+            self.rotation_pair::<PAIR, false>(c, (&p0, &p1))
         }
     }
 
@@ -520,17 +509,11 @@ impl<'a> VbrClip<'a> {
     fn rotation_pair<const PAIR: u8, const UNIFORM: bool>(
         &self,
         c: &mut Cursor,
-        s: &Samples,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> (PendingRotation, PendingRotation) {
-        if PAIR == PAIR_SAME_SEGMENT {
-            let mut bit1 = c.bit1_shared(s);
-            if UNIFORM && p0.bits != 32 {
-                let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut bit1);
-                return (PendingRotation::xyz(a), PendingRotation::xyz(b));
-            }
-            let qa = self.rot_sample::<UNIFORM>(p0, &mut c.bit0);
-            return (qa, self.rot_sample::<UNIFORM>(p1, &mut bit1));
+        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            return (PendingRotation::xyz(a), PendingRotation::xyz(b));
         }
         let qa = self.rot_sample::<UNIFORM>(p0, &mut c.bit0);
         let qb = if PAIR == PAIR_ONE {
@@ -546,9 +529,9 @@ impl<'a> VbrClip<'a> {
     pub(super) fn animated_vector<const PAIR: u8>(&self, c: &mut Cursor, s: &Samples) -> Vec3 {
         let (p0, p1) = self.track_params::<PAIR>(c, s, false);
         if p0.stored == 7 {
-            self.vector_pair::<PAIR, true>(c, s, (&p0, &p1))
+            self.vector_pair::<PAIR, true>(c, s.alpha, (&p0, &p1))
         } else {
-            self.vector_pair::<PAIR, false>(c, s, (&p0, &p1))
+            self.vector_pair::<PAIR, false>(c, s.alpha, (&p0, &p1))
         }
     }
 
@@ -556,23 +539,18 @@ impl<'a> VbrClip<'a> {
     fn vector_pair<const PAIR: u8, const UNIFORM: bool>(
         &self,
         c: &mut Cursor,
-        s: &Samples,
+        alpha: f32,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> Vec3 {
-        if PAIR == PAIR_SAME_SEGMENT {
-            let mut bit1 = c.bit1_shared(s);
-            if UNIFORM && p0.bits != 32 {
-                let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut bit1);
-                return Vec3::from(a.lerp(b, s.alpha));
-            }
-            let va = self.vec_sample::<UNIFORM>(p0, &mut c.bit0);
-            return Vec3::from(va.lerp(self.vec_sample::<UNIFORM>(p1, &mut bit1), s.alpha));
+        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            return Vec3::from(a.lerp(b, alpha));
         }
         let va = self.vec_sample::<UNIFORM>(p0, &mut c.bit0);
         if PAIR == PAIR_ONE {
             Vec3::from(va)
         } else {
-            Vec3::from(va.lerp(self.vec_sample::<UNIFORM>(p1, &mut c.bit1), s.alpha))
+            Vec3::from(va.lerp(self.vec_sample::<UNIFORM>(p1, &mut c.bit1), alpha))
         }
     }
 }
