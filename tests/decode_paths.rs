@@ -1,16 +1,18 @@
 //! Every decode path gives the bits of `Clip::sample`, on real cooked
 //! packages: the bundled fixtures and, when `../shared/anchors` is present,
 //! the ACL anchor clips the bench measures (cooked in centimetres as the
-//! bench does). Paths: `sample_static`, `sample_packed`, `sample_joints` (indexed),
-//! `sample_joints_static`, the walk without the index
-//! (`ClipCodec::decode_joints`), and a `DecodeContext` played forward,
-//! backward and seeking at random, for poses, subsets and masks (sparse
-//! and dense). Times and subsets are drawn by proptest, plus a grid that
-//! hits every sample, every segment boundary and the blends between.
+//! bench does). Paths: `sample_static`, `sample_packed`, `sample_joints`
+//! (indexed), `sample_joints_static`, the walk without the index
+//! (`ClipCodec::decode_joints`), and a `DecodeContext` per instruction-set
+//! level the CPU runs, played forward, backward and seeking at random, for
+//! poses, subsets and masks (sparse and dense). Times and subsets are
+//! drawn by proptest, plus a grid that hits every sample, every segment
+//! boundary and the blends between.
 
 mod common;
 use common::*;
 
+use ludus_anim_runtime::codec::vbr::Isa;
 use ludus_anim_runtime::{DecodeContext, Package, Transform};
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -96,7 +98,17 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
     }
     let (mut want, mut got) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
     let mut sub = vec![Transform::IDENTITY; subset.len()];
-    let mut ctx = DecodeContext::new(c);
+    // One context per instruction-set level this CPU runs: every level
+    // must give the bits of `Clip::sample` (which runs at the best one).
+    let mut contexts: Vec<DecodeContext> = Isa::ALL
+        .into_iter()
+        .filter(|i| i.supported())
+        .map(|isa| {
+            let mut ctx = DecodeContext::new(c);
+            assert!(ctx.set_isa(isa));
+            ctx
+        })
+        .collect();
     for &t in times {
         let at = format!("{} at t = {t}", c.name());
         assert!(c.sample(t, defaults, &mut want));
@@ -113,22 +125,25 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
             .codec()
             .decode_joints(c.position(t), defaults, &subset, &mut sub));
         assert_eq!(bits(&want_sub), bits(&sub), "walk, {at}");
-        ctx.seek(t);
-        assert!(ctx.sample(defaults, &mut got));
-        assert_eq!(bits(&want), bits(&got), "context sample, {at}");
-        assert!(ctx.sample_static(&static_pose, &mut got));
-        assert_eq!(bits(&want), bits(&got), "context sample_static, {at}");
-        assert!(ctx.sample_packed(&statics, &mut got));
-        assert_eq!(bits(&want), bits(&got), "context sample_packed, {at}");
-        assert!(ctx.sample_joints(defaults, &subset, &mut sub));
-        assert_eq!(bits(&want_sub), bits(&sub), "context sample_joints, {at}");
-        assert!(ctx.sample_joints_static(&static_pose, &subset, &mut sub));
-        assert_eq!(bits(&want_sub), bits(&sub), "context joints static, {at}");
-        got.fill(Transform::IDENTITY);
-        assert!(ctx.sample_masked(&static_pose, &mask, &mut got));
-        for j in 0..n {
-            if mask[j / 64] >> (j % 64) & 1 == 1 {
-                assert_eq!(bits(&want[j..=j]), bits(&got[j..=j]), "mask j{j}, {at}");
+        for ctx in &mut contexts {
+            let at = format!("{at}, {}", ctx.isa().name());
+            ctx.seek(t);
+            assert!(ctx.sample(defaults, &mut got));
+            assert_eq!(bits(&want), bits(&got), "context sample, {at}");
+            assert!(ctx.sample_static(&static_pose, &mut got));
+            assert_eq!(bits(&want), bits(&got), "context sample_static, {at}");
+            assert!(ctx.sample_packed(&statics, &mut got));
+            assert_eq!(bits(&want), bits(&got), "context sample_packed, {at}");
+            assert!(ctx.sample_joints(defaults, &subset, &mut sub));
+            assert_eq!(bits(&want_sub), bits(&sub), "context sample_joints, {at}");
+            assert!(ctx.sample_joints_static(&static_pose, &subset, &mut sub));
+            assert_eq!(bits(&want_sub), bits(&sub), "context joints static, {at}");
+            got.fill(Transform::IDENTITY);
+            assert!(ctx.sample_masked(&static_pose, &mask, &mut got));
+            for j in 0..n {
+                if mask[j / 64] >> (j % 64) & 1 == 1 {
+                    assert_eq!(bits(&want[j..=j]), bits(&got[j..=j]), "mask j{j}, {at}");
+                }
             }
         }
     }
@@ -138,6 +153,12 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
 /// every clip: all segment boundaries, both directions of play.
 #[test]
 fn every_path_matches_sample_on_a_grid() {
+    for isa in Isa::ALL.into_iter().filter(|i| !i.supported()) {
+        eprintln!(
+            "skipped: instruction-set level {} (this CPU does not run it)",
+            isa.name()
+        );
+    }
     for (name, bytes) in cooked() {
         let p = Package::load(bytes).unwrap();
         let n = p.skeleton().joint_count() as u32;

@@ -25,7 +25,11 @@
 //! `LUDUS_ARENA` set, the copies sit in one arena at a 64-byte stride
 //! instead (a few pages for many copies): against the slotted layout, what
 //! a cold decode pays for its pages rather than for its cache lines.
+//! `--isa L` decodes at instruction-set level L (`sse2`,
+//! `avx2`; whole-pose modes); `--isa-ab L1,L2` alternates two levels pass by pass and,
+//! timed, prints both and the ratio L2 / L1 of the same chunks.
 
+use ludus_anim_runtime::codec::vbr::Isa;
 use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Package;
 use ludus_anim_runtime::DecodeContext;
@@ -45,6 +49,27 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let time = args.iter().any(|a| a == "--time");
     let warm = args.iter().any(|a| a == "--warm");
+    // `--isa L`: decode at level L; `--isa-ab L1,L2`: alternate the two
+    // levels pass by pass (timed: each level's median and the median of
+    // the ratios L2 / L1 of the same chunk in adjacent passes).
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|k| args.get(k + 1).cloned())
+    };
+    let levels: Vec<Isa> = flag("--isa")
+        .or(flag("--isa-ab"))
+        .map(|v| {
+            v.split(',')
+                .map(|n| Isa::from_name(n).unwrap_or_else(|| fail(format!("unknown level {n}"))))
+                .collect()
+        })
+        .unwrap_or_default();
+    for name in ["--isa", "--isa-ab"] {
+        if let Some(k) = args.iter().position(|a| a == name) {
+            args.drain(k..(k + 2).min(args.len()));
+        }
+    }
     args.retain(|a| a != "--time" && a != "--warm");
     let mode = args.first().cloned().unwrap_or_default();
     let n: usize = parse(args.get(1), "N");
@@ -119,6 +144,11 @@ fn main() {
         })
         .collect();
     let mut contexts: Vec<_> = views.iter().map(|v| DecodeContext::new(&v.1)).collect();
+    let set_level = |contexts: &mut [DecodeContext<'_, '_>], isa: Isa| {
+        if !contexts.iter_mut().all(|c| c.set_isa(isa)) {
+            fail(format!("this CPU does not run {}", isa.name()));
+        }
+    };
     let kind = mode.split('=').next().unwrap_or("");
     let one = mode
         .split_once('=')
@@ -140,6 +170,9 @@ fn main() {
     while done < n {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let m = (n - done).min(views.len());
+        if let Some(&isa) = levels.get(pass % levels.len().max(1)) {
+            set_level(&mut contexts, isa);
+        }
         let mut start = Instant::now();
         for (i, ((p, clip, sp, st), ctx)) in
             views.iter().zip(contexts.iter_mut()).take(m).enumerate()
@@ -166,7 +199,7 @@ fn main() {
             std::hint::black_box((ok, &out));
             if time && i % CHUNK == CHUNK - 1 {
                 if pass >= 2 {
-                    chunks.push(start.elapsed().as_nanos() as f64 / CHUNK as f64);
+                    chunks.push((pass, i, start.elapsed().as_nanos() as f64 / CHUNK as f64));
                 }
                 start = Instant::now();
             }
@@ -175,13 +208,54 @@ fn main() {
         pass += 1;
     }
     if time {
-        chunks.sort_by(f64::total_cmp);
-        let at = |q: f64| {
-            chunks
-                .get((chunks.len() as f64 * q) as usize)
-                .copied()
-                .unwrap_or(0.0)
-        };
-        println!("median {:.1} p10 {:.1}", at(0.5), at(0.1));
+        report(&chunks, &levels);
     }
+}
+
+/// Percentile `q` of `v` (sorted in place).
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get((v.len() as f64 * q) as usize).copied().unwrap_or(0.0)
+}
+
+/// The timing lines: all chunks, or with two levels each level's chunks
+/// and the ratios of a chunk to the same chunk one pass earlier.
+fn report(chunks: &[(usize, usize, f64)], levels: &[Isa]) {
+    let mut all: Vec<f64> = chunks.iter().map(|c| c.2).collect();
+    if levels.len() != 2 {
+        println!(
+            "median {:.1} p10 {:.1}",
+            quantile(&mut all, 0.5),
+            quantile(&mut all, 0.1)
+        );
+        return;
+    }
+    for (k, isa) in levels.iter().enumerate() {
+        let mut v: Vec<f64> = chunks
+            .iter()
+            .filter(|c| c.0 % 2 == k)
+            .map(|c| c.2)
+            .collect();
+        let (m, p10) = (quantile(&mut v, 0.5), quantile(&mut v, 0.1));
+        println!("{} median {m:.1} p10 {p10:.1}", isa.name());
+    }
+    let mut ratios: Vec<f64> = chunks
+        .iter()
+        .filter(|c| c.0 % 2 == 1)
+        .filter_map(|b| {
+            let a = chunks.iter().find(|a| a.0 + 1 == b.0 && a.1 == b.1)?;
+            Some(b.2 / a.2)
+        })
+        .collect();
+    let (p25, m, p75) = (
+        quantile(&mut ratios, 0.25),
+        quantile(&mut ratios, 0.5),
+        quantile(&mut ratios, 0.75),
+    );
+    println!(
+        "{} / {}: median {m:.3} quartiles {p25:.3}-{p75:.3} ({} pairs)",
+        levels[1].name(),
+        levels[0].name(),
+        ratios.len()
+    );
 }

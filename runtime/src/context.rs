@@ -14,7 +14,7 @@
 //! track); Guillaume Blanc, ozz-animation, `SamplingJob::Context` (a
 //! caller-owned cache of the previous sampling's position). No code taken.
 
-use crate::codec::vbr::{IndexView, SegmentCache, StaticTracks, VbrRequest};
+use crate::codec::vbr::{IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, VbrRequest};
 use crate::codec::ClipCodec;
 use crate::math::Transform;
 use crate::package::Clip;
@@ -55,6 +55,8 @@ pub struct DecodeContext<'c, 'a> {
     codec: ClipCodec<'a>,
     segments: SegmentCache,
     clip: &'c Clip<'a>,
+    /// The instruction-set level whole poses and subsets decode at.
+    isa: SupportedIsa,
 }
 
 impl<'c, 'a> DecodeContext<'c, 'a> {
@@ -69,15 +71,39 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
                 (ClipCodec::Vbr(c), Some(i)) if i.fits(c) => Some(i.view()),
                 _ => None,
             },
+            isa: SupportedIsa::best(),
             segments: SegmentCache::default(),
             timing,
             clip,
         }
     }
 
+    /// Decode whole poses and subsets of several joints at
+    /// instruction-set level `isa` from now on (by default the highest
+    /// this CPU runs; one joint always runs the baseline code). Every level gives the same bits, so this is for
+    /// benchmarks and tests. False, changing nothing, if this CPU does
+    /// not run `isa`.
+    pub fn set_isa(&mut self, isa: Isa) -> bool {
+        match SupportedIsa::new(isa) {
+            Some(s) => {
+                self.isa = s;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The instruction-set level the decodes run at.
+    pub fn isa(&self) -> Isa {
+        self.isa.isa()
+    }
+
     /// Bind another clip (a clip switch): forgets every cached segment.
+    /// The instruction-set level stays.
     pub fn bind(&mut self, clip: &'c Clip<'a>) {
+        let isa = self.isa;
         *self = DecodeContext::new(clip);
+        self.isa = isa;
     }
 
     /// The bound clip.
@@ -114,9 +140,15 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         match &self.codec {
             // The view checks `base` against its joint count (the clip's
             // `joint_count` lies on a colder line of the clip).
-            ClipCodec::Vbr(c) => {
-                c.decode_viewed(request, self.index, &mut self.segments, self.pos, base, out)
-            }
+            ClipCodec::Vbr(c) => c.decode_viewed(
+                self.isa,
+                request,
+                self.index,
+                &mut self.segments,
+                self.pos,
+                base,
+                out,
+            ),
             ClipCodec::Reference(_)
                 if !matches!(request, VbrRequest::Packed(_))
                     && base.len() != self.clip.joint_count =>

@@ -41,7 +41,9 @@
 //! skeleton.local_to_component(&local, &mut model);
 //! ```
 
-// All `unsafe` lives in `codec::vbr::simd`, the one module allowed it.
+// All `unsafe` lives in `codec::vbr::simd` (loads, prefetches, lanes) and
+// `codec::vbr::isa` (calls into the code of a detected instruction set),
+// the two modules allowed it.
 #![deny(unsafe_code)]
 // ... and each of its unsafe blocks states why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -19,7 +19,7 @@
 //! copy, so code, context, data and output all start cold; median of the
 //! runs.
 
-use ludus_anim_runtime::codec::vbr::StaticTracks;
+use ludus_anim_runtime::codec::vbr::{Isa, StaticTracks};
 use ludus_anim_runtime::{Clip, DecodeContext, Package, Transform};
 use serde::Serialize;
 use std::time::Instant;
@@ -37,9 +37,21 @@ enum Request<'r> {
     JointByJoint,
 }
 
+/// How the decode figures are taken.
+#[derive(Clone, Copy, Debug)]
+pub struct DecodeSettings {
+    /// Timed decodes per strict-flush figure.
+    pub strict_runs: usize,
+    /// The instruction-set level whole poses and subsets decode at (one
+    /// joint always runs the baseline code); it must be one this CPU runs.
+    pub isa: Isa,
+}
+
 /// The figures of one clip, nanoseconds per decode.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DecodeFigures {
+    /// The instruction-set level the decodes ran at (`Isa::name`).
+    pub isa: &'static str,
     pub pose_ns: f64,
     /// The whole pose from the static pose (`sample_static`): fewer
     /// instructions than the packed pose, more cache lines.
@@ -124,8 +136,12 @@ fn copies(bytes: &[u8], pose_bytes: usize) -> Option<Vec<Vec<u8>>> {
 }
 
 /// Every figure of clip `clip` of the package `bytes` (zeros if it does
-/// not load). `strict_runs` decodes are timed per strict figure.
-pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
+/// not load, or if this CPU does not run `settings.isa`).
+pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFigures {
+    let (strict_runs, isa) = (settings.strict_runs, settings.isa);
+    if !isa.supported() {
+        return DecodeFigures::default();
+    }
     let Ok(first) = Package::load(bytes) else {
         return DecodeFigures::default();
     };
@@ -157,8 +173,9 @@ pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
     }
     let last = [joints.saturating_sub(1) as u32];
     let sub = subset10(joints);
-    let rotate = |req| rotation(&views, req, joints);
+    let rotate = |req| rotation(&views, req, joints, isa);
     DecodeFigures {
+        isa: isa.name(),
         pose_ns: rotate(Request::Pose),
         static_pose_ns: rotate(Request::PoseStatic),
         first_joint_ns: rotate(Request::Joints(&[0])),
@@ -166,16 +183,16 @@ pub fn measure(bytes: &[u8], clip: usize, strict_runs: usize) -> DecodeFigures {
         last_joint_ns: rotate(Request::Joints(&last)),
         subset10_ns: rotate(Request::Joints(&sub)),
         joint_by_joint_ns: rotate(Request::JointByJoint),
-        strict_pose_ns: strict(&views, Request::Pose, joints, strict_runs),
-        strict_last_joint_ns: strict(&views, Request::Joints(&last), joints, strict_runs),
+        strict_pose_ns: strict(&views, Request::Pose, (joints, isa), strict_runs),
+        strict_last_joint_ns: strict(&views, Request::Joints(&last), (joints, isa), strict_runs),
     }
 }
 
 /// ACL's method over the copies (see the module documentation).
-fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize) -> f64 {
+fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> f64 {
     let mut out = vec![Transform::IDENTITY; joints];
     let mut contexts: Vec<DecodeContext<'_, '_>> =
-        views.iter().map(|c| DecodeContext::new(&c.clip)).collect();
+        views.iter().map(|c| context(&c.clip, isa)).collect();
     let duration = views.first().map_or(0.0, |c| c.clip.duration_s());
     // The first two passes fault the pages in; a pass disturbed by another
     // tenant of the machine does not move the median.
@@ -195,7 +212,7 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize) -> f64 {
 }
 
 /// One copy decoded after a 128 MiB read-modify-write, `runs` times.
-fn strict(views: &[Copy<'_>], req: Request<'_>, joints: usize, runs: usize) -> f64 {
+fn strict(views: &[Copy<'_>], req: Request<'_>, (joints, isa): (usize, Isa), runs: usize) -> f64 {
     let Some(c) = views.first() else {
         return 0.0;
     };
@@ -209,12 +226,20 @@ fn strict(views: &[Copy<'_>], req: Request<'_>, joints: usize, runs: usize) -> f
         std::hint::black_box(&flush);
         let t = (i % 100) as f32 / 99.0 * c.clip.duration_s();
         let start = Instant::now();
-        let mut ctx = DecodeContext::new(&c.clip);
+        let mut ctx = context(&c.clip, isa);
         std::hint::black_box(decode(&mut ctx, c, t, req, &mut out));
         std::hint::black_box(&out);
         times.push(start.elapsed().as_nanos() as f64);
     }
     median(times)
+}
+
+/// A decode context over `clip` at level `isa` (checked supported by
+/// [`measure`]).
+fn context<'c, 'a>(clip: &'c Clip<'a>, isa: Isa) -> DecodeContext<'c, 'a> {
+    let mut ctx = DecodeContext::new(clip);
+    let _supported = ctx.set_isa(isa);
+    ctx
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

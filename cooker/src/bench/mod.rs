@@ -150,7 +150,7 @@ pub fn run(
     profiles: &[Profile],
     units_m: Option<f32>,
     acl: &AclAnchors,
-    cold_iterations: usize,
+    settings: &decode::DecodeSettings,
 ) -> BenchResult {
     let mut rows = Vec::new();
     let mut failures = Vec::new();
@@ -194,7 +194,7 @@ pub fn run(
             };
             for (i, c) in report.clips.iter().enumerate() {
                 let warm = decode_warm_ns(&pkg, i);
-                let figures = decode::measure(&bytes, i, cold_iterations);
+                let figures = decode::measure(&bytes, i, settings);
                 // ACL's clip names: the SJSON file stem without ".acl".
                 let key = asset
                     .trim_end_matches(".sjson")
@@ -249,7 +249,11 @@ pub fn run(
 /// Decode figures of already-cooked packages (`bench --packages`): no
 /// cook, so the size and error columns are the package's own figures.
 /// ACL's clip name is the package file name before `.acl-`.
-pub fn run_packages(paths: &[PathBuf], acl: &AclAnchors, cold_iterations: usize) -> BenchResult {
+pub fn run_packages(
+    paths: &[PathBuf],
+    acl: &AclAnchors,
+    settings: &decode::DecodeSettings,
+) -> BenchResult {
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for path in paths {
@@ -270,7 +274,7 @@ pub fn run_packages(paths: &[PathBuf], acl: &AclAnchors, cold_iterations: usize)
             .unwrap_or_default();
         let key = file.split(".acl-").next().unwrap_or("").to_string();
         for (i, c) in pkg.clips().iter().enumerate() {
-            let figures = decode::measure(&bytes, i, cold_iterations);
+            let figures = decode::measure(&bytes, i, settings);
             let joints = pkg.skeleton().joint_count();
             rows.push(BenchRow {
                 profile: c.profile().to_string(),

@@ -36,9 +36,10 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
     if rows.is_empty() {
         return s;
     }
+    let level = rows.first().map_or("", |x| x.decode.isa);
     let _ = writeln!(
         s,
-        "decode, ns per call (ACL's method; strict = after a 128 MiB read-modify-write):"
+        "decode at {level}, ns per call (ACL's method; strict = after a 128 MiB read-modify-write; one joint at sse2):"
     );
     let _ = writeln!(
         s,

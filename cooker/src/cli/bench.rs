@@ -7,6 +7,7 @@ use ludus_anim_cooker::bench;
 use ludus_anim_cooker::profile::Profile;
 use ludus_anim_cooker::project::{bundled_inputs, supported_files};
 use ludus_anim_model::SourceFormat;
+use ludus_anim_runtime::codec::vbr::Isa;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -37,6 +38,39 @@ pub struct BenchArgs {
     /// decode only (no cook); ACL's figures are matched by file name.
     #[arg(long)]
     packages: bool,
+    /// Instruction-set level of the decode loop (sse2, avx2); default: the
+    /// highest this CPU runs. Every level gives the same bits.
+    #[arg(long)]
+    decode_isa: Option<String>,
+}
+
+/// The decode settings of `a`; a usage error if the level is unknown or
+/// this CPU does not run it.
+fn decode_settings(a: &BenchArgs) -> Result<bench::decode::DecodeSettings, String> {
+    let isa = match &a.decode_isa {
+        None => Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|i| i.supported())
+            .unwrap_or(Isa::Sse2),
+        Some(name) => {
+            let names: Vec<&str> = Isa::ALL.iter().map(|i| i.name()).collect();
+            let isa = Isa::from_name(name).ok_or_else(|| {
+                format!(
+                    "--decode-isa {name}: unknown level (one of {})",
+                    names.join(", ")
+                )
+            })?;
+            if !isa.supported() {
+                return Err(format!("--decode-isa {name}: this CPU does not run it"));
+            }
+            isa
+        }
+    };
+    Ok(bench::decode::DecodeSettings {
+        strict_runs: a.cold_iterations,
+        isa,
+    })
 }
 
 fn shared_dir(name: &str) -> PathBuf {
@@ -122,21 +156,22 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
             return Exit::Usage;
         }
     }
+    let settings = match decode_settings(&a) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error(e);
+            return Exit::Usage;
+        }
+    };
     let mut text = String::new();
     let mut results = Vec::new();
     if a.packages {
         let dir = a.anchors.clone().unwrap_or_else(|| shared_dir("anchors"));
-        let r = bench::run_packages(&a.files, &acl_anchors(&dir), a.cold_iterations);
+        let r = bench::run_packages(&a.files, &acl_anchors(&dir), &settings);
         text.push_str(&bench::render_decode(&r.rows));
         results.push(("packages", r));
     } else {
-        let r = bench::run(
-            &files,
-            &profiles,
-            None,
-            &Default::default(),
-            a.cold_iterations,
-        );
+        let r = bench::run(&files, &profiles, None, &Default::default(), &settings);
         text.push_str(&bench::render(&r));
         text.push_str(&bench::render_decode(&r.rows));
         results.push(("fixtures", r));
@@ -213,6 +248,9 @@ fn acl_side_by_side(
         &[standard],
         Some(0.01),
         &acl,
-        a.cold_iterations,
+        &decode_settings(a).map_err(|e| {
+            out.error(e);
+            Exit::Usage
+        })?,
     )))
 }

@@ -9,7 +9,8 @@
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
 //! `DecodeContext`), `pose-out` (the same, each copy writing its own
 //! output, as cold as its clip), `pose-shared`, `clip-pose`,
-//! `clip-packed`, `joint[=J]`, `clip-joint`.
+//! `clip-packed`, `joint[=J]`, `clip-joint`. `DECODE_ISA` (`sse2`,
+//! `avx2`) sets the level B's contexts decode at.
 //! Prints each side's median and 10th percentile ns per decode and the
 //! median (and quartiles) of the ratios B/A of adjacent chunks.
 //!
@@ -149,6 +150,18 @@ fn main() {
         })
         .collect();
     let mut ctx: Vec<_> = vb.iter().map(|v| rtb::DecodeContext::new(v.1)).collect();
+    // `DECODE_ISA=sse2|avx2`: B's contexts decode at that level
+    // (default: the highest the CPU runs).
+    if let Ok(name) = std::env::var("DECODE_ISA") {
+        let isa = rtb::codec::vbr::Isa::from_name(&name)
+            .unwrap_or_else(|| fail(format!("unknown DECODE_ISA {name}")));
+        if !ctx.iter_mut().all(|c| c.set_isa(isa)) {
+            fail(format!("this CPU does not run {name}"));
+        }
+    }
+    if let Some(c) = ctx.first() {
+        eprintln!("B decodes at {}", c.isa().name());
+    }
     let (ja, jb) = ([joint(&ma, joints)], [joint(&mb, joints)]);
     let ka = ma.split('=').next().unwrap_or("").to_string();
     let kb = mb.split('=').next().unwrap_or("").to_string();

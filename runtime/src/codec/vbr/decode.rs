@@ -195,15 +195,17 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode_with(policy, pos, base, out, None)
+        self.decode_body(policy, pos, base, out, None)
     }
 
     /// [`VbrClip::decode`] with the samples located through `cache` (a
     /// playback context's cached segments) if there is one, else by
     /// [`VbrClip::sample_ref`]. A cache, not a closure: the closure was
     /// compiled out of line (a call and a returned struct per sample).
+    /// The same body is compiled for every instruction-set level
+    /// (`isa`).
     #[inline(always)]
-    pub(super) fn decode_with<P: OutputPolicy>(
+    pub(super) fn decode_body<P: OutputPolicy>(
         &self,
         policy: &P,
         pos: SamplePosition,

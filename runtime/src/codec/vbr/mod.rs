@@ -5,9 +5,10 @@
 //! Files: `format` (layout constants, rate bytes, reconstruction
 //! formulas), `parse` (validation of a blob into a [`VbrClip`]), `tracks`
 //! (reading one track's samples), `decode` (the one decode loop, over an
-//! output policy), `batch` (deferred rotation blends) and `simd` (every
-//! `unsafe` block of the crate: bounded unaligned loads, prefetches and the
-//! SSE2 lane code, each with its safety argument).
+//! output policy), `batch` (deferred rotation blends), `isa` (the loop
+//! compiled per instruction-set level, chosen at run time) and `simd`
+//! (the data path's `unsafe` blocks: bounded unaligned loads, prefetches
+//! and the SSE2 lane code, each with its safety argument).
 //!
 //! The layout is specified in `schemas/codec-vbr.md`. In short: per joint a
 //! type byte (default / constant / animated per rotation, translation and
@@ -36,6 +37,8 @@ pub mod format;
 #[cfg(not(feature = "cook"))]
 mod format;
 mod index;
+#[allow(unsafe_code)]
+mod isa;
 mod parse;
 #[allow(unsafe_code)]
 mod simd;
@@ -47,6 +50,8 @@ mod tracks;
 
 pub use format::VERSION;
 pub use index::{IndexView, VbrIndex, CHECKPOINT};
+pub use isa::Isa;
+pub(crate) use isa::SupportedIsa;
 pub use statics::StaticTracks;
 pub use tracks::SegmentCache;
 
@@ -169,7 +174,7 @@ impl<'a> VbrClip<'a> {
         defaults: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode(&FullPose, pos, defaults, out)
+        self.decode_apart(SupportedIsa::best(), &FullPose, pos, defaults, out, None)
     }
 
     /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
@@ -197,7 +202,14 @@ impl<'a> VbrClip<'a> {
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode(&StaticFill, pos, static_pose, out)
+        self.decode_apart(
+            SupportedIsa::best(),
+            &StaticFill,
+            pos,
+            static_pose,
+            out,
+            None,
+        )
     }
 
     /// [`VbrClip::decode_pose`] over the clip's [`StaticTracks`] (made by
@@ -214,9 +226,14 @@ impl<'a> VbrClip<'a> {
         out: &mut [Transform],
     ) -> bool {
         statics.fits(self)
-            && self
-                .with_statics(statics)
-                .decode(&PackedPose, pos, &[], out)
+            && self.with_statics(statics).decode_apart(
+                SupportedIsa::best(),
+                &PackedPose,
+                pos,
+                &[],
+                out,
+                None,
+            )
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
@@ -298,7 +315,15 @@ impl<'a> VbrClip<'a> {
         if index.is_some_and(|i| !i.fits(self)) {
             return false;
         }
-        self.decode_viewed(request, index.map(VbrIndex::view), cache, pos, base, out)
+        self.decode_viewed(
+            SupportedIsa::best(),
+            request,
+            index.map(VbrIndex::view),
+            cache,
+            pos,
+            base,
+            out,
+        )
     }
 
     /// [`VbrClip::decode_cached`] with the index as a view that the
@@ -306,9 +331,12 @@ impl<'a> VbrClip<'a> {
     /// when it took it (a decode context, at bind): no check of the
     /// index's struct per decode, so a seek's first read is the joint's
     /// entry.
+    /// Whole poses and subsets of several joints decode at `isa`.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn decode_viewed(
         &self,
+        isa: SupportedIsa,
         request: VbrRequest<'_>,
         index: Option<IndexView<'_>>,
         cache: &mut SegmentCache,
@@ -318,44 +346,66 @@ impl<'a> VbrClip<'a> {
     ) -> bool {
         let locate = Some(cache);
         match request {
-            VbrRequest::Pose => self.decode_apart(&FullPose, pos, base, out, locate),
-            VbrRequest::StaticPose => self.decode_apart(&StaticFill, pos, base, out, locate),
+            VbrRequest::Pose => self.decode_apart(isa, &FullPose, pos, base, out, locate),
+            VbrRequest::StaticPose => self.decode_apart(isa, &StaticFill, pos, base, out, locate),
             VbrRequest::Packed(st) => {
                 st.fits(self)
                     && self
                         .with_statics(st)
-                        .decode_apart(&PackedPose, pos, &[], out, locate)
+                        .decode_apart(isa, &PackedPose, pos, &[], out, locate)
             }
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
-                self.decode_with(&p, pos, base, out, locate)
+                self.decode_subset(isa, &p, pos, base, out, locate)
             }
             VbrRequest::StaticJoints(joints) => {
                 let p = JointSubset::<true, false> { joints, index };
-                self.decode_with(&p, pos, base, out, locate)
+                self.decode_subset(isa, &p, pos, base, out, locate)
             }
             VbrRequest::StaticJointsInPose(joints) => {
                 let p = JointSubset::<true, true> { joints, index };
-                self.decode_with(&p, pos, base, out, locate)
+                self.decode_subset(isa, &p, pos, base, out, locate)
             }
         }
     }
 
-    /// [`VbrClip::decode_with`] compiled on its own per whole-pose
-    /// request: each pose loop gets a function, and so its register
-    /// allocation, to itself, which saves 2% of a pose's instructions
-    /// (cachegrind, on every anchor clip) for one call. Joint requests stay
-    /// inlined: the call costs a one-joint decode more than it saves.
-    #[inline(never)]
-    fn decode_apart<P: decode::OutputPolicy>(
+    /// A joint request: one joint inlined at the baseline level (a call
+    /// into another level's code costs it more than that code saves),
+    /// several at `isa`.
+    #[inline(always)]
+    fn decode_subset<P: decode::OutputPolicy>(
         &self,
+        isa: SupportedIsa,
         policy: &P,
         pos: SamplePosition,
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
     ) -> bool {
-        self.decode_with(policy, pos, base, out, cache)
+        if policy.slots(self.joint_count) > 1 {
+            self.decode_on(isa, policy, pos, base, out, cache)
+        } else {
+            self.decode_body(policy, pos, base, out, cache)
+        }
+    }
+
+    /// A whole-pose request, compiled on its own per request and at the
+    /// instruction-set level `isa` (`isa`): each pose loop gets a
+    /// function, and so its register allocation, to itself, which saves
+    /// 2% of a pose's instructions (cachegrind, on every anchor clip) for
+    /// one call. Joint requests stay inlined at the baseline level: the
+    /// call costs a one-joint decode more than it saves.
+    #[inline(never)]
+    fn decode_apart<P: decode::OutputPolicy>(
+        &self,
+        isa: SupportedIsa,
+        policy: &P,
+        pos: SamplePosition,
+        base: &[Transform],
+        out: &mut [Transform],
+        cache: Option<&mut SegmentCache>,
+    ) -> bool {
+        self.decode_on(isa, policy, pos, base, out, cache)
     }
 
     /// Decode the stored sample `sample` exactly (no blend).

@@ -1,6 +1,8 @@
-//! Every `unsafe` block of the runtime: bounded unaligned loads, cache
-//! prefetches and the SSE2 lane arithmetic of the decoder. Each block
-//! states why it is sound; the rest of the crate is `deny(unsafe_code)`.
+//! The `unsafe` blocks of the runtime's data path: bounded unaligned
+//! loads, cache prefetches and the SSE2 lane arithmetic of the decoder.
+//! Each block states why it is sound; the only other module allowed
+//! `unsafe` is `isa` (the calls into the AVX2 build of the loop), and the
+//! rest of the crate is `deny(unsafe_code)`.
 //! Every function here has a portable fallback (other targets) with the
 //! same results, and the lane code performs exactly the scalar operations
 //! in the same order (tests: `batch_matches_scalar`,

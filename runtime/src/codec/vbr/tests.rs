@@ -543,3 +543,50 @@ fn static_joint_layouts_match_the_generic_form() {
         }
     }
 }
+
+/// Every instruction-set level this CPU runs decodes the tiny blobs (a
+/// ranged, a segment-constant, an unranged and a raw track; one sample,
+/// both in a segment, across segments) to the baseline's bits, for
+/// poses and for subsets; a level it does not run cannot be had.
+#[test]
+fn every_level_gives_the_baseline_bits() {
+    use super::decode::{FullPose, JointSubset};
+    use super::isa::{Isa, SupportedIsa};
+    let baseline = SupportedIsa::new(Isa::Sse2).expect("every CPU runs the baseline");
+    let levels: Vec<SupportedIsa> = Isa::ALL.into_iter().filter_map(SupportedIsa::new).collect();
+    assert_eq!(
+        levels.len(),
+        Isa::ALL.iter().filter(|i| i.supported()).count()
+    );
+    assert!(SupportedIsa::best() == *levels.last().expect("the baseline at least"));
+    let defaults = [
+        Transform::IDENTITY,
+        Transform::new(Vec3::X, Quat::IDENTITY, Vec3::ONE),
+    ];
+    let bits = |p: &[Transform]| -> Vec<u32> {
+        p.iter()
+            .flat_map(|x| x.to_array().map(f32::to_bits))
+            .collect()
+    };
+    for blob in [tiny_blob(), tiny_blob_unranged_raw()] {
+        let clip = VbrClip::parse(&blob, 2, 3).expect("valid");
+        for (i0, i1, alpha) in [(0, 0, 0.0), (0, 1, 0.5), (1, 2, 0.25), (2, 2, 0.0)] {
+            let pos = SamplePosition { i0, i1, alpha };
+            let subset = JointSubset::<false, false> {
+                joints: &[1, 0, 0],
+                index: None,
+            };
+            let mut want = [Transform::IDENTITY; 2];
+            let mut want_sub = [Transform::IDENTITY; 3];
+            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None));
+            assert!(clip.decode_on(baseline, &subset, pos, &defaults, &mut want_sub, None));
+            for &isa in &levels {
+                let (mut got, mut sub) = ([Transform::IDENTITY; 2], [Transform::IDENTITY; 3]);
+                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None));
+                assert!(clip.decode_on(isa, &subset, pos, &defaults, &mut sub, None));
+                assert_eq!(bits(&want), bits(&got), "{:?} at {pos:?}", isa.isa());
+                assert_eq!(bits(&want_sub), bits(&sub), "{:?} at {pos:?}", isa.isa());
+            }
+        }
+    }
+}
