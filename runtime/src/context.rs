@@ -55,7 +55,7 @@ pub struct DecodeContext<'c, 'a> {
     codec: ClipCodec<'a>,
     segments: SegmentCache,
     clip: &'c Clip<'a>,
-    /// The instruction-set level whole poses and subsets decode at.
+    /// The instruction-set level whole poses decode at.
     isa: SupportedIsa,
 }
 
@@ -78,9 +78,9 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         }
     }
 
-    /// Decode whole poses and subsets of several joints at
-    /// instruction-set level `isa` from now on (by default the highest
-    /// this CPU runs; one joint always runs the baseline code). Every level gives the same bits, so this is for
+    /// Decode whole poses at instruction-set level `isa` from now on (by
+    /// default the highest this CPU runs; joint requests always run the
+    /// baseline code). Every level gives the same bits, so this is for
     /// benchmarks and tests. False, changing nothing, if this CPU does
     /// not run `isa`.
     pub fn set_isa(&mut self, isa: Isa) -> bool {

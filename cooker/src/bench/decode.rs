@@ -42,8 +42,8 @@ enum Request<'r> {
 pub struct DecodeSettings {
     /// Timed decodes per strict-flush figure.
     pub strict_runs: usize,
-    /// The instruction-set level whole poses and subsets decode at (one
-    /// joint always runs the baseline code); it must be one this CPU runs.
+    /// The instruction-set level whole poses decode at (joint requests
+    /// always run the baseline code); it must be one this CPU runs.
     pub isa: Isa,
 }
 

@@ -39,7 +39,7 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
     let level = rows.first().map_or("", |x| x.decode.isa);
     let _ = writeln!(
         s,
-        "decode at {level}, ns per call (ACL's method; strict = after a 128 MiB read-modify-write; one joint at sse2):"
+        "decode, ns per call (ACL's method; strict = after a 128 MiB read-modify-write; poses at {level}, joints at sse2):"
     );
     let _ = writeln!(
         s,

@@ -6,9 +6,11 @@
 //! one-instruction widenings and shifts by register: a pose decodes in
 //! 7-13% fewer instructions (cachegrind, anchor clips; SSE4.1 alone, the
 //! level ACL's anchor build used, saves 3-4%, too little for a third
-//! copy of the loop). Joint requests keep the baseline code: they are
-//! short, and a call into another level's code costs them more than its
-//! instructions save.
+//! copy of the loop), and takes 3-5% less time (cold, `decode_rotate
+//! --isa-ab`). Joint requests keep the inlined baseline code: one joint
+//! pays more for a call into another level's code than its instructions
+//! save, and a 10-joint subset in AVX2 (7-10% fewer instructions) was no
+//! faster while it doubled the decoder's code.
 //!
 //! Every level gives the same bits. No fused multiply-add is enabled
 //! (Rust never contracts `a * b + c`, and `fma` is not among the

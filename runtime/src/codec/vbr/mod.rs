@@ -331,7 +331,8 @@ impl<'a> VbrClip<'a> {
     /// when it took it (a decode context, at bind): no check of the
     /// index's struct per decode, so a seek's first read is the joint's
     /// entry.
-    /// Whole poses and subsets of several joints decode at `isa`.
+    /// Whole poses decode at `isa`; joint requests at the baseline (see
+    /// `isa`).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn decode_viewed(
@@ -356,36 +357,16 @@ impl<'a> VbrClip<'a> {
             }
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
-                self.decode_subset(isa, &p, pos, base, out, locate)
+                self.decode_body(&p, pos, base, out, locate)
             }
             VbrRequest::StaticJoints(joints) => {
                 let p = JointSubset::<true, false> { joints, index };
-                self.decode_subset(isa, &p, pos, base, out, locate)
+                self.decode_body(&p, pos, base, out, locate)
             }
             VbrRequest::StaticJointsInPose(joints) => {
                 let p = JointSubset::<true, true> { joints, index };
-                self.decode_subset(isa, &p, pos, base, out, locate)
+                self.decode_body(&p, pos, base, out, locate)
             }
-        }
-    }
-
-    /// A joint request: one joint inlined at the baseline level (a call
-    /// into another level's code costs it more than that code saves),
-    /// several at `isa`.
-    #[inline(always)]
-    fn decode_subset<P: decode::OutputPolicy>(
-        &self,
-        isa: SupportedIsa,
-        policy: &P,
-        pos: SamplePosition,
-        base: &[Transform],
-        out: &mut [Transform],
-        cache: Option<&mut SegmentCache>,
-    ) -> bool {
-        if policy.slots(self.joint_count) > 1 {
-            self.decode_on(isa, policy, pos, base, out, cache)
-        } else {
-            self.decode_body(policy, pos, base, out, cache)
         }
     }
 
