@@ -342,6 +342,49 @@ fn verification_failure_fails_the_cook() {
     assert!(all_files(&tmp.path().join("out/packages")).is_empty());
 }
 
+/// `bench --packages DIR` measures every package under the directory, and
+/// a package that does not load is named on stderr with the reason and
+/// fails the run, while the others are still measured.
+#[test]
+fn bench_measures_a_directory_of_packages_and_names_a_bad_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let biped = repo().join("fixtures/biped.glb");
+    let cook = ludus_anim(&["cook", biped.to_str().unwrap(), "-o", "out"], tmp.path());
+    assert!(cook.status.success(), "{}", text(&cook));
+    let args = [
+        "bench",
+        "--packages",
+        "out/packages",
+        "--no-acl",
+        "--cold-iterations",
+        "3",
+    ];
+    let o = ludus_anim(&args, tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    for clip in [":idle", ":walk", ":run"] {
+        assert!(table.contains(clip), "{clip} missing from\n{table}");
+    }
+    std::fs::write(tmp.path().join("out/packages/broken.ludanim"), b"LUDANIM?").unwrap();
+    let o = ludus_anim(&args, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("broken.ludanim") && stderr.contains("does not load"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains(":walk"));
+    let missing = ludus_anim(
+        &["bench", "--packages", "nothing-here", "--no-acl"],
+        tmp.path(),
+    );
+    assert_eq!(missing.status.code(), Some(1), "{}", text(&missing));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nothing-here"));
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    let empty = ludus_anim(&["bench", "--packages", "empty", "--no-acl"], tmp.path());
+    assert_eq!(empty.status.code(), Some(2), "{}", text(&empty));
+}
+
 /// `bench` runs from the command line, prints its table and writes the
 /// same figures as JSON: every column present and plausible, for the
 /// bundled biped and, where the ACL anchors exist, one ACL clip beside

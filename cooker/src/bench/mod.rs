@@ -264,9 +264,12 @@ pub fn run_packages(
                 continue;
             }
         };
-        let Ok(pkg) = Package::load(&bytes) else {
-            failures.push(format!("{}: package does not load", path.display()));
-            continue;
+        let pkg = match Package::load(&bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{}: package does not load: {e}", path.display()));
+                continue;
+            }
         };
         let file = path
             .file_name()

@@ -30,6 +30,24 @@ fn geomean(pairs: impl Iterator<Item = (f64, Option<f64>)>) -> Option<(f64, usiz
     })
 }
 
+/// A decode row's name: the asset, and the clip too where the asset (a
+/// package of several clips) has more than one row; at most 44 characters.
+fn decode_row_name(x: &BenchRow, rows: &[BenchRow]) -> String {
+    let asset = x.asset.trim_end_matches(".acl.sjson");
+    let shared = rows.iter().filter(|r| r.asset == x.asset).count() > 1;
+    let name = if shared {
+        format!("{asset}:{}", x.clip)
+    } else {
+        asset.to_string()
+    };
+    if name.chars().count() <= 44 {
+        return name;
+    }
+    // Keep the end, where the clip name is.
+    let skip = name.chars().count() - 43;
+    format!("~{}", name.chars().skip(skip).collect::<String>())
+}
+
 /// The table (empty when there are no rows).
 pub fn render_decode(rows: &[BenchRow]) -> String {
     let mut s = String::new();
@@ -50,12 +68,7 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
     for x in rows {
         let d = &x.decode;
         let a = x.acl_decode;
-        let name: String = x
-            .asset
-            .trim_end_matches(".acl.sjson")
-            .chars()
-            .take(44)
-            .collect();
+        let name = decode_row_name(x, rows);
         let _ = writeln!(
             s,
             "{:<44} {:>6} {:>7.0} {:>7.0} {:>7} {:>6} {:>6.0} {:>6.0} {:>6} {:>6.0} {:>6} {:>6} {:>6.0} {:>8.0} {:>7.0} {:>7.0}",

@@ -107,6 +107,34 @@ fn inputs(files: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The packages `bench --packages` measures: files as given, directories
+/// searched (recursively, sorted) for `.ludanim` files.
+fn package_inputs(files: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        found.sort();
+        for p in found {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "ludanim") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            walk(f, &mut out);
+        } else {
+            out.push(f.clone());
+        }
+    }
+    out
+}
+
 /// Refuse to write the JSON over an input or anything that looks like
 /// content.
 fn check_out(out: &Path, inputs: &[PathBuf]) -> Result<(), String> {
@@ -149,7 +177,15 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
             }
         }
     }
-    let files = inputs(&a.files);
+    let files = if a.packages {
+        package_inputs(&a.files)
+    } else {
+        inputs(&a.files)
+    };
+    if files.is_empty() {
+        out.error("bench: no inputs (no supported files, or no .ludanim with --packages)");
+        return Exit::Usage;
+    }
     if let Some(path) = &a.out {
         if let Err(e) = check_out(path, &files) {
             out.error(e);
@@ -167,7 +203,7 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
     let mut results = Vec::new();
     if a.packages {
         let dir = a.anchors.clone().unwrap_or_else(|| shared_dir("anchors"));
-        let r = bench::run_packages(&a.files, &acl_anchors(&dir), &settings);
+        let r = bench::run_packages(&files, &acl_anchors(&dir), &settings);
         text.push_str(&bench::render_decode(&r.rows));
         results.push(("packages", r));
     } else {
@@ -204,7 +240,11 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
             return Exit::Write;
         }
     }
-    if results.iter().any(|(_, r)| !r.failures.is_empty()) {
+    let failures: Vec<&String> = results.iter().flat_map(|(_, r)| &r.failures).collect();
+    for f in &failures {
+        out.error(format!("bench: {f}"));
+    }
+    if !failures.is_empty() {
         Exit::AssetsFailed
     } else {
         Exit::Ok
