@@ -449,6 +449,22 @@ fn bench_prints_the_table_and_its_json() {
         serde_json::from_slice(&std::fs::read(tmp.path().join("bench.json")).unwrap()).unwrap();
     let rows = json["fixtures"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "idle, walk, run");
+    // The load and method the figures were taken under, in both outputs.
+    let conditions = &json["conditions"];
+    assert!(conditions["usable_cpus"].as_u64().unwrap() >= 1);
+    assert!(conditions["method"]
+        .as_str()
+        .unwrap()
+        .contains("ACL's method"));
+    if cfg!(target_os = "linux") {
+        for k in ["load_before", "load_after"] {
+            assert_eq!(conditions[k].as_array().map(Vec::len), Some(3), "{k}");
+        }
+    }
+    assert!(
+        table.contains("conditions: ") && table.contains("load average"),
+        "{table}"
+    );
     for r in rows {
         assert_eq!(r["profile"], "crowd");
         assert!(r["compressed_bytes"].as_u64().unwrap() > 0);
@@ -458,6 +474,13 @@ fn bench_prints_the_table_and_its_json() {
             let ns = r[k].as_f64().unwrap();
             assert!(ns > 0.0 && ns < 1e6, "{k} = {ns}");
         }
+        let [fast, slow] = [0, 1].map(|i| r["decode"]["pose_passes_ns"][i].as_f64().unwrap());
+        let pose = r["decode"]["pose_ns"].as_f64().unwrap();
+        assert!(
+            fast > 0.0 && fast <= pose && pose <= slow,
+            "{fast} {pose} {slow}"
+        );
+        assert!(r["decode"]["copies"].as_u64().unwrap() >= 16);
         for k in [
             "pose_ns",
             "static_pose_ns",

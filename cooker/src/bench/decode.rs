@@ -65,6 +65,11 @@ pub struct DecodeFigures {
     /// Strict flush (128 MiB read-modify-write before each decode).
     pub strict_pose_ns: f64,
     pub strict_last_joint_ns: f64,
+    /// Copies in rotation (ACL's count, capped by the memory budget).
+    pub copies: usize,
+    /// The fastest and the slowest of the whole pose's timed passes: how
+    /// steady the run was (a wide range means a disturbed machine).
+    pub pose_passes_ns: [f64; 2],
 }
 
 /// One copy's decode state: what a game keeps per playing clip (the
@@ -173,10 +178,15 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
     }
     let last = [joints.saturating_sub(1) as u32];
     let sub = subset10(joints);
-    let rotate = |req| rotation(&views, req, joints, isa);
+    let rotate = |req| median(rotation(&views, req, joints, isa));
+    let pose = rotation(&views, Request::Pose, joints, isa);
+    let fastest = pose.iter().copied().fold(f64::INFINITY, f64::min);
+    let slowest = pose.iter().copied().fold(0.0, f64::max);
     DecodeFigures {
         isa: isa.name(),
-        pose_ns: rotate(Request::Pose),
+        copies: views.len(),
+        pose_passes_ns: [fastest.min(slowest), slowest],
+        pose_ns: median(pose),
         static_pose_ns: rotate(Request::PoseStatic),
         first_joint_ns: rotate(Request::Joints(&[0])),
         middle_joint_ns: rotate(Request::Joints(&[(joints / 2) as u32])),
@@ -188,8 +198,9 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
     }
 }
 
-/// ACL's method over the copies (see the module documentation).
-fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> f64 {
+/// ACL's method over the copies (see the module documentation): the timed
+/// passes' mean ns per decode.
+fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Vec<f64> {
     let mut out = vec![Transform::IDENTITY; joints];
     let mut contexts: Vec<DecodeContext<'_, '_>> =
         views.iter().map(|c| context(&c.clip, isa)).collect();
@@ -208,7 +219,7 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> f6
             passes.push(start.elapsed().as_nanos() as f64 / views.len() as f64);
         }
     }
-    median(passes)
+    passes
 }
 
 /// One copy decoded after a 128 MiB read-modify-write, `runs` times.

@@ -9,6 +9,7 @@
 //! beside them where the anchors have them ([`anchors`]).
 
 pub mod anchors;
+pub mod conditions;
 pub mod decode;
 mod table;
 

@@ -34,8 +34,9 @@ pub struct BenchArgs {
     /// Timed strict-flush decodes per clip and figure.
     #[arg(long, default_value_t = 101)]
     cold_iterations: usize,
-    /// Treat the inputs as cooked packages (.ludanim) and measure their
-    /// decode only (no cook); ACL's figures are matched by file name.
+    /// Treat the inputs as cooked packages (.ludanim files, or directories
+    /// searched for them) and measure their decode only (no cook); ACL's
+    /// figures are matched by file name.
     #[arg(long)]
     packages: bool,
     /// Instruction-set level of the decode loop (sse2, avx2); default: the
@@ -199,6 +200,7 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
             return Exit::Usage;
         }
     };
+    let mut conditions = bench::conditions::Conditions::start();
     let mut text = String::new();
     let mut results = Vec::new();
     if a.packages {
@@ -224,10 +226,16 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
             Err(code) => return code,
         }
     }
-    let json: serde_json::Map<String, serde_json::Value> = results
+    conditions.finish();
+    text.push_str(&conditions.render());
+    let mut json: serde_json::Map<String, serde_json::Value> = results
         .iter()
         .map(|(k, r)| (k.to_string(), serde_json::to_value(r).unwrap_or_default()))
         .collect();
+    json.insert(
+        "conditions".into(),
+        serde_json::to_value(&conditions).unwrap_or_default(),
+    );
     let json = serde_json::to_string_pretty(&json).unwrap_or_default();
     if a.json {
         println!("{json}");
