@@ -359,9 +359,13 @@ fn bench_measures_a_directory_of_packages_and_names_a_bad_one() {
         "--cold-iterations",
         "3",
     ];
+    // A link back up the tree is not followed (the walk would not end).
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("..", tmp.path().join("out/packages/up")).unwrap();
     let o = ludus_anim(&args, tmp.path());
     assert!(o.status.success(), "{}", text(&o));
     let table = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(table.matches(".ludanim:").count(), 3, "{table}");
     for clip in [":idle", ":walk", ":run"] {
         assert!(table.contains(clip), "{clip} missing from\n{table}");
     }

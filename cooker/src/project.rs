@@ -170,6 +170,13 @@ fn input_jobs(inputs: &[PathBuf], cwd: &Path) -> Result<Vec<AssetJob>, ProjectEr
 /// Every file below `dir` a format reads, sorted (paths keep `dir`'s
 /// spelling).
 pub fn supported_files(dir: &Path, cwd: &Path) -> Vec<PathBuf> {
+    files_below(dir, cwd, &|p| SourceFormat::of_path(p).is_some())
+}
+
+/// Every file below `dir` that `keep` accepts, sorted (paths keep `dir`'s
+/// spelling). Links to directories are not followed, so a link cycle
+/// cannot make the walk endless.
+pub fn files_below(dir: &Path, cwd: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(cwd.join(dir)) else {
         return out;
@@ -177,8 +184,8 @@ pub fn supported_files(dir: &Path, cwd: &Path) -> Vec<PathBuf> {
     for e in rd.flatten() {
         let rel = dir.join(e.file_name());
         if e.file_type().is_ok_and(|t| t.is_dir()) {
-            out.extend(supported_files(&rel, cwd));
-        } else if SourceFormat::of_path(&rel).is_some() {
+            out.extend(files_below(&rel, cwd, keep));
+        } else if keep(&rel) {
             out.push(rel);
         }
     }

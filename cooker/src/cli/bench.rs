@@ -5,7 +5,7 @@ use super::Exit;
 use clap::Args;
 use ludus_anim_cooker::bench;
 use ludus_anim_cooker::profile::Profile;
-use ludus_anim_cooker::project::{bundled_inputs, supported_files};
+use ludus_anim_cooker::project::{bundled_inputs, files_below, supported_files};
 use ludus_anim_model::SourceFormat;
 use ludus_anim_runtime::codec::vbr::Isa;
 use std::path::{Path, PathBuf};
@@ -109,31 +109,20 @@ fn inputs(files: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The packages `bench --packages` measures: files as given, directories
-/// searched (recursively, sorted) for `.ludanim` files.
+/// searched (recursively, sorted, links to directories not followed) for
+/// `.ludanim` files.
 fn package_inputs(files: &[PathBuf]) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        found.sort();
-        for p in found {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "ludanim") {
-                out.push(p);
+    let package = |p: &Path| p.extension().is_some_and(|x| x == "ludanim");
+    files
+        .iter()
+        .flat_map(|f| {
+            if f.is_dir() {
+                files_below(f, Path::new(""), &package)
+            } else {
+                vec![f.clone()]
             }
-        }
-    }
-    let mut out = Vec::new();
-    for f in files {
-        if f.is_dir() {
-            walk(f, &mut out);
-        } else {
-            out.push(f.clone());
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// Refuse to write the JSON over an input or anything that looks like
