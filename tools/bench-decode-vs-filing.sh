@@ -10,19 +10,24 @@
 # interleaved chunk by chunk with ACL's method (4,000 copies in rotation),
 # so a slow phase hits both alike (a filing-against-filing control gives
 # 0.99-1.02). How the copies' state lies in memory still moves a ratio by
-# up to 30% on some clips (tools/decode-ab's header), so take the
-# quartiles and the spread over clips, not one figure. The whole pose is
-# timed both ways a game can ask for it: from the packed static tracks
-# (what `bench` calls the pose) and from the static pose. The estimate
+# up to 30% on some clips (tools/decode-ab's header), and whole runs of
+# the same build differ by up to 30% a cell (static-pose geomeans
+# 0.86-0.95x ACL over five runs on 2026-12-03). So the script makes ROUNDS
+# (default 3) passes over every clip, and gives each cell the median of
+# its rounds with the lowest and highest, and each geomean the range of
+# the single rounds' geomeans: take the spread, not one figure. The whole
+# pose is timed both ways a game can ask for it: from the packed static
+# tracks (what `bench` calls the pose) and from the static pose. The estimate
 # against ACL is then
 #     now / ACL  =  (now / filing, today)  x  (filing / ACL, anchor day).
 #
-# Usage: tools/bench-decode-vs-filing.sh [PASSES]   (default 12; cached builds
-# and packages under target/decode-ab)
+# Usage: [ROUNDS=3] tools/bench-decode-vs-filing.sh [PASSES]   (default 12;
+# cached builds and packages under target/decode-ab)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FILING=${FILING:-2288c43}
 PASSES=${1:-12}
+ROUNDS=${ROUNDS:-3}
 ANCHORS=${LUDUS_SHARED_ANCHORS:-$ROOT/../shared/anchors}
 W=$ROOT/target/decode-ab
 CLIPS="quaternius_KnightCharacter__HumanArmature_Idle khronos_Fox_cm__Survey makehuman_zombieWalk1 cmu_12_01_walk_24hz cmu_01_01"
@@ -60,14 +65,18 @@ cargo build -q --release --bin ludus-anim
 rm -rf "$W/now-out" && target/release/ludus-anim -q cook "$W/in" -o "$W/now-out"
 CARGO_TARGET_DIR=$W/target cargo build -q --release --manifest-path tools/decode-ab/Cargo.toml
 AB=$W/target/release/decode-ab
-printf '%s\n' "clip mode now/filing p25 p75" > "$W/ratios.txt"
-for c in $CLIPS; do
-  a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
-  joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
-  for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
-    set -- $m
-    r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" 4000 "$PASSES" 2>/dev/null | tail -1)
-    echo "$c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") m = $(i+1); print m, $(NF-2), $NF}')" >> "$W/ratios.txt"
+# ROUNDS passes over every clip and request, one after the other, so that
+# a cell's rounds are minutes apart rather than back to back.
+printf '%s\n' "round clip mode now/filing" > "$W/ratios.txt"
+for round in $(seq "$ROUNDS"); do
+  for c in $CLIPS; do
+    a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
+    joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
+    for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
+      set -- $m
+      r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" 4000 "$PASSES" 2>/dev/null | tail -1)
+      echo "$round $c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $(i+1)}')" >> "$W/ratios.txt"
+    done
   done
 done
 python3 - "$ANCHORS/acl.md" "$W/ratios.txt" <<'PY'
@@ -84,15 +93,27 @@ for line in open(sys.argv[1]):
     fil_mid, fil_last = (float(x) for x in cells[4].split("/"))
     anchor[clip] = {"whole": (float(cells[1]), float(cells[2])), "mid": (acl_mid, fil_mid), "last": (acl_last, fil_last)}
 rows = [l.split() for l in open(sys.argv[2]).readlines()[1:]]
-print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | now / filing today (quartiles) | now / ACL, estimated |")
-print("|---|---|---|---|---|---|")
-est = {"whole-packed": [], "whole-static": [], "mid": [], "last": []}
-for clip, req, r, p25, p75 in rows:
+cells, rounds = {}, {}
+for rnd, clip, req, r in rows:
     if clip not in anchor: continue
     acl, fil = anchor[clip][req.split("-")[0]]
-    e = float(r) * fil / acl
+    cells.setdefault((clip, req), []).append(float(r))
+    rounds.setdefault((req, rnd), []).append(float(r) * fil / acl)
+def median(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+def geomean(v): return math.exp(sum(map(math.log, v)) / len(v))
+print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | now / filing today, median of rounds (lowest-highest) | now / ACL, estimated |")
+print("|---|---|---|---|---|---|")
+est = {"whole-packed": [], "whole-static": [], "mid": [], "last": []}
+for (clip, req), v in cells.items():
+    acl, fil = anchor[clip][req.split("-")[0]]
+    e = median(v) * fil / acl
     est[req].append(e)
-    print(f"| {clip} | {req} | {acl:.0f} | {fil:.0f} | {float(r):.3f} ({p25}-{p75}) | {e:.3f}x |")
+    print(f"| {clip} | {req} | {acl:.0f} | {fil:.0f} | {median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | {e:.3f}x |")
 for req, v in est.items():
-    if v: print(f"geomean {req}: {math.exp(sum(map(math.log, v)) / len(v)):.3f}x ACL (estimated, {len(v)} clips)")
+    if not v: continue
+    per = [geomean(g) for (q, _), g in sorted(rounds.items()) if q == req]
+    spread = f"; single rounds {min(per):.3f}-{max(per):.3f}x" if len(per) > 1 else ""
+    print(f"geomean {req}: {geomean(v):.3f}x ACL (estimated, {len(v)} clips, medians of {len(per)} rounds{spread})")
 PY
