@@ -46,6 +46,8 @@ mod static_joint;
 mod statics;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_random;
 mod tracks;
 
 pub use format::VERSION;

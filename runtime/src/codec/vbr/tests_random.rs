@@ -1,0 +1,237 @@
+//! Random valid blobs (every rate id, unranged tracks, zero clip extents,
+//! raw samples, constants with and without w, rotations among
+//! translations and scales, one to five segments) decoded at every
+//! instruction-set level by every whole-pose request, and joint subsets
+//! through the walk and through the index: every path must give the
+//! baseline whole pose's bits.
+
+use super::decode::{FullPose, PackedPose, StaticFill};
+use super::format::*;
+use super::isa::{Isa, SupportedIsa};
+use super::{VbrClip, VbrIndex};
+use crate::math::Transform;
+use crate::timing::SamplePosition;
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.below(2_000_001) as f32 - 1_000_000.0) / 1_000_000.0
+    }
+}
+
+/// One animated track of the random clip: rotation or not, and its
+/// stored components.
+struct Track {
+    rotation: bool,
+    stored: u32,
+}
+
+/// A valid blob of `joints` joints and `samples` samples.
+fn random_blob(rng: &mut Rng, joints: usize, samples: u32) -> Vec<u8> {
+    let mut types = Vec::new();
+    // Animated tracks and their clip ranges in track order.
+    let (mut constants, mut ranges, mut tracks) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..joints {
+        let mut t = 0u8;
+        for k in 0..3 {
+            let kind = match rng.below(10) {
+                0..=1 => KIND_DEFAULT,
+                2 => KIND_CONSTANT,
+                3 if k == 0 => KIND_CONSTANT_FULL,
+                _ if k == 0 || rng.below(3) == 0 => KIND_ANIMATED,
+                _ => KIND_DEFAULT,
+            };
+            t |= kind << (2 * k);
+            match kind {
+                KIND_CONSTANT => (0..3).for_each(|_| constants.extend(rng.unit().to_le_bytes())),
+                KIND_CONSTANT_FULL => {
+                    (0..4).for_each(|_| constants.extend(rng.unit().to_le_bytes()))
+                }
+                KIND_ANIMATED if k == 0 => {
+                    let mut stored = 0;
+                    for _ in 0..3 {
+                        ranges.extend((16_384 + rng.below(32_768) as u16).to_le_bytes());
+                    }
+                    for _ in 0..3 {
+                        let e = if rng.below(5) == 0 {
+                            0
+                        } else {
+                            rng.below(65_536)
+                        };
+                        stored += u32::from(e != 0);
+                        ranges.extend((e as u16).to_le_bytes());
+                    }
+                    tracks.push(Track {
+                        rotation: true,
+                        stored,
+                    });
+                }
+                KIND_ANIMATED => {
+                    let mut stored = 0;
+                    (0..3).for_each(|_| ranges.extend(rng.unit().to_le_bytes()));
+                    for _ in 0..3 {
+                        let e = if rng.below(5) == 0 {
+                            0.0
+                        } else {
+                            rng.unit().abs()
+                        };
+                        stored += u32::from(e != 0.0);
+                        ranges.extend(e.to_le_bytes());
+                    }
+                    tracks.push(Track {
+                        rotation: false,
+                        stored,
+                    });
+                }
+                _ => {}
+            }
+        }
+        types.push(t);
+    }
+    let segments = if tracks.is_empty() {
+        0
+    } else {
+        1 + rng.below(u64::from(samples.min(5))) as u32
+    };
+    let mut blocks = Vec::new();
+    let mut table = Vec::new();
+    let (len, long) = (
+        samples.checked_div(segments).unwrap_or(0),
+        samples.checked_rem(segments).unwrap_or(0),
+    );
+    for s in 0..segments {
+        let n = (len + u32::from(s < long)) as usize;
+        let rates: Vec<u8> = tracks
+            .iter()
+            .map(|_| {
+                let id = rng.below(u64::from(NUM_RATES)) as u8;
+                if id != RATE_CONSTANT && id != RATE_RAW && rng.below(3) == 0 {
+                    id | RATE_UNRANGED
+                } else {
+                    id
+                }
+            })
+            .collect();
+        let row: u32 = tracks
+            .iter()
+            .zip(&rates)
+            .map(|(t, &r)| track_sample_bits(r, t.rotation, t.stored))
+            .sum();
+        table.extend((blocks.len() as u32).to_le_bytes());
+        table.extend(row.to_le_bytes());
+        blocks.extend(&rates);
+        let mut bits = vec![0u8; (n * row as usize).div_ceil(8)];
+        let mut at = 0usize;
+        for _ in 0..n {
+            for (t, &r) in tracks.iter().zip(&rates) {
+                let w = track_sample_bits(r, t.rotation, t.stored) as usize;
+                if rate_id(r) == RATE_RAW {
+                    let comps = if t.rotation { 4 } else { 3 };
+                    for _ in 0..comps {
+                        put_bits(&mut bits, at, u64::from(rng.unit().to_bits()), 32);
+                        at += 32;
+                    }
+                } else {
+                    for k in 0..w {
+                        put_bits(&mut bits, at + k, rng.below(2), 1);
+                    }
+                    at += w;
+                }
+            }
+        }
+        blocks.extend(bits);
+        for &r in &rates {
+            if has_segment_range(r) {
+                (0..6).for_each(|_| blocks.push(rng.below(256) as u8));
+            }
+        }
+    }
+    let mut blob = varint(segments);
+    if segments > 0 {
+        blob.push(0x0f);
+    }
+    for part in [&types, &constants, &ranges, &table, &blocks] {
+        blob.extend_from_slice(part);
+    }
+    blob
+}
+
+fn put_bits(b: &mut [u8], at: usize, v: u64, n: usize) {
+    for k in 0..n {
+        if (v >> k) & 1 != 0 {
+            b[(at + k) / 8] |= 1 << ((at + k) % 8);
+        }
+    }
+}
+
+fn bits(p: &[Transform]) -> Vec<u32> {
+    p.iter()
+        .flat_map(|x| x.to_array().map(f32::to_bits))
+        .collect()
+}
+
+#[test]
+fn random_blobs_decode_alike_at_every_level() {
+    let baseline = SupportedIsa::new(Isa::Sse2).expect("every CPU runs the baseline");
+    let levels: Vec<SupportedIsa> = Isa::ALL.into_iter().filter_map(SupportedIsa::new).collect();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for case in 0..300 {
+        let joints = 1 + rng.below(40) as usize;
+        let samples = 1 + rng.below(12) as u32;
+        let blob = random_blob(&mut rng, joints, samples);
+        let clip = VbrClip::parse(&blob, joints, samples).expect("a valid random blob");
+        let defaults: Vec<Transform> = (0..joints)
+            .map(|_| {
+                let mut t = Transform::IDENTITY;
+                t.translation.x = rng.unit();
+                t
+            })
+            .collect();
+        let mut stat = vec![Transform::IDENTITY; joints];
+        assert!(clip.static_pose(&defaults, &mut stat));
+        let packed = clip.static_tracks(&defaults).expect("static tracks");
+        let packed_clip = clip.with_statics(&packed);
+        let index = VbrIndex::build(&clip).expect("index of a valid blob");
+        for _ in 0..12 {
+            let i0 = rng.below(u64::from(samples)) as u32;
+            let i1 = (i0 + rng.below(3) as u32).min(samples - 1);
+            let alpha = [0.0, 0.25, 0.5, 0.9][rng.below(4) as usize];
+            let pos = SamplePosition { i0, i1, alpha };
+            let mut want = vec![Transform::IDENTITY; joints];
+            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None));
+            for &isa in &levels {
+                let mut got = vec![Transform::IDENTITY; joints];
+                let what = format!("case {case}, {:?} at {pos:?}", isa.isa());
+                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None));
+                assert_eq!(bits(&want), bits(&got), "pose, {what}");
+                assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None));
+                assert_eq!(bits(&want), bits(&got), "static pose, {what}");
+                assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None));
+                assert_eq!(bits(&want), bits(&got), "packed pose, {what}");
+            }
+            let joints: Vec<u32> = (0..1 + rng.below(6))
+                .map(|_| rng.below(joints as u64) as u32)
+                .collect();
+            let picked: Vec<Transform> = joints.iter().map(|&j| want[j as usize]).collect();
+            let mut sub = vec![Transform::IDENTITY; joints.len()];
+            let what = format!("case {case}, joints {joints:?} at {pos:?}");
+            assert!(clip.decode_joints(pos, &defaults, &joints, &mut sub));
+            assert_eq!(bits(&picked), bits(&sub), "walked subset, {what}");
+            assert!(clip.decode_joints_indexed(&index, pos, &defaults, &joints, &mut sub));
+            assert_eq!(bits(&picked), bits(&sub), "indexed subset, {what}");
+            assert!(clip.decode_joints_static(&index, pos, &stat, &joints, &mut sub));
+            assert_eq!(bits(&picked), bits(&sub), "static subset, {what}");
+        }
+    }
+}
