@@ -39,9 +39,38 @@ struct Track {
 
 /// A valid blob of `joints` joints and `samples` samples.
 fn random_blob(rng: &mut Rng, joints: usize, samples: u32) -> Vec<u8> {
-    let mut types = Vec::new();
-    // Animated tracks and their clip ranges in track order.
-    let (mut constants, mut ranges, mut tracks) = (Vec::new(), Vec::new(), Vec::new());
+    let (types, constants, ranges, tracks) = random_tracks(rng, joints);
+    let segments = if tracks.is_empty() {
+        0
+    } else {
+        1 + rng.below(u64::from(samples.min(5))) as u32
+    };
+    let (mut blocks, mut table) = (Vec::new(), Vec::new());
+    let (len, long) = (
+        samples.checked_div(segments).unwrap_or(0),
+        samples.checked_rem(segments).unwrap_or(0),
+    );
+    for s in 0..segments {
+        let n = (len + u32::from(s < long)) as usize;
+        table.extend((blocks.len() as u32).to_le_bytes());
+        let row = random_segment(rng, &tracks, n, &mut blocks);
+        table.extend(row.to_le_bytes());
+    }
+    let mut blob = varint(segments);
+    if segments > 0 {
+        blob.push(0x0f);
+    }
+    for part in [&types, &constants, &ranges, &table, &blocks] {
+        blob.extend_from_slice(part);
+    }
+    blob
+}
+
+/// Random type bytes, and the constants, clip ranges and animated tracks
+/// they imply (in track order).
+fn random_tracks(rng: &mut Rng, joints: usize) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<Track>) {
+    let (mut types, mut constants, mut ranges, mut tracks) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..joints {
         let mut t = 0u8;
         for k in 0..3 {
@@ -58,113 +87,86 @@ fn random_blob(rng: &mut Rng, joints: usize, samples: u32) -> Vec<u8> {
                 KIND_CONSTANT_FULL => {
                     (0..4).for_each(|_| constants.extend(rng.unit().to_le_bytes()))
                 }
-                KIND_ANIMATED if k == 0 => {
-                    let mut stored = 0;
-                    for _ in 0..3 {
-                        ranges.extend((16_384 + rng.below(32_768) as u16).to_le_bytes());
-                    }
-                    for _ in 0..3 {
-                        let e = if rng.below(5) == 0 {
-                            0
-                        } else {
-                            rng.below(65_536)
-                        };
-                        stored += u32::from(e != 0);
-                        ranges.extend((e as u16).to_le_bytes());
-                    }
-                    tracks.push(Track {
-                        rotation: true,
-                        stored,
-                    });
-                }
-                KIND_ANIMATED => {
-                    let mut stored = 0;
-                    (0..3).for_each(|_| ranges.extend(rng.unit().to_le_bytes()));
-                    for _ in 0..3 {
-                        let e = if rng.below(5) == 0 {
-                            0.0
-                        } else {
-                            rng.unit().abs()
-                        };
-                        stored += u32::from(e != 0.0);
-                        ranges.extend(e.to_le_bytes());
-                    }
-                    tracks.push(Track {
-                        rotation: false,
-                        stored,
-                    });
-                }
+                KIND_ANIMATED => tracks.push(random_clip_range(rng, k == 0, &mut ranges)),
                 _ => {}
             }
         }
         types.push(t);
     }
-    let segments = if tracks.is_empty() {
-        0
+    (types, constants, ranges, tracks)
+}
+
+/// A random clip range of an animated rotation (16-bit codes) or vector
+/// (f32), one in five extents zero, appended to `ranges`.
+fn random_clip_range(rng: &mut Rng, rotation: bool, ranges: &mut Vec<u8>) -> Track {
+    let mut stored = 0;
+    if rotation {
+        for _ in 0..3 {
+            ranges.extend((16_384 + rng.below(32_768) as u16).to_le_bytes());
+        }
     } else {
-        1 + rng.below(u64::from(samples.min(5))) as u32
-    };
-    let mut blocks = Vec::new();
-    let mut table = Vec::new();
-    let (len, long) = (
-        samples.checked_div(segments).unwrap_or(0),
-        samples.checked_rem(segments).unwrap_or(0),
-    );
-    for s in 0..segments {
-        let n = (len + u32::from(s < long)) as usize;
-        let rates: Vec<u8> = tracks
-            .iter()
-            .map(|_| {
-                let id = rng.below(u64::from(NUM_RATES)) as u8;
-                if id != RATE_CONSTANT && id != RATE_RAW && rng.below(3) == 0 {
-                    id | RATE_UNRANGED
-                } else {
-                    id
+        (0..3).for_each(|_| ranges.extend(rng.unit().to_le_bytes()));
+    }
+    for _ in 0..3 {
+        let zero = rng.below(5) == 0;
+        if rotation {
+            let e = if zero { 0 } else { rng.below(65_536) as u16 };
+            stored += u32::from(e != 0);
+            ranges.extend(e.to_le_bytes());
+        } else {
+            let e = if zero { 0.0 } else { rng.unit().abs() };
+            stored += u32::from(e != 0.0);
+            ranges.extend(e.to_le_bytes());
+        }
+    }
+    Track { rotation, stored }
+}
+
+/// One segment block of `n` samples (random rates, sample bits and range
+/// entries) appended to `blocks`; returns the bits of a sample row.
+fn random_segment(rng: &mut Rng, tracks: &[Track], n: usize, blocks: &mut Vec<u8>) -> u32 {
+    let rates: Vec<u8> = tracks
+        .iter()
+        .map(|_| {
+            let id = rng.below(u64::from(NUM_RATES)) as u8;
+            if id != RATE_CONSTANT && id != RATE_RAW && rng.below(3) == 0 {
+                id | RATE_UNRANGED
+            } else {
+                id
+            }
+        })
+        .collect();
+    let row: u32 = tracks
+        .iter()
+        .zip(&rates)
+        .map(|(t, &r)| track_sample_bits(r, t.rotation, t.stored))
+        .sum();
+    blocks.extend(&rates);
+    let mut bits = vec![0u8; (n * row as usize).div_ceil(8)];
+    let mut at = 0usize;
+    for _ in 0..n {
+        for (t, &r) in tracks.iter().zip(&rates) {
+            if rate_id(r) == RATE_RAW {
+                // Raw samples hold finite floats (rotations keep w).
+                for _ in 0..if t.rotation { 4 } else { 3 } {
+                    put_bits(&mut bits, at, u64::from(rng.unit().to_bits()), 32);
+                    at += 32;
                 }
-            })
-            .collect();
-        let row: u32 = tracks
-            .iter()
-            .zip(&rates)
-            .map(|(t, &r)| track_sample_bits(r, t.rotation, t.stored))
-            .sum();
-        table.extend((blocks.len() as u32).to_le_bytes());
-        table.extend(row.to_le_bytes());
-        blocks.extend(&rates);
-        let mut bits = vec![0u8; (n * row as usize).div_ceil(8)];
-        let mut at = 0usize;
-        for _ in 0..n {
-            for (t, &r) in tracks.iter().zip(&rates) {
-                let w = track_sample_bits(r, t.rotation, t.stored) as usize;
-                if rate_id(r) == RATE_RAW {
-                    let comps = if t.rotation { 4 } else { 3 };
-                    for _ in 0..comps {
-                        put_bits(&mut bits, at, u64::from(rng.unit().to_bits()), 32);
-                        at += 32;
-                    }
-                } else {
-                    for k in 0..w {
-                        put_bits(&mut bits, at + k, rng.below(2), 1);
-                    }
-                    at += w;
+            } else {
+                for _ in 0..track_sample_bits(r, t.rotation, t.stored) {
+                    put_bits(&mut bits, at, rng.below(2), 1);
+                    at += 1;
                 }
             }
         }
-        blocks.extend(bits);
-        for &r in &rates {
-            if has_segment_range(r) {
-                (0..6).for_each(|_| blocks.push(rng.below(256) as u8));
-            }
+    }
+    blocks.extend(bits);
+    for &r in &rates {
+        if has_segment_range(r) {
+            (0..6).for_each(|_| blocks.push(rng.below(256) as u8));
         }
     }
-    let mut blob = varint(segments);
-    if segments > 0 {
-        blob.push(0x0f);
-    }
-    for part in [&types, &constants, &ranges, &table, &blocks] {
-        blob.extend_from_slice(part);
-    }
-    blob
+    row
 }
 
 fn put_bits(b: &mut [u8], at: usize, v: u64, n: usize) {
