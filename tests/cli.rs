@@ -509,5 +509,11 @@ fn bench_prints_the_table_and_its_json() {
         assert_eq!(rows[0]["acl_decode"]["last_joint_ns"], 149.0);
         assert!(table.contains("geomean"), "{table}");
         assert!(table.contains("ours/ACL"), "{table}");
+        // A ratio to the anchor day's fixed figures says so, in both outputs.
+        assert!(table.contains("not an estimate"), "{table}");
+        assert!(conditions["acl_basis"]
+            .as_str()
+            .unwrap()
+            .contains("bench-decode-vs-filing"));
     }
 }

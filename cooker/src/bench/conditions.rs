@@ -27,7 +27,14 @@ pub struct Conditions {
     pub load_before: Option<[f64; 3]>,
     pub load_after: Option<[f64; 3]>,
     pub method: &'static str,
+    /// What the ACL figures beside ours are ([`ACL_BASIS`]).
+    pub acl_basis: &'static str,
 }
+
+/// ACL's decode figures are fixed numbers from the day ACL was run here;
+/// a ratio to them carries this machine's day-to-day drift (up to 2x).
+pub const ACL_BASIS: &str = "anchor day (../shared/anchors/acl.md), not calibrated for this \
+machine's day-to-day speed: tools/bench-decode-vs-filing.sh gives the estimate";
 
 impl Conditions {
     /// The conditions at the start of a run.
@@ -38,6 +45,7 @@ impl Conditions {
             load_before: load_average(),
             load_after: None,
             method: METHOD,
+            acl_basis: ACL_BASIS,
         }
     }
 
@@ -136,6 +144,7 @@ mod tests {
             load_before: Some([0.9, 0.5, 0.5]),
             load_after: Some([1.0, 0.5, 0.5]),
             method: METHOD,
+            acl_basis: ACL_BASIS,
         };
         assert!(!c.busy(), "the bench's own thread is allowed");
         assert!(!c.render().contains("warning"));
