@@ -132,20 +132,7 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
         }
     }
     if any {
-        s.push_str(ANCHOR_DAY);
+        let _ = writeln!(s, "  ACL's figures are {}", super::conditions::ACL_BASIS);
     }
     s
 }
-
-/// Why the ratios above are not an estimate against ACL: ACL's figures
-/// are fixed numbers from the day ACL was run here, and this kind of
-/// machine runs the same build up to 2x faster or slower from one day to
-/// the next (the filing-time decoder timed 355 ns on Knight Idle on
-/// 2026-12-04 against 449 ns on the anchor day). The estimate divides that
-/// drift out by timing the decoder ACL was measured beside in the same
-/// process.
-const ANCHOR_DAY: &str =
-    "  ACL's figures are from the day ACL was run (../shared/anchors/acl.md); \
-this machine's speed moves by up to 2x between days, so these ratios are not an estimate \
-against ACL: tools/bench-decode-vs-filing.sh gives one (this decoder timed against the one ACL \
-was measured beside, in one process)\n";
