@@ -7,7 +7,8 @@
 # within a run, so today's figures cannot be set against those fixed
 # numbers. What can be measured today is the ratio of this checkout's
 # decoder to the filing-time one: tools/decode-ab runs both in one process,
-# interleaved chunk by chunk with ACL's method (4,000 copies in rotation),
+# interleaved chunk by chunk with ACL's method (copies in rotation, as many
+# as ACL's benchmark makes: 13,953 for 31 joints, 5,768 for 75),
 # so a slow phase hits both alike (a filing-against-filing control gives
 # 0.99-1.02). How the copies' state lies in memory still moves a ratio by
 # up to 30% on some clips (tools/decode-ab's header), and whole runs of
@@ -21,7 +22,7 @@
 # against ACL is then
 #     now / ACL  =  (now / filing, today)  x  (filing / ACL, anchor day).
 #
-# Usage: [ROUNDS=3] tools/bench-decode-vs-filing.sh [PASSES]   (default 12;
+# Usage: [ROUNDS=3] [COPIES=N] tools/bench-decode-vs-filing.sh [PASSES]   (default 12;
 # cached builds and packages under target/decode-ab)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,9 +73,11 @@ for round in $(seq "$ROUNDS"); do
   for c in $CLIPS; do
     a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
     joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
+    # ACL's copy count for the rig (decode-ab's `acl_copies`), or COPIES.
+    copies=${COPIES:-acl}
     for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
       set -- $m
-      r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" 4000 "$PASSES" 2>/dev/null | tail -1)
+      r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" "$copies" "$PASSES" 2>/dev/null | tail -1)
       echo "$round $c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $(i+1)}')" >> "$W/ratios.txt"
     done
   done

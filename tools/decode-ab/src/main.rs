@@ -5,7 +5,8 @@
 //! static pose (`Clip::sample_static`) or a joint from the rest pose
 //! (`Clip::sample_joints`), the requests the #17 anchor figures timed.
 //!
-//! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]`
+//! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]` (COPIES: ACL's
+//! count for the rig unless given, see `acl_copies`)
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
 //! `DecodeContext`), `pose-out` (the same, each copy writing its own
 //! output, as cold as its clip), `pose-shared`, `clip-pose`,
@@ -75,6 +76,21 @@ fn copies(path: &str, n: usize) -> Vec<&'static [u8]> {
         .collect()
 }
 
+/// ACL's copy count (`acl_decompressor`'s benchmark.cpp): a 33 MiB cache
+/// divided into poses of 40 bytes a joint, halved, and at least 4,000.
+/// Fewer copies leave part of a request's lines in the last-level cache
+/// from one pass to the next: a single joint of Knight Idle took 38 ns
+/// over 4,000 copies and 106-110 ns over ACL's 13,953.
+fn acl_copies(path: &str) -> usize {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
+    let joints = rtb::package::Package::load(&bytes)
+        .unwrap_or_else(|e| fail(format!("{path}: {e}")))
+        .skeleton()
+        .joint_count();
+    let pose = (joints * 40).max(1);
+    (33usize << 20).div_ceil(pose).div_ceil(2).max(4000)
+}
+
 fn joint(mode: &str, joints: usize) -> u32 {
     let last = joints.saturating_sub(1) as u32;
     mode.split_once('=')
@@ -98,7 +114,12 @@ fn main() {
             .cloned()
             .unwrap_or_else(|| fail("usage: A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]".into()))
     });
-    let n: usize = a.get(4).and_then(|s| s.parse().ok()).unwrap_or(4000).max(1);
+    // COPIES defaults to ACL's count for this rig (`acl_copies`).
+    let n: usize = a
+        .get(4)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| acl_copies(&pb))
+        .max(1);
     let passes: usize = a.get(5).and_then(|s| s.parse().ok()).unwrap_or(25).max(3);
     let (ba, bb) = (copies(&pa, n), copies(&pb, n));
     let pka: Vec<_> = ba
@@ -160,7 +181,7 @@ fn main() {
         }
     }
     if let Some(c) = ctx.first() {
-        eprintln!("B decodes at {}", c.isa().name());
+        eprintln!("{n} copies; B decodes at {}", c.isa().name());
     }
     let (ja, jb) = ([joint(&ma, joints)], [joint(&mb, joints)]);
     let ka = ma.split('=').next().unwrap_or("").to_string();
