@@ -9,7 +9,8 @@
 //! count for the rig unless given, see `acl_copies`)
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
 //! `DecodeContext`), `pose-out` (the same, each copy writing its own
-//! output, as cold as its clip), `pose-shared`, `clip-pose`,
+//! output, as cold as its clip), `pose-shared`, `pose-blob0` (every
+//! context over copy 0's clip bytes: warm clip data), `clip-pose`,
 //! `clip-packed`, `joint[=J]`, `clip-joint`. `DECODE_ISA` (`sse2`,
 //! `avx2`) sets the level B's contexts decode at.
 //! Prints each side's median and 10th percentile ns per decode and the
@@ -170,7 +171,12 @@ fn main() {
             (p, c, sp, st)
         })
         .collect();
-    let mut ctx: Vec<_> = vb.iter().map(|v| rtb::DecodeContext::new(v.1)).collect();
+    // `pose-blob0`: every context decodes copy 0's clip bytes (warm), each
+    // from its own static pose: what the cold clip data costs a pose.
+    let mut ctx: Vec<_> = vb
+        .iter()
+        .map(|v| rtb::DecodeContext::new(if mb == "pose-blob0" { vb[0].1 } else { v.1 }))
+        .collect();
     // `DECODE_ISA=sse2|avx2`: B's contexts decode at that level
     // (default: the highest the CPU runs).
     if let Ok(name) = std::env::var("DECODE_ISA") {
@@ -227,7 +233,7 @@ fn main() {
                         x.seek(t);
                         x.sample_packed(st, &mut ob)
                     }
-                    "pose" => {
+                    "pose" | "pose-blob0" => {
                         x.seek(t);
                         x.sample_static(sp, &mut ob)
                     }
