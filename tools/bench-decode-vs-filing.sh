@@ -66,6 +66,8 @@ cargo build -q --release --bin ludus-anim
 rm -rf "$W/now-out" && target/release/ludus-anim -q cook "$W/in" -o "$W/now-out"
 CARGO_TARGET_DIR=$W/target cargo build -q --release --manifest-path tools/decode-ab/Cargo.toml
 AB=$W/target/release/decode-ab
+# ACL's copy count for each rig (decode-ab's `acl_copies`), or COPIES.
+copies=${COPIES:-acl}
 # ROUNDS passes over every clip and request, one after the other, so that
 # a cell's rounds are minutes apart rather than back to back.
 printf '%s\n' "round clip mode now/filing" > "$W/ratios.txt"
@@ -73,8 +75,6 @@ for round in $(seq "$ROUNDS"); do
   for c in $CLIPS; do
     a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
     joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
-    # ACL's copy count for the rig (decode-ab's `acl_copies`), or COPIES.
-    copies=${COPIES:-acl}
     for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
       set -- $m
       r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" "$copies" "$PASSES" 2>/dev/null | tail -1)
