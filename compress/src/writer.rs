@@ -9,7 +9,7 @@ use crate::{EncodeError, EncodeStats};
 use ludus_anim_runtime::codec::vbr::format::{
     has_segment_range, rate_id, table_widths, track_sample_bits, varint, width_byte, KIND_ANIMATED,
     KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT, RATE_BITS, RATE_CONSTANT, RATE_RAW,
-    ROTATION_CLIP_RANGE_BYTES, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
+    ROTATION_CLIP_RANGE_BYTES, SEGMENT_PADDING, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
 };
 
 /// Appends values LSB-first to a little-endian bit stream.
@@ -185,6 +185,9 @@ pub(crate) fn write(
     for (seg, seg_rates) in segments.iter().zip(rates).take(sizes.len()) {
         write_segment(plan, seg, seg_rates, &mut b);
     }
+    if !sizes.is_empty() {
+        b.resize(b.len() + SEGMENT_PADDING, 0);
+    }
     Ok(b)
 }
 
@@ -217,7 +220,8 @@ pub(crate) fn size(prep: &Prep, plan: &Plan, segments: &[Segment], rates: &[Vec<
     // An oversized table makes `write` fail; the size is then moot.
     let table = segment_table(&sizes).map_or(0, |t| t.1.len());
     let blocks: usize = sizes.iter().map(|s| s.0).sum();
-    header + prep.j + constants + clip_ranges + table + blocks
+    let padding = if sizes.is_empty() { 0 } else { SEGMENT_PADDING };
+    header + prep.j + constants + clip_ranges + table + blocks + padding
 }
 
 pub(crate) fn stats(

@@ -70,7 +70,8 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 5, per Clip;
-    /// Codec blob. 6: the search's work budget (hostile deep chains keep
+    /// Codec blob. 7: VBR codec v4 (8 zero bytes after the last segment).
+    /// 6: the search's work budget (hostile deep chains keep
     /// more bits instead of taking minutes; real rigs unchanged), the
     /// `encode_budget` warning. 5: short clips also try every segment
     /// count down to 4-sample segments, within a search budget (4: VBR
@@ -80,7 +81,7 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 6, per Clip;
+    Encode: "encode", version 7, per Clip;
     /// Decode through the runtime and measure. 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
@@ -89,12 +90,13 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 5, per Clip;
     /// The package bytes, manifest entry and report of one asset.
+    /// 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
     /// 5: the report's time-check counts and f32 floor, the sidecar
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 6, per Asset;
+    Package: "package", version 7, per Asset;
 }
 
 impl Stage {

@@ -19,6 +19,7 @@ use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAU
 use super::index::IndexView;
 use super::simd::{
     load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
+    Checked, Loads, Unchecked,
 };
 use super::tracks::{
     Cursor, Pair, Samples, SegmentCache, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
@@ -333,7 +334,6 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
     ) {
-        let start = Cursor::new(s);
         let mut w = Walk {
             blend: RotationBatch::new(s.alpha),
             constant: RotationBatch::new(s.alpha),
@@ -356,37 +356,76 @@ impl<'a> VbrClip<'a> {
         };
         if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
             self.walk_indexed::<P, PAIR>(policy, index, s, (types, base), out, &mut w);
+        } else if P::EVERY_JOINT && !P::LITERAL_BASE {
+            let l = self.dense_loads();
+            self.walk_joints::<P, PAIR, _>(l, policy, s, (types, base), out, &mut w);
         } else {
-            let mut c = start;
-            for slot in 0..slots {
-                let j = policy.joint(slot);
-                if !P::EVERY_JOINT {
-                    if j < c.joint {
-                        c = start;
-                    }
-                    while c.joint < j {
-                        self.skip_joint::<PAIR>(&mut c, s);
-                    }
-                    c.joint += 1;
-                }
-                if !self.emit::<P, PAIR>(
-                    policy,
-                    slot,
-                    j,
-                    &mut c,
-                    false,
-                    s,
-                    (types, base),
-                    out,
-                    &mut w,
-                ) {
-                    break;
-                }
-            }
+            self.walk_joints::<P, PAIR, _>(Checked, policy, s, (types, base), out, &mut w);
         }
         w.blend.flush(out);
         if !P::ANIMATED_ONLY {
             w.constant.flush_normalize(out);
+        }
+    }
+
+    /// The loads of a walk over every joint in order with the clip's own
+    /// type bytes ([`FullPose`], [`StaticFill`]): unchecked.
+    ///
+    /// Why every load stays in the slice: the view was made by
+    /// [`VbrClip::parse`], which checked that each segment block holds
+    /// one rate byte per animated track, then sample rows of exactly the
+    /// bits those rates imply (the segment table's sample bits equal their
+    /// sum), then one 6-byte range entry per ranged track, and that
+    /// [`super::format::SEGMENT_PADDING`] (8) bytes follow the last block.
+    /// The samples come from `sample_ref` over this view, or from a
+    /// [`SegmentCache`] only this view filled (outside the tests only a
+    /// decode context holds one, and it resets it when it binds another
+    /// clip). The walk visits the `animated` tracks of the type
+    /// bytes once each, in order: it reads rate byte `rates + track`, inside
+    /// the block; it advances the bit cursor by the bits the rate implies
+    /// for the track's kind and stored components (the same function of
+    /// the same bytes as the check), so each sample word starts inside its
+    /// row; and it advances the range cursor past the track's entry, so
+    /// each entry starts inside the block's entries. An 8-byte load from
+    /// inside a block ends at most 8 bytes past it. A packed walk
+    /// ([`PackedPose`]) takes its type bytes from a [`super::StaticTracks`],
+    /// checked against the clip only by its shape, so it keeps the checks.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    fn dense_loads(&self) -> Unchecked {
+        // SAFETY: as above, every load of the walk is inside `self.data`.
+        unsafe { Unchecked::new() }
+    }
+
+    /// The walk over `policy`'s slots from the first joint, seeking
+    /// forwards (or restarting) for a subset, with loads `l`.
+    #[inline(always)]
+    fn walk_joints<P: OutputPolicy, const PAIR: u8, L: Loads>(
+        &self,
+        l: L,
+        policy: &P,
+        s: &Samples,
+        (types, base): (&[u8], &[Transform]),
+        out: &mut [Transform],
+        w: &mut Walk,
+    ) {
+        let start = Cursor::new(s);
+        let mut c = start;
+        for slot in 0..policy.slots(self.joint_count) {
+            let j = policy.joint(slot);
+            if !P::EVERY_JOINT {
+                if j < c.joint {
+                    c = start;
+                }
+                while c.joint < j {
+                    self.skip_joint::<PAIR>(&mut c, s);
+                }
+                c.joint += 1;
+            }
+            if !self.emit::<P, PAIR, L>(l, policy, slot, j, &mut c, false, s, (types, base), out, w)
+            {
+                break;
+            }
         }
     }
 
@@ -411,7 +450,18 @@ impl<'a> VbrClip<'a> {
         if slots == 1 {
             let j = policy.joint(0);
             let mut c = self.seek::<PAIR>(&index, j, s);
-            self.emit::<P, PAIR>(policy, 0, j, &mut c, true, s, (types, base), out, w);
+            self.emit::<P, PAIR, _>(
+                Checked,
+                policy,
+                0,
+                j,
+                &mut c,
+                true,
+                s,
+                (types, base),
+                out,
+                w,
+            );
             return;
         }
         let mut cursors = [Cursor::new(s); SEEK_CHUNK];
@@ -426,7 +476,18 @@ impl<'a> VbrClip<'a> {
             for (k, c) in cursors.iter_mut().enumerate().take(n) {
                 let slot = first + k;
                 let j = policy.joint(slot);
-                if !self.emit::<P, PAIR>(policy, slot, j, c, true, s, (types, base), out, w) {
+                if !self.emit::<P, PAIR, _>(
+                    Checked,
+                    policy,
+                    slot,
+                    j,
+                    c,
+                    true,
+                    s,
+                    (types, base),
+                    out,
+                    w,
+                ) {
                     return;
                 }
             }
@@ -440,8 +501,9 @@ impl<'a> VbrClip<'a> {
     /// (never, once validated).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn emit<P: OutputPolicy, const PAIR: u8>(
+    fn emit<P: OutputPolicy, const PAIR: u8, L: Loads>(
         &self,
+        l: L,
         policy: &P,
         slot: usize,
         j: usize,
@@ -481,7 +543,7 @@ impl<'a> VbrClip<'a> {
             blend: &mut w.blend,
             constant: &mut w.constant,
         };
-        self.decode_joint::<P, PAIR>(c, s, t, o, &mut rot, o_slot);
+        self.decode_joint::<P, PAIR, L>(l, c, s, t, o, &mut rot, o_slot);
         if w.blend.full() {
             w.blend.flush(out);
         }
@@ -524,8 +586,10 @@ impl<'a> VbrClip<'a> {
     /// `out`, which holds its base value, and advance the cursor past them.
     /// Rotations are queued in `rot` for output slot `slot`.
     #[inline(always)]
-    fn decode_joint<P: OutputPolicy, const PAIR: u8>(
+    #[allow(clippy::too_many_arguments)]
+    fn decode_joint<P: OutputPolicy, const PAIR: u8, L: Loads>(
         &self,
+        l: L,
         c: &mut Cursor,
         s: &Samples,
         t: u8,
@@ -537,7 +601,7 @@ impl<'a> VbrClip<'a> {
         match t & 3 {
             KIND_DEFAULT => {}
             k if P::ANIMATED_ONLY || k == KIND_ANIMATED => {
-                let (qa, qb) = self.animated_rotation::<PAIR>(c, s);
+                let (qa, qb) = self.animated_rotation::<L, PAIR>(l, c, s);
                 rot.blend.push(slot, qa, qb, out);
             }
             KIND_CONSTANT => {
@@ -554,7 +618,7 @@ impl<'a> VbrClip<'a> {
         let kind = (t >> 2) & 3;
         if kind != KIND_DEFAULT {
             out.translation = if P::ANIMATED_ONLY || kind == KIND_ANIMATED {
-                self.animated_vector::<PAIR>(c, s)
+                self.animated_vector::<L, PAIR>(l, c, s)
             } else {
                 self.read_vec3(&mut c.constant)
             };
@@ -562,7 +626,7 @@ impl<'a> VbrClip<'a> {
         let kind = t >> 4;
         if kind != KIND_DEFAULT {
             out.scale = if P::ANIMATED_ONLY || kind == KIND_ANIMATED {
-                self.animated_vector::<PAIR>(c, s)
+                self.animated_vector::<L, PAIR>(l, c, s)
             } else {
                 self.read_vec3(&mut c.constant)
             };

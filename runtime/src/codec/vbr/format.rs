@@ -7,14 +7,24 @@
 use crate::math::nlerp_shortest;
 use crate::math::Quat;
 
-/// Layout version. 3: a varint segment count and a width byte instead of
+/// Layout version. 4: version 3 followed, when the clip has segments, by
+/// [`SEGMENT_PADDING`] zero bytes, so that the whole-pose walk loads
+/// without bounds checks. 3: a varint segment count and a width byte instead of
 /// the 16-byte header (the joint and sample counts are the package's, the
 /// animated track count the type bytes'), segment table fields as narrow
 /// as the clip needs, no end padding; components with a zero clip extent
 /// store no sample bits, and the rotation clip range code 32768 is 0. 2: 16-bit rotation clip ranges, per
 /// track and segment "no segment range" flag in the rate byte, no range
 /// bytes for raw tracks, segment ranges after the samples.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
+
+/// Zero bytes after the last segment block (version 4; none without
+/// segments). A decode reads at most 8 bytes at an offset inside a
+/// segment block (a sample word, a range entry), so every load it makes
+/// from a validated blob ends inside the segment data: the whole-pose
+/// walk needs no bounds check per load. Zeros, so a load that reaches
+/// into them reads what the checked loads read past the end (zero).
+pub const SEGMENT_PADDING: usize = 8;
 
 /// Most bytes of the LEB128 segment count (a u32).
 pub const MAX_VARINT_BYTES: usize = 5;

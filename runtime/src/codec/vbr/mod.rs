@@ -304,8 +304,12 @@ impl<'a> VbrClip<'a> {
     /// (which must be this clip's), else walk. Same output bits as the
     /// methods above; false (writing nothing) if a length, a joint or the
     /// position is out of range.
+    /// Test-only: a cache is trusted to belong to its clip (the
+    /// whole-pose walk loads without bounds checks at its offsets), so
+    /// outside the tests only a [`crate::DecodeContext`] holds one.
+    #[cfg(test)]
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_cached(
+    pub(crate) fn decode_cached(
         &self,
         request: VbrRequest<'_>,
         index: Option<&VbrIndex>,

@@ -112,10 +112,17 @@ impl<'a> VbrClip<'a> {
                 return Err(truncated("vbr segment data"));
             }
         }
-        if self.data.len() > off {
-            return Err(invalid("vbr blob has trailing bytes"));
+        let padding = if self.segments == 0 {
+            0
+        } else {
+            SEGMENT_PADDING
+        };
+        match self.data.get(off..) {
+            Some(p) if p.len() == padding && p.iter().all(|&b| b == 0) => Ok(()),
+            Some(p) if p.len() > padding => Err(invalid("vbr blob has trailing bytes")),
+            Some(p) if p.len() < padding => Err(truncated("vbr segment padding")),
+            _ => Err(invalid("vbr segment padding is not zero")),
         }
-        Ok(())
     }
 }
 

@@ -1,8 +1,9 @@
 //! The `unsafe` blocks of the runtime's data path: bounded unaligned
 //! loads, cache prefetches and the SSE2 lane arithmetic of the decoder.
-//! Each block states why it is sound; the only other module allowed
-//! `unsafe` is `isa` (the calls into the AVX2 build of the loop), and the
-//! rest of the crate is `deny(unsafe_code)`.
+//! Each block states why it is sound; the only other code allowed
+//! `unsafe` is `isa` (the calls into the AVX2 build of the loop) and
+//! `decode`'s `dense_loads` (which vouches for the whole-pose walk's
+//! unchecked loads), and the rest of the crate is `deny(unsafe_code)`.
 //! Every function here has a portable fallback (other targets) with the
 //! same results, and the lane code performs exactly the scalar operations
 //! in the same order (tests: `batch_matches_scalar`,
@@ -70,6 +71,65 @@ pub(super) fn load_u64(b: &[u8], at: usize) -> u64 {
         u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u64) })
     } else {
         load_tail(b, at, 8)
+    }
+}
+
+/// How a decode loads from a clip's segment data: a sample word, a range
+/// entry (8 bytes) or a rate byte. The whole-pose walk loads without a
+/// bounds check ([`Unchecked`]); every other request checks each load
+/// ([`Checked`]). Both read the same bytes of a validated blob, so they
+/// give the same bits.
+pub(super) trait Loads: Copy {
+    /// The little-endian u64 at `at` of `b`.
+    fn u64(self, b: &[u8], at: usize) -> u64;
+    /// The byte at `at` of `b`.
+    fn byte(self, b: &[u8], at: usize) -> u8;
+}
+
+/// Loads checked against the slice: bytes past its end read as zero.
+#[derive(Clone, Copy)]
+pub(super) struct Checked;
+
+impl Loads for Checked {
+    #[inline(always)]
+    fn u64(self, b: &[u8], at: usize) -> u64 {
+        load_u64(b, at)
+    }
+    #[inline(always)]
+    fn byte(self, b: &[u8], at: usize) -> u8 {
+        b.get(at).copied().unwrap_or(0)
+    }
+}
+
+/// Loads without a bounds check: 8-10% of a whole pose's instructions
+/// (#17, `schemas/codec-vbr.md`). Made only by [`Unchecked::new`], whose
+/// caller vouches for every load made through the value.
+#[derive(Clone, Copy)]
+pub(super) struct Unchecked(());
+
+impl Unchecked {
+    /// # Safety
+    /// Every load made through the value must lie inside its slice: for
+    /// [`Loads::u64`], `at + 8 <= b.len()`; for [`Loads::byte`],
+    /// `at < b.len()`. (Debug builds assert it.)
+    #[inline(always)]
+    pub(super) unsafe fn new() -> Unchecked {
+        Unchecked(())
+    }
+}
+
+impl Loads for Unchecked {
+    #[inline(always)]
+    fn u64(self, b: &[u8], at: usize) -> u64 {
+        debug_assert!(at.checked_add(8).is_some_and(|e| e <= b.len()));
+        // SAFETY: `at + 8 <= b.len()`, by the contract of `Unchecked::new`.
+        u64::from_le(unsafe { core::ptr::read_unaligned(b.as_ptr().add(at) as *const u64) })
+    }
+    #[inline(always)]
+    fn byte(self, b: &[u8], at: usize) -> u8 {
+        debug_assert!(at < b.len());
+        // SAFETY: `at < b.len()`, by the contract of `Unchecked::new`.
+        unsafe { *b.get_unchecked(at) }
     }
 }
 

@@ -38,6 +38,7 @@ fn tiny_blob() -> Vec<u8> {
     b.extend_from_slice(&[0, 0, 0, 0, 0, 255]);
     b.push(RATE_CONSTANT);
     b.extend_from_slice(&[0, 0, 0, 0, 0xff, 0xff]);
+    b.extend_from_slice(&[0; SEGMENT_PADDING]);
     b
 }
 
@@ -59,6 +60,7 @@ fn tiny_blob_unranged_raw() -> Vec<u8> {
     for v in [0.0f32, 0.0, 0.6, 0.8] {
         put_f32(&mut b, v);
     }
+    b.extend_from_slice(&[0; SEGMENT_PADDING]);
     b
 }
 
@@ -589,4 +591,22 @@ fn every_level_gives_the_baseline_bits() {
             }
         }
     }
+}
+
+/// Version 4's padding after the last segment is exactly
+/// [`SEGMENT_PADDING`] zero bytes: missing, short, non-zero or longer is
+/// refused (the whole-pose walk's unchecked loads rely on it).
+#[test]
+fn segment_padding_is_checked() {
+    let blob = tiny_blob();
+    assert!(VbrClip::parse(&blob, 2, 3).is_ok());
+    let end = blob.len();
+    assert!(VbrClip::parse(&blob[..end - SEGMENT_PADDING], 2, 3).is_err());
+    assert!(VbrClip::parse(&blob[..end - 1], 2, 3).is_err());
+    let mut dirty = blob.clone();
+    dirty[end - 1] = 1;
+    assert!(VbrClip::parse(&dirty, 2, 3).is_err());
+    let mut long = blob.clone();
+    long.push(0);
+    assert!(VbrClip::parse(&long, 2, 3).is_err());
 }

@@ -63,6 +63,9 @@ fn random_blob(rng: &mut Rng, joints: usize, samples: u32) -> Vec<u8> {
     for part in [&types, &constants, &ranges, &table, &blocks] {
         blob.extend_from_slice(part);
     }
+    if segments > 0 {
+        blob.resize(blob.len() + SEGMENT_PADDING, 0);
+    }
     blob
 }
 

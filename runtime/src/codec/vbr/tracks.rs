@@ -5,8 +5,8 @@
 use super::batch::PendingRotation;
 use super::format::*;
 use super::simd::{
-    fields3, fields3_uniform, fields3_uniform2, load_f32x3, load_u64, prefetch, rotation_codes,
-    u16x3, u8x3,
+    fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, rotation_codes, u16x3, u8x3,
+    Loads,
 };
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
@@ -67,8 +67,8 @@ const RATE_INFO: [RateInfo; 64] = {
 };
 /// `bits` (<= 32) bits at absolute bit position `pos` of `b`.
 #[inline]
-fn read_bits(b: &[u8], pos: usize, bits: u32) -> u32 {
-    let v = load_u64(b, pos >> 3) >> (pos & 7);
+fn read_bits<L: Loads>(l: L, b: &[u8], pos: usize, bits: u32) -> u32 {
+    let v = l.u64(b, pos >> 3) >> (pos & 7);
     (v & ((1u64 << bits) - 1)) as u32
 }
 /// Where a sample lives inside `data`.
@@ -335,7 +335,13 @@ impl<'a> VbrClip<'a> {
     /// segment constant reads its 16-bit value as `lo` (k = 1/65535) with
     /// `hi = 0`; those are exactly the specified operations.
     #[inline(always)]
-    fn params(&self, rate: u8, cmin: Vec3A, cext: Vec3A, range: &mut usize) -> TrackParams {
+    fn params<L: Loads>(
+        &self,
+        l: L,
+        rate: u8,
+        (cmin, cext): (Vec3A, Vec3A),
+        range: &mut usize,
+    ) -> TrackParams {
         let info = RATE_INFO[(rate & 63) as usize];
         // Components with a zero clip extent store no bits (`component_stored`).
         let stored = cext.cmpne(Vec3A::ZERO).bitmask();
@@ -346,7 +352,7 @@ impl<'a> VbrClip<'a> {
         let (lo, k, hi) = if info.range_bytes == 0 {
             (Vec3A::ZERO, INV_255, Vec3A::splat(255.0))
         } else {
-            let w = load_u64(self.data, *range);
+            let w = l.u64(self.data, *range);
             *range += info.range_bytes as usize;
             if info.constant {
                 (u16x3(w), INV_65535, Vec3A::ZERO)
@@ -369,18 +375,23 @@ impl<'a> VbrClip<'a> {
     /// every component is stored (`p.stored == 7`), the common case, which
     /// the track tests once for both of its samples.
     #[inline(always)]
-    fn vec_sample<const UNIFORM: bool>(&self, p: &TrackParams, bit: &mut usize) -> Vec3A {
+    fn vec_sample<L: Loads, const UNIFORM: bool>(
+        &self,
+        l: L,
+        p: &TrackParams,
+        bit: &mut usize,
+    ) -> Vec3A {
         if p.bits == 32 {
             let d = self.data;
             let v = Vec3A::new(
-                f32::from_bits(read_bits(d, *bit, 32)),
-                f32::from_bits(read_bits(d, *bit + 32, 32)),
-                f32::from_bits(read_bits(d, *bit + 64, 32)),
+                f32::from_bits(read_bits(l, d, *bit, 32)),
+                f32::from_bits(read_bits(l, d, *bit + 32, 32)),
+                f32::from_bits(read_bits(l, d, *bit + 64, 32)),
             );
             *bit += 96;
             return v;
         }
-        let word = self.sample_word(*bit);
+        let word = self.sample_word(l, *bit);
         let b = p.field as usize;
         let q = if UNIFORM {
             *bit += 3 * b;
@@ -397,8 +408,8 @@ impl<'a> VbrClip<'a> {
     /// The sample bits at bit position `bit`, in the low bits of a word:
     /// 3 * 19 bits + 7 bits of shift fit one 64-bit load.
     #[inline(always)]
-    fn sample_word(&self, bit: usize) -> u64 {
-        load_u64(self.data, bit >> 3) >> (bit & 7)
+    fn sample_word<L: Loads>(&self, l: L, bit: usize) -> u64 {
+        l.u64(self.data, bit >> 3) >> (bit & 7)
     }
 
     /// Both samples of a track in one segment, every component stored
@@ -406,13 +417,14 @@ impl<'a> VbrClip<'a> {
     /// words extracted together ([`fields3_uniform2`]); the same values
     /// as two [`VbrClip::vec_sample`] calls.
     #[inline(always)]
-    fn vec_samples_shared(
+    fn vec_samples_shared<L: Loads>(
         &self,
+        l: L,
         p: &TrackParams,
         bit0: &mut usize,
         bit1: &mut usize,
     ) -> (Vec3A, Vec3A) {
-        let (w0, w1) = (self.sample_word(*bit0), self.sample_word(*bit1));
+        let (w0, w1) = (self.sample_word(l, *bit0), self.sample_word(l, *bit1));
         let b = p.field as usize;
         *bit0 += 3 * b;
         *bit1 += 3 * b;
@@ -426,19 +438,24 @@ impl<'a> VbrClip<'a> {
     /// One rotation sample (w rebuilt later by the batch) at bit position
     /// `bit` (advanced).
     #[inline(always)]
-    fn rot_sample<const UNIFORM: bool>(&self, p: &TrackParams, bit: &mut usize) -> PendingRotation {
+    fn rot_sample<L: Loads, const UNIFORM: bool>(
+        &self,
+        l: L,
+        p: &TrackParams,
+        bit: &mut usize,
+    ) -> PendingRotation {
         if p.bits == 32 {
             let d = self.data;
             let q = Quat::from_xyzw(
-                f32::from_bits(read_bits(d, *bit, 32)),
-                f32::from_bits(read_bits(d, *bit + 32, 32)),
-                f32::from_bits(read_bits(d, *bit + 64, 32)),
-                f32::from_bits(read_bits(d, *bit + 96, 32)),
+                f32::from_bits(read_bits(l, d, *bit, 32)),
+                f32::from_bits(read_bits(l, d, *bit + 32, 32)),
+                f32::from_bits(read_bits(l, d, *bit + 64, 32)),
+                f32::from_bits(read_bits(l, d, *bit + 96, 32)),
             );
             *bit += 128;
             return PendingRotation::full(q);
         }
-        PendingRotation::xyz(self.vec_sample::<UNIFORM>(p, bit))
+        PendingRotation::xyz(self.vec_sample::<L, UNIFORM>(l, p, bit))
     }
 
     /// Advance the cursor past one animated track of one sample (`stored`:
@@ -468,18 +485,19 @@ impl<'a> VbrClip<'a> {
     /// Parameters of the animated track at the cursor for both samples
     /// (advancing the clip range and segment range cursors).
     #[inline(always)]
-    fn track_params<const PAIR: u8>(
+    fn track_params<L: Loads, const PAIR: u8>(
         &self,
+        l: L,
         c: &mut Cursor,
         s: &Samples,
         rotation: bool,
     ) -> (TrackParams, TrackParams) {
-        let (cmin, cext) = self.clip_range(rotation, &mut c.clip_range);
-        let r0 = self.data.get(s.s0.rates + c.track).copied().unwrap_or(0);
-        let p0 = self.params(r0, cmin, cext, &mut c.range0);
+        let clip = self.clip_range(rotation, &mut c.clip_range);
+        let r0 = l.byte(self.data, s.s0.rates + c.track);
+        let p0 = self.params(l, r0, clip, &mut c.range0);
         let p1 = if PAIR == PAIR_TWO_SEGMENTS {
-            let r1 = self.data.get(s.s1.rates + c.track).copied().unwrap_or(0);
-            self.params(r1, cmin, cext, &mut c.range1)
+            let r1 = l.byte(self.data, s.s1.rates + c.track);
+            self.params(l, r1, clip, &mut c.range1)
         } else {
             p0
         };
@@ -491,66 +509,74 @@ impl<'a> VbrClip<'a> {
     /// to be rebuilt by the blend batch (the second is the first when only
     /// one sample is decoded).
     #[inline(always)]
-    pub(super) fn animated_rotation<const PAIR: u8>(
+    pub(super) fn animated_rotation<L: Loads, const PAIR: u8>(
         &self,
+        l: L,
         c: &mut Cursor,
         s: &Samples,
     ) -> (PendingRotation, PendingRotation) {
-        let (p0, p1) = self.track_params::<PAIR>(c, s, true);
+        let (p0, p1) = self.track_params::<L, PAIR>(l, c, s, true);
         // Both samples share the clip range, hence `stored`: one test.
         if p0.stored == 7 {
-            self.rotation_pair::<PAIR, true>(c, (&p0, &p1))
+            self.rotation_pair::<L, PAIR, true>(l, c, (&p0, &p1))
         } else {
-            self.rotation_pair::<PAIR, false>(c, (&p0, &p1))
+            self.rotation_pair::<L, PAIR, false>(l, c, (&p0, &p1))
         }
     }
 
     #[inline(always)]
-    fn rotation_pair<const PAIR: u8, const UNIFORM: bool>(
+    fn rotation_pair<L: Loads, const PAIR: u8, const UNIFORM: bool>(
         &self,
+        l: L,
         c: &mut Cursor,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> (PendingRotation, PendingRotation) {
         if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
-            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            let (a, b) = self.vec_samples_shared(l, p0, &mut c.bit0, &mut c.bit1);
             return (PendingRotation::xyz(a), PendingRotation::xyz(b));
         }
-        let qa = self.rot_sample::<UNIFORM>(p0, &mut c.bit0);
+        let qa = self.rot_sample::<L, UNIFORM>(l, p0, &mut c.bit0);
         let qb = if PAIR == PAIR_ONE {
             qa
         } else {
-            self.rot_sample::<UNIFORM>(p1, &mut c.bit1)
+            self.rot_sample::<L, UNIFORM>(l, p1, &mut c.bit1)
         };
         (qa, qb)
     }
 
     /// The animated translation or scale track at the cursor, blended.
     #[inline(always)]
-    pub(super) fn animated_vector<const PAIR: u8>(&self, c: &mut Cursor, s: &Samples) -> Vec3 {
-        let (p0, p1) = self.track_params::<PAIR>(c, s, false);
+    pub(super) fn animated_vector<L: Loads, const PAIR: u8>(
+        &self,
+        l: L,
+        c: &mut Cursor,
+        s: &Samples,
+    ) -> Vec3 {
+        let (p0, p1) = self.track_params::<L, PAIR>(l, c, s, false);
         if p0.stored == 7 {
-            self.vector_pair::<PAIR, true>(c, s.alpha, (&p0, &p1))
+            self.vector_pair::<L, PAIR, true>(l, c, s.alpha, (&p0, &p1))
         } else {
-            self.vector_pair::<PAIR, false>(c, s.alpha, (&p0, &p1))
+            self.vector_pair::<L, PAIR, false>(l, c, s.alpha, (&p0, &p1))
         }
     }
 
     #[inline(always)]
-    fn vector_pair<const PAIR: u8, const UNIFORM: bool>(
+    fn vector_pair<L: Loads, const PAIR: u8, const UNIFORM: bool>(
         &self,
+        l: L,
         c: &mut Cursor,
         alpha: f32,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> Vec3 {
         if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
-            let (a, b) = self.vec_samples_shared(p0, &mut c.bit0, &mut c.bit1);
+            let (a, b) = self.vec_samples_shared(l, p0, &mut c.bit0, &mut c.bit1);
             return Vec3::from(a.lerp(b, alpha));
         }
-        let va = self.vec_sample::<UNIFORM>(p0, &mut c.bit0);
+        let va = self.vec_sample::<L, UNIFORM>(l, p0, &mut c.bit0);
         if PAIR == PAIR_ONE {
             Vec3::from(va)
         } else {
-            Vec3::from(va.lerp(self.vec_sample::<UNIFORM>(p1, &mut c.bit1), alpha))
+            Vec3::from(va.lerp(self.vec_sample::<L, UNIFORM>(l, p1, &mut c.bit1), alpha))
         }
     }
 }
