@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::{out, outln};
 use clap::Args;
 use ludus_anim_cooker::bench;
 use ludus_anim_cooker::profile::Profile;
@@ -227,9 +228,9 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
     );
     let json = serde_json::to_string_pretty(&json).unwrap_or_default();
     if a.json {
-        println!("{json}");
+        outln!("{json}");
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     if let Some(path) = &a.out {
         if let Err(e) = ludus_anim_cooker::fsutil::write_atomic(path, json.as_bytes()) {

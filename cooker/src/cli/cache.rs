@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::outln;
 use clap::{Args, Subcommand};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::project::default_cache_dir;
@@ -36,7 +37,7 @@ pub fn run(a: CacheArgs, out: &Output) -> Exit {
     let dir = a.cache.unwrap_or_else(default_cache_dir);
     if !dir.is_dir() {
         if matches!(a.action, CacheAction::Stats) {
-            println!("cache {}: does not exist (nothing cached)", dir.display());
+            outln!("cache {}: does not exist (nothing cached)", dir.display());
             return Exit::Ok;
         }
         out.error(format!("cache {} does not exist", dir.display()));
@@ -58,23 +59,24 @@ pub fn run(a: CacheArgs, out: &Output) -> Exit {
 fn stats(store: &Store, out: &Output) -> Exit {
     match store.stats() {
         Ok(s) => {
-            println!(
+            outln!(
                 "cache {}: {} entries, {} bytes",
                 store.dir().display(),
                 s.entries,
                 s.total_bytes
             );
             if let (Some(old), Some(new)) = (s.oldest_use, s.newest_use) {
-                println!(
+                outln!(
                     "  least recently used {} ago, most recently used {} ago",
                     age(old),
                     age(new)
                 );
             }
             if s.temp_files > 0 {
-                println!(
+                outln!(
                     "  {} temp files ({} bytes) from writes in progress or killed writers",
-                    s.temp_files, s.temp_bytes
+                    s.temp_files,
+                    s.temp_bytes
                 );
             }
             Exit::Ok
@@ -106,7 +108,7 @@ fn gc(store: &Store, max_size: &str, out: &Output) -> Exit {
     };
     match store.gc(limit) {
         Ok(r) => {
-            println!(
+            outln!(
                 "evicted {} entries ({} bytes), removed {} stale temp files; {} entries ({} bytes) remain",
                 r.evicted.len(),
                 r.evicted_bytes,

@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::outln;
 use clap::{Args, ValueEnum};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::events::Observer;
@@ -335,9 +336,9 @@ fn print_results(report: &Report, out_dir: &Path, out: &Output) {
     let t = &report.totals;
     let report_file = ludus_anim_cooker::report::farm::report_file(report.shard.as_ref());
     if let Some(r) = &report.remote {
-        println!("{}", remote_summary(r));
+        outln!("{}", remote_summary(r));
     }
-    println!(
+    outln!(
         "{} assets ({} failed), {} warnings, {} clips, {} -> {} bytes ({:.2}:1), max error {:.4} mm, {:.0} ms; cache hits/runs: {}; report: {}",
         t.assets,
         t.assets_failed,
@@ -409,7 +410,7 @@ fn print_asset(asset: &AssetReport, out: &Output) {
                 .fold(0.0f32, f32::max);
             let raw: u64 = asset.clips.iter().map(|c| c.raw_bytes).sum();
             let bytes: u64 = asset.clips.iter().map(|c| c.compressed_bytes).sum();
-            println!(
+            outln!(
                 "cooked {} -> {} ({} clips, {} -> {} bytes, max error {:.4} mm)",
                 asset.source,
                 asset.package.as_deref().unwrap_or("-"),
@@ -419,11 +420,11 @@ fn print_asset(asset: &AssetReport, out: &Output) {
                 err * 1000.0
             );
         }
-        AssetStatus::Failed => println!("FAILED {}", asset.source),
+        AssetStatus::Failed => outln!("FAILED {}", asset.source),
     }
     if out.verbose {
         for c in &asset.clips {
-            println!(
+            outln!(
                 "  clip '{}': {} samples at {} Hz, {} -> {} bytes, max error {:.4} mm at '{}' t={:.3}s",
                 c.name,
                 c.samples,
@@ -436,7 +437,7 @@ fn print_asset(asset: &AssetReport, out: &Output) {
             );
         }
         for d in &asset.decisions {
-            println!("  decision[{}]: {}", d.kind, d.detail);
+            outln!("  decision[{}]: {}", d.kind, d.detail);
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::{out, outln};
 use clap::Args;
 use ludus_anim_cooker::inspect::{describe, describe_json};
 use ludus_anim_cooker::inspect_retarget;
@@ -73,16 +74,16 @@ fn inspect_package(path: &Path, json: bool, report: Option<&Path>, out: &Output)
             obj.insert("retarget".into(), inspect_retarget::describe_json(info));
         }
         match serde_json::to_string_pretty(&v) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 out.error(e);
                 return Exit::Write;
             }
         }
     } else {
-        print!("{}", describe(&package));
+        out!("{}", describe(&package));
         if let Some(info) = &retarget {
-            print!("{}", inspect_retarget::describe(info));
+            out!("{}", inspect_retarget::describe(info));
         }
     }
     Exit::Ok
@@ -127,7 +128,7 @@ pub fn list(a: ListArgs, out: &Output) -> Exit {
     }
     if a.json {
         match serde_json::to_string_pretty(&listings) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 out.error(e);
                 return Exit::Write;
@@ -135,7 +136,7 @@ pub fn list(a: ListArgs, out: &Output) -> Exit {
         }
     } else {
         for l in &listings {
-            print!("{}", render(l));
+            out!("{}", render(l));
         }
     }
     if failed {

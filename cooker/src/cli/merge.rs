@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::outln;
 use clap::Args;
 use ludus_anim_cooker::merge::{merge, MergeError};
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub fn run(a: MergeArgs, out: &Output) -> Exit {
     match merge(&a.shards, &target) {
         Ok(m) => {
             if !out.quiet {
-                println!(
+                outln!(
                     "merged {} shards: {} assets ({} failed), {} packages ({} copied) -> {}, {}",
                     m.shards,
                     m.report.totals.assets,

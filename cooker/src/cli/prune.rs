@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::outln;
 use clap::Args;
 use ludus_anim_cooker::prune::{prune, PruneError, Pruned};
 use std::path::{Path, PathBuf};
@@ -43,10 +44,10 @@ fn say(p: &Pruned, dir: &Path, dry: bool, out: &Output) {
     }
     if out.verbose || dry {
         for r in &p.removed {
-            println!("{} {}", if dry { "would remove" } else { "removed" }, r);
+            outln!("{} {}", if dry { "would remove" } else { "removed" }, r);
         }
     }
-    println!(
+    outln!(
         "{} {} unreferenced packages ({} bytes) from {}; {} in use kept",
         if dry { "would remove" } else { "removed" },
         p.removed.len(),

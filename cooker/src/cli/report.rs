@@ -3,6 +3,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::out;
 use clap::Args;
 use ludus_anim_cooker::manifest::{Manifest, FILE_NAME};
 use std::path::PathBuf;
@@ -57,7 +58,7 @@ pub fn run(a: ReportArgs, out: &Output) -> Exit {
     };
     match ludus_anim_dashboard::run(&args) {
         Ok(o) => {
-            print!("{}", o.stdout);
+            out!("{}", o.stdout);
             if o.exit_code == 0 {
                 Exit::Ok
             } else {

@@ -2,6 +2,7 @@
 
 use super::output::Output;
 use super::Exit;
+use crate::cli::output::out;
 use clap::{Args, Subcommand};
 use ludus_anim_cooker::fsutil::write_atomic;
 use ludus_anim_cooker::manifest::Units;
@@ -70,7 +71,7 @@ fn suggest(a: SuggestArgs, out: &Output) -> Exit {
         out.warn(n);
     }
     let Some(path) = &a.out else {
-        print!("{}", s.toml);
+        out!("{}", s.toml);
         return Exit::Ok;
     };
     if let Err(e) = write_atomic(path, s.toml.as_bytes()) {
