@@ -387,7 +387,11 @@ impl<'a> VbrClip<'a> {
     /// the same bytes as the check), so each sample word starts inside its
     /// row; and it advances the range cursor past the track's entry, so
     /// each entry starts inside the block's entries. An 8-byte load from
-    /// inside a block ends at most 8 bytes past it. A packed walk
+    /// inside a block ends at most 8 bytes past it. The clip range cursor
+    /// moves by 12 bytes a rotation and 24 a vector, as the type bytes say
+    /// (whose kinds fixed the ranges' length), and the view's ranges hold
+    /// [`super::format::CLIP_RANGE_SLACK`] bytes more: an entry's 16-byte
+    /// loads stay inside them. A packed walk
     /// ([`PackedPose`]) takes its type bytes from a [`super::StaticTracks`],
     /// checked against the clip only by its shape, so it keeps the checks.
     #[allow(unsafe_code)]

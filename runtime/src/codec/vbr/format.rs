@@ -26,6 +26,10 @@ pub const VERSION: u16 = 4;
 /// into them reads what the checked loads read past the end (zero).
 pub const SEGMENT_PADDING: usize = 8;
 
+/// Bytes a decoder's view of the clip ranges holds past the last entry
+/// (the blob's next bytes): a 12-byte field is loaded as 16.
+pub const CLIP_RANGE_SLACK: usize = 4;
+
 /// Most bytes of the LEB128 segment count (a u32).
 pub const MAX_VARINT_BYTES: usize = 5;
 /// Width byte: bits 0-1 the segment table's block offset bytes - 1,

@@ -52,6 +52,15 @@ impl<'a> VbrClip<'a> {
         check_finite(constants, "vbr constant is not finite")?;
         let ranges = take(blob, &mut at, counts.range_bytes, "vbr clip ranges")?;
         check_vector_ranges(types, ranges)?;
+        // The view's clip ranges run 4 bytes past the last entry: the
+        // whole-pose walk loads an entry's last 12 bytes as 16. A blob with
+        // entries has them (its segment table, data and padding follow).
+        let ranges = if ranges.is_empty() {
+            ranges
+        } else {
+            blob.get(at - ranges.len()..at + CLIP_RANGE_SLACK)
+                .ok_or(truncated("vbr clip ranges"))?
+        };
         let table_bytes = (segments as usize)
             .checked_mul(off_w + bits_w)
             .ok_or(invalid("vbr size overflows"))?;

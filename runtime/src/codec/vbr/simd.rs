@@ -84,6 +84,11 @@ pub(super) trait Loads: Copy {
     fn u64(self, b: &[u8], at: usize) -> u64;
     /// The byte at `at` of `b`.
     fn byte(self, b: &[u8], at: usize) -> u8;
+    /// The codes of the rotation clip range entry at `at` of `r`
+    /// ([`rotation_codes`]).
+    fn rotation_codes(self, r: &[u8], at: usize) -> (Vec3A, Vec3A);
+    /// Three f32 at `at` of `b`, lane w unspecified ([`load_f32x3`]).
+    fn f32x3(self, b: &[u8], at: usize) -> Vec3A;
 }
 
 /// Loads checked against the slice: bytes past its end read as zero.
@@ -99,6 +104,14 @@ impl Loads for Checked {
     fn byte(self, b: &[u8], at: usize) -> u8 {
         b.get(at).copied().unwrap_or(0)
     }
+    #[inline(always)]
+    fn rotation_codes(self, r: &[u8], at: usize) -> (Vec3A, Vec3A) {
+        rotation_codes(r, at)
+    }
+    #[inline(always)]
+    fn f32x3(self, b: &[u8], at: usize) -> Vec3A {
+        load_f32x3(b, at)
+    }
 }
 
 /// Loads without a bounds check: 8-10% of a whole pose's instructions
@@ -111,7 +124,8 @@ impl Unchecked {
     /// # Safety
     /// Every load made through the value must lie inside its slice: for
     /// [`Loads::u64`], `at + 8 <= b.len()`; for [`Loads::byte`],
-    /// `at < b.len()`. (Debug builds assert it.)
+    /// `at < b.len()`; for [`Loads::rotation_codes`] and
+    /// [`Loads::f32x3`], `at + 16 <= b.len()`. (Debug builds assert it.)
     #[inline(always)]
     pub(super) unsafe fn new() -> Unchecked {
         Unchecked(())
@@ -130,6 +144,35 @@ impl Loads for Unchecked {
         debug_assert!(at < b.len());
         // SAFETY: `at < b.len()`, by the contract of `Unchecked::new`.
         unsafe { *b.get_unchecked(at) }
+    }
+    #[inline(always)]
+    fn rotation_codes(self, r: &[u8], at: usize) -> (Vec3A, Vec3A) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            debug_assert!(at.checked_add(16).is_some_and(|e| e <= r.len()));
+            // SAFETY: `at + 16 <= r.len()`, by the contract of
+            // `Unchecked::new`; SSE2 is part of the x86_64 baseline.
+            unsafe {
+                use core::arch::x86_64::*;
+                codes_of(_mm_loadu_si128(r.as_ptr().add(at) as *const __m128i))
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        rotation_codes(r, at)
+    }
+    #[inline(always)]
+    fn f32x3(self, b: &[u8], at: usize) -> Vec3A {
+        #[cfg(target_arch = "x86_64")]
+        {
+            debug_assert!(at.checked_add(16).is_some_and(|e| e <= b.len()));
+            // SAFETY: `at + 16 <= b.len()`, by the contract of
+            // `Unchecked::new`; SSE is part of the x86_64 baseline.
+            Vec3A::from(unsafe {
+                core::arch::x86_64::_mm_loadu_ps(b.as_ptr().add(at) as *const f32)
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        load_f32x3(b, at)
     }
 }
 
@@ -306,16 +349,25 @@ pub(super) fn rotation_codes(r: &[u8], at: usize) -> (Vec3A, Vec3A) {
             // SAFETY: `at + 16 <= r.len()`: the unaligned load is inside
             // the slice; the rest are SSE2 register operations (x86_64
             // baseline).
-            unsafe {
-                let v = _mm_loadu_si128(r.as_ptr().add(at) as *const __m128i);
-                let z = _mm_setzero_si128();
-                let m = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, z));
-                let e = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_srli_si128::<6>(v), z));
-                return (Vec3A::from(m), Vec3A::from(e));
-            }
+            return unsafe { codes_of(_mm_loadu_si128(r.as_ptr().add(at) as *const __m128i)) };
         }
     }
     (u16x3(load_u64(r, at)), u16x3(load_u64(r, at + 4) >> 16))
+}
+
+/// The min and extent codes (lanes x, y, z as f32) of a rotation clip
+/// range entry in the low 12 bytes of `v`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn codes_of(v: core::arch::x86_64::__m128i) -> (Vec3A, Vec3A) {
+    use core::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; register-only ops.
+    unsafe {
+        let z = _mm_setzero_si128();
+        let m = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, z));
+        let e = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_srli_si128::<6>(v), z));
+        (Vec3A::from(m), Vec3A::from(e))
+    }
 }
 
 /// Cache line size the prefetches step by.

@@ -5,8 +5,7 @@
 use super::batch::PendingRotation;
 use super::format::*;
 use super::simd::{
-    fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, rotation_codes, u16x3, u8x3,
-    Loads,
+    fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, u16x3, u8x3, Loads,
 };
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
@@ -309,10 +308,10 @@ impl<'a> VbrClip<'a> {
     /// Clip range (min, extent) of the animated track whose entry starts at
     /// `at` in the clip ranges (advanced past it).
     #[inline(always)]
-    fn clip_range(&self, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
+    fn clip_range<L: Loads>(&self, l: L, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
         let r = self.ranges;
         if rotation {
-            let (m, e) = rotation_codes(r, *at);
+            let (m, e) = l.rotation_codes(r, *at);
             *at += ROTATION_CLIP_RANGE_BYTES;
             // Lane-wise exactly `rotation_clip_range`.
             (
@@ -320,7 +319,7 @@ impl<'a> VbrClip<'a> {
                 e * ROTATION_RANGE_STEP,
             )
         } else {
-            let v = (load_f32x3(r, *at), load_f32x3(r, *at + 12));
+            let v = (l.f32x3(r, *at), l.f32x3(r, *at + 12));
             *at += VECTOR_CLIP_RANGE_BYTES;
             v
         }
@@ -492,7 +491,7 @@ impl<'a> VbrClip<'a> {
         s: &Samples,
         rotation: bool,
     ) -> (TrackParams, TrackParams) {
-        let clip = self.clip_range(rotation, &mut c.clip_range);
+        let clip = self.clip_range(l, rotation, &mut c.clip_range);
         let r0 = l.byte(self.data, s.s0.rates + c.track);
         let p0 = self.params(l, r0, clip, &mut c.range0);
         let p1 = if PAIR == PAIR_TWO_SEGMENTS {
