@@ -385,7 +385,7 @@ impl<'a> VbrClip<'a> {
     /// the block; it advances the bit cursor by the bits the rate implies
     /// for the track's kind and stored components (the same function of
     /// the same bytes as the check), so each sample word starts inside its
-    /// row; and it advances the range cursor past the track's entry, so
+    /// row or at its end (a 0-bit track); and it advances the range cursor past the track's entry, so
     /// each entry starts inside the block's entries. An 8-byte load from
     /// inside a block ends at most 8 bytes past it. The clip range cursor
     /// moves by 12 bytes a rotation and 24 a vector, as the type bytes say
