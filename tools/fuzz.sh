@@ -87,6 +87,10 @@ seed() {
     local t=$1 dir=fuzz/corpus/$1 len
     len=$(max_len "$t")
     mkdir -p "$dir"
+    # Packages follow the format: freshly cooked ones join the corpus on
+    # every run, so that it holds packages this runtime loads (after a
+    # codec version change, the old ones stop at the version check).
+    [ "$t" = package ] && seed_packages "$dir"
     [ -n "$(ls -A "$dir")" ] && return 0
     seed_files "$dir" "$len" "fuzz/seeds/$t"
     case $t in
@@ -95,7 +99,6 @@ seed() {
         sjson) seed_files "$dir" "$len" "$SHARED/anchors/acl-clips" -name '*.sjson' ;;
         fbx) seed_files "$dir" "$len" "$SHARED/fixtures/fbx" -name '*.fbx' -size -256k ;;
         manifest) seed_files "$dir" "$len" profiles -name '*.toml' ;;
-        package) seed_packages "$dir" ;;
     esac
 }
 
