@@ -50,6 +50,7 @@ impl<'a> VbrClip<'a> {
         }
         let constants = take(blob, &mut at, counts.constant_bytes, "vbr constants")?;
         check_finite(constants, "vbr constant is not finite")?;
+        let ranges_at = at;
         let ranges = take(blob, &mut at, counts.range_bytes, "vbr clip ranges")?;
         check_vector_ranges(types, ranges)?;
         // The view's clip ranges run 4 bytes past the last entry: the
@@ -58,7 +59,7 @@ impl<'a> VbrClip<'a> {
         let ranges = if ranges.is_empty() {
             ranges
         } else {
-            blob.get(at - ranges.len()..at + CLIP_RANGE_SLACK)
+            blob.get(ranges_at..at + CLIP_RANGE_SLACK)
                 .ok_or(truncated("vbr clip ranges"))?
         };
         let table_bytes = (segments as usize)
@@ -126,11 +127,16 @@ impl<'a> VbrClip<'a> {
         } else {
             SEGMENT_PADDING
         };
-        match self.data.get(off..) {
-            Some(p) if p.len() == padding && p.iter().all(|&b| b == 0) => Ok(()),
-            Some(p) if p.len() > padding => Err(invalid("vbr blob has trailing bytes")),
-            Some(p) if p.len() < padding => Err(truncated("vbr segment padding")),
-            _ => Err(invalid("vbr segment padding is not zero")),
+        // `off <= len`: checked per segment above.
+        let rest = self.data.get(off..).unwrap_or(&[]);
+        if rest.len() > padding {
+            Err(invalid("vbr blob has trailing bytes"))
+        } else if rest.len() < padding {
+            Err(truncated("vbr segment padding"))
+        } else if rest.iter().any(|&b| b != 0) {
+            Err(invalid("vbr segment padding is not zero"))
+        } else {
+            Ok(())
         }
     }
 }

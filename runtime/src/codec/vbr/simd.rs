@@ -74,8 +74,9 @@ pub(super) fn load_u64(b: &[u8], at: usize) -> u64 {
     }
 }
 
-/// How a decode loads from a clip's segment data: a sample word, a range
-/// entry (8 bytes) or a rate byte. The whole-pose walk loads without a
+/// How a decode loads from a clip's segment data (a sample word or a
+/// range entry, 8 bytes; a rate byte) and from its clip ranges (an
+/// entry's 12-byte fields, loaded as 16). The whole-pose walk loads without a
 /// bounds check ([`Unchecked`]); every other request checks each load
 /// ([`Checked`]). Both read the same bytes of a validated blob, so they
 /// give the same bits.
