@@ -147,11 +147,11 @@ fn cooked_packages() -> Vec<(String, Vec<u8>)> {
 }
 
 /// Buffers a game owns for one clip, made before counting.
-struct Buffers {
+struct Buffers<'a> {
     rest: Vec<Transform>,
     static_pose: Vec<Transform>,
     /// Packed static tracks (bind time: they allocate, before counting).
-    statics: StaticTracks,
+    statics: StaticTracks<'a>,
     direct: Vec<Transform>,
     fast: Vec<Transform>,
     additive: Vec<Transform>,
@@ -162,8 +162,8 @@ struct Buffers {
     crossings: Vec<Crossing>,
 }
 
-impl Buffers {
-    fn new(p: &Package<'_>) -> Buffers {
+impl Buffers<'_> {
+    fn new(p: &Package<'_>) -> Self {
         let n = p.skeleton().joint_count();
         let picked: Vec<u32> = (0..n as u32).step_by(3).collect();
         Buffers {
@@ -186,7 +186,7 @@ impl Buffers {
 /// at `prev`); returns a checksum so nothing is optimized away, and
 /// panics (outside the counted region's allocations: a panic message
 /// allocates, which also fails the count) on any refused call.
-fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers, prev: f64, t: f64) -> f32 {
+fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers<'_>, prev: f64, t: f64) -> f32 {
     let defaults = p.sample_defaults(c);
     let ts = t as f32;
     assert!(c.sample(ts, defaults, &mut b.direct));

@@ -185,7 +185,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// The pose at the current time from the clip's packed static
     /// tracks, as [`Clip::sample_packed`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_packed(&mut self, statics: &StaticTracks, out: &mut [Transform]) -> bool {
+    pub fn sample_packed(&mut self, statics: &StaticTracks<'_>, out: &mut [Transform]) -> bool {
         self.run(VbrRequest::Packed(statics), &[], out)
     }
 

@@ -77,7 +77,7 @@ pub struct DecodeFigures {
 struct Copy<'p> {
     clip: Clip<'p>,
     static_pose: Vec<Transform>,
-    statics: StaticTracks,
+    statics: StaticTracks<'p>,
 }
 
 /// Ten joints spread evenly over `joints` (every joint if fewer).

@@ -128,7 +128,7 @@ impl<'a> ClipCodec<'a> {
     /// The clip's packed static tracks for [`ClipCodec::decode_pose_packed`]
     /// (allocates; empty for the reference codec, which stores every
     /// track). None if `defaults` has the wrong length.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks> {
+    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks<'a>> {
         match self {
             ClipCodec::Reference(c) => {
                 (defaults.len() == c.joint_count()).then(vbr::StaticTracks::default)
@@ -143,7 +143,7 @@ impl<'a> ClipCodec<'a> {
     pub fn decode_pose_packed(
         &self,
         pos: SamplePosition,
-        statics: &vbr::StaticTracks,
+        statics: &vbr::StaticTracks<'_>,
         out: &mut [Transform],
     ) -> bool {
         match self {

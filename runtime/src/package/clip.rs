@@ -293,7 +293,7 @@ impl<'a> Clip<'a> {
     /// value of every track that is not animated and not the identity's,
     /// packed. Compute it once per clip and `defaults` (when the clip is
     /// bound to a skeleton); it allocates. None if a length is wrong.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks> {
+    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
         if defaults.len() != self.joint_count {
             return None;
         }
@@ -307,7 +307,7 @@ impl<'a> Clip<'a> {
     /// length is wrong or `statics` is another clip's.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn sample_packed(&self, t: f32, statics: &StaticTracks, out: &mut [Transform]) -> bool {
+    pub fn sample_packed(&self, t: f32, statics: &StaticTracks<'_>, out: &mut [Transform]) -> bool {
         self.codec
             .decode_pose_packed(self.position(t), statics, out)
     }

@@ -356,7 +356,7 @@ impl<'a> VbrClip<'a> {
         };
         if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
             self.walk_indexed::<P, PAIR>(policy, index, s, (types, base), out, &mut w);
-        } else if P::EVERY_JOINT && !P::LITERAL_BASE {
+        } else if P::EVERY_JOINT {
             let l = self.dense_loads();
             self.walk_joints::<P, PAIR, _>(l, policy, s, (types, base), out, &mut w);
         } else {
@@ -368,8 +368,9 @@ impl<'a> VbrClip<'a> {
         }
     }
 
-    /// The loads of a walk over every joint in order with the clip's own
-    /// type bytes ([`FullPose`], [`StaticFill`]): unchecked.
+    /// The loads of a walk over every joint in order ([`FullPose`],
+    /// [`StaticFill`], and [`PackedPose`] over a view whose animated kinds
+    /// are the clip's): unchecked.
     ///
     /// Why every load stays in the slice: the view was made by
     /// [`VbrClip::parse`], which checked that each segment block holds
@@ -391,9 +392,11 @@ impl<'a> VbrClip<'a> {
     /// moves by 12 bytes a rotation and 24 a vector, as the type bytes say
     /// (whose kinds fixed the ranges' length), and the view's ranges hold
     /// [`super::format::CLIP_RANGE_SLACK`] bytes more: an entry's 16-byte
-    /// loads stay inside them. A packed walk
-    /// ([`PackedPose`]) takes its type bytes from a [`super::StaticTracks`],
-    /// checked against the clip only by its shape, so it keeps the checks.
+    /// loads stay inside them. A packed walk ([`PackedPose`]) takes its
+    /// type bytes from a [`super::StaticTracks`]; its view is made only by
+    /// `VbrClip::with_statics`, which checks that they give an animated
+    /// track exactly where the clip's own do, so its cursors move as
+    /// above. Its packed values are read with checked loads.
     #[allow(unsafe_code)]
     #[inline(always)]
     fn dense_loads(&self) -> Unchecked {

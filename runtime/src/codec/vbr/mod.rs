@@ -72,7 +72,7 @@ pub enum VbrRequest<'r> {
     StaticPose,
     /// Every joint from packed static tracks ([`VbrClip::decode_pose_packed`];
     /// the base pose is not read).
-    Packed(&'r StaticTracks),
+    Packed(&'r StaticTracks<'r>),
     /// `out[k]` = joint `joints[k]`, from the defaults.
     Joints(&'r [u32]),
     /// `out[k]` = joint `joints[k]`, from the static pose.
@@ -224,18 +224,11 @@ impl<'a> VbrClip<'a> {
     pub fn decode_pose_packed(
         &self,
         pos: SamplePosition,
-        statics: &StaticTracks,
+        statics: &StaticTracks<'_>,
         out: &mut [Transform],
     ) -> bool {
-        statics.fits(self)
-            && self.with_statics(statics).decode_apart(
-                SupportedIsa::best(),
-                &PackedPose,
-                pos,
-                &[],
-                out,
-                None,
-            )
+        self.with_statics(statics)
+            .is_some_and(|v| v.decode_apart(SupportedIsa::best(), &PackedPose, pos, &[], out, None))
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
@@ -355,12 +348,9 @@ impl<'a> VbrClip<'a> {
         match request {
             VbrRequest::Pose => self.decode_apart(isa, &FullPose, pos, base, out, locate),
             VbrRequest::StaticPose => self.decode_apart(isa, &StaticFill, pos, base, out, locate),
-            VbrRequest::Packed(st) => {
-                st.fits(self)
-                    && self
-                        .with_statics(st)
-                        .decode_apart(isa, &PackedPose, pos, &[], out, locate)
-            }
+            VbrRequest::Packed(st) => self
+                .with_statics(st)
+                .is_some_and(|v| v.decode_apart(isa, &PackedPose, pos, &[], out, locate)),
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
                 self.decode_subset(&p, pos, base, out, locate)

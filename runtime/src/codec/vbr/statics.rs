@@ -34,29 +34,40 @@ const VALUE_PADDING: usize = 16;
 
 /// A clip's packed non-animated tracks (see the module documentation).
 /// Built by [`VbrClip::static_tracks`] for one clip and one set of
-/// defaults; the decode checks it against the clip's shape, and every
-/// offset it yields is still bounds-checked when read.
+/// defaults, and borrowing that clip's type bytes: a decode accepts it
+/// only for the clip it was built from (`VbrClip::with_statics`), and
+/// every packed value it yields is still bounds-checked when read.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StaticTracks {
+pub struct StaticTracks<'a> {
     shape: (usize, usize, u32, usize),
+    /// The type bytes of the clip it was built from. Borrowed, so they
+    /// cannot change while it lives: a decode checks that its clip's type
+    /// bytes are these very bytes (the same address and length), which
+    /// ties the animated kinds of `types` to the clip's without reading
+    /// the clip's (comparing them byte by byte read a cold line before
+    /// each pose, and cost a cold packed pose 19-25% on zombieWalk1 and
+    /// CMU 01_01).
+    origin: &'a [u8],
     /// Per joint, the blob's type byte with each non-animated kind
     /// rewritten: default (the identity's value), constant (a vector, 12
-    /// bytes) or full constant (a rotation, 16 bytes).
+    /// bytes) or full constant (a rotation, 16 bytes). The animated kinds
+    /// are `origin`'s; nothing changes these bytes after `static_tracks`.
     pub(super) types: Vec<u8>,
     /// The values, in joint and track order, then the padding.
     pub(super) values: Vec<u8>,
 }
 
-impl StaticTracks {
+impl StaticTracks<'_> {
     /// Bytes it holds.
     pub fn heap_bytes(&self) -> usize {
         self.types.len() + self.values.len()
     }
 
-    /// Whether it was built for a clip of this shape.
+    /// Whether it was built from this clip: the same shape, and the
+    /// clip's type bytes are the very bytes it was built from.
     #[inline(always)]
-    pub(super) fn fits(&self, clip: &VbrClip<'_>) -> bool {
-        self.shape == super::index::shape(clip)
+    fn fits(&self, clip: &VbrClip<'_>) -> bool {
+        self.shape == super::index::shape(clip) && std::ptr::eq(self.origin, clip.types)
     }
 }
 
@@ -74,7 +85,7 @@ impl<'a> VbrClip<'a> {
     /// Pack the clip's non-animated tracks for `defaults` (the skeleton
     /// rest pose, as given to [`VbrClip::decode_pose`]). Allocates (once,
     /// when the clip is bound). None if `defaults` has the wrong length.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks> {
+    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
         let mut pose = vec![Transform::IDENTITY; self.joint_count];
         if !self.static_pose(defaults, &mut pose) {
             return None;
@@ -113,23 +124,27 @@ impl<'a> VbrClip<'a> {
         values.resize(values.len() + VALUE_PADDING, 0);
         Some(StaticTracks {
             shape: super::index::shape(self),
+            origin: self.types,
             types,
             values,
         })
     }
 
     /// The view a packed decode walks: this clip with `st`'s type bytes
-    /// and values in place of its own (the animated kinds are the same, so
-    /// every other offset is unchanged).
+    /// and values in place of its own. None unless `st` was built from
+    /// this clip (`StaticTracks::fits`): the animated kinds are then the
+    /// clip's, so every other offset is unchanged, and the walk may load
+    /// the clip's data unchecked as it does over the clip's own type
+    /// bytes. This is the only way to make a packed view.
     #[inline(always)]
-    pub(super) fn with_statics<'s>(&self, st: &'s StaticTracks) -> VbrClip<'s>
+    pub(super) fn with_statics<'s>(&self, st: &'s StaticTracks<'_>) -> Option<VbrClip<'s>>
     where
         'a: 's,
     {
-        VbrClip {
+        st.fits(self).then_some(VbrClip {
             types: &st.types,
             constants: &st.values,
             ..*self
-        }
+        })
     }
 }

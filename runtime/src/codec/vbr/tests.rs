@@ -231,6 +231,17 @@ fn static_pose_decode_matches_direct_decode() {
         let st = super::StaticTracks::default();
         assert!(!clip.decode_pose_packed(pos, &st, &mut fast));
         assert!(!clip.decode_pose_packed(pos, &st, &mut fast[..1]));
+        // So is one built from another clip of the same shape, here the
+        // same bytes elsewhere: a packing is tied to the very type bytes it
+        // was built from (their kinds then need no check per decode).
+        let good = clip.static_tracks(&defaults).expect("lengths match");
+        let copy = blob.clone();
+        let twin = VbrClip::parse(&copy, joints, samples).expect("valid");
+        let theirs = twin.static_tracks(&defaults).expect("lengths match");
+        assert!(!twin.decode_pose_packed(pos, &good, &mut fast));
+        assert!(!clip.decode_pose_packed(pos, &theirs, &mut fast));
+        let mut own = [Transform::IDENTITY; 2];
+        assert!(twin.decode_pose_packed(pos, &theirs, &mut own));
         assert_eq!(fast, before);
     }
 }

@@ -206,7 +206,7 @@ fn random_blobs_decode_alike_at_every_level() {
         let mut stat = vec![Transform::IDENTITY; joints];
         assert!(clip.static_pose(&defaults, &mut stat));
         let packed = clip.static_tracks(&defaults).expect("static tracks");
-        let packed_clip = clip.with_statics(&packed);
+        let packed_clip = clip.with_statics(&packed).expect("statics fit their clip");
         let index = VbrIndex::build(&clip).expect("index of a valid blob");
         for _ in 0..12 {
             let i0 = rng.below(u64::from(samples)) as u32;
