@@ -70,7 +70,7 @@ AB=$W/target/release/decode-ab
 copies=${COPIES:-acl}
 # ROUNDS passes over every clip and request, one after the other, so that
 # a cell's rounds are minutes apart rather than back to back.
-printf '%s\n' "round clip mode now/filing" > "$W/ratios.txt"
+printf '%s\n' "round clip mode now/filing filing-ns now-ns" > "$W/ratios.txt"
 for round in $(seq "$ROUNDS"); do
   for c in $CLIPS; do
     a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
@@ -78,7 +78,10 @@ for round in $(seq "$ROUNDS"); do
     for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
       set -- $m
       r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" "$copies" "$PASSES" 2>/dev/null | tail -1)
-      echo "$round $c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $(i+1)}')" >> "$W/ratios.txt"
+      # The ratio, then A's and B's median ns: the machine's state of the
+      # moment (identical builds gave static-pose geomeans 0.865x and
+      # 0.924x within an hour on 2026-12-04), which the ratio hides.
+      echo "$round $c $3 $(echo "$r" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") print $(i+1); print $2, $6}' | tr '\n' ' ')" >> "$W/ratios.txt"
     done
   done
 done
@@ -96,24 +99,28 @@ for line in open(sys.argv[1]):
     fil_mid, fil_last = (float(x) for x in cells[4].split("/"))
     anchor[clip] = {"whole": (float(cells[1]), float(cells[2])), "mid": (acl_mid, fil_mid), "last": (acl_last, fil_last)}
 rows = [l.split() for l in open(sys.argv[2]).readlines()[1:]]
-cells, rounds = {}, {}
-for rnd, clip, req, r in rows:
+cells, rounds, ns = {}, {}, {}
+for rnd, clip, req, r, *abs_ns in rows:
     if clip not in anchor: continue
     acl, fil = anchor[clip][req.split("-")[0]]
     cells.setdefault((clip, req), []).append(float(r))
+    if len(abs_ns) == 2:
+        ns.setdefault((clip, req), []).append(tuple(map(float, abs_ns)))
     rounds.setdefault((req, rnd), []).append(float(r) * fil / acl)
 def median(v):
     v = sorted(v); n = len(v)
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 def geomean(v): return math.exp(sum(map(math.log, v)) / len(v))
-print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | now / filing today, median of rounds (lowest-highest) | now / ACL, estimated |")
-print("|---|---|---|---|---|---|")
+print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | filing-time / now ns today (medians) | now / filing today, median of rounds (lowest-highest) | now / ACL, estimated |")
+print("|---|---|---|---|---|---|---|")
 est = {"whole-packed": [], "whole-static": [], "mid": [], "last": []}
 for (clip, req), v in cells.items():
     acl, fil = anchor[clip][req.split("-")[0]]
     e = median(v) * fil / acl
     est[req].append(e)
-    print(f"| {clip} | {req} | {acl:.0f} | {fil:.0f} | {median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | {e:.3f}x |")
+    t = ns.get((clip, req), [])
+    today = f"{median([a for a, _ in t]):.0f} / {median([b for _, b in t]):.0f}" if t else "-"
+    print(f"| {clip} | {req} | {acl:.0f} | {fil:.0f} | {today} | {median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | {e:.3f}x |")
 for req, v in est.items():
     if not v: continue
     per = [geomean(g) for (q, _), g in sorted(rounds.items()) if q == req]

@@ -292,7 +292,10 @@ impl<'a> Clip<'a> {
     /// The clip's packed static tracks for [`Clip::sample_packed`]: the
     /// value of every track that is not animated and not the identity's,
     /// packed. Compute it once per clip and `defaults` (when the clip is
-    /// bound to a skeleton); it allocates. None if a length is wrong.
+    /// bound to a skeleton); it allocates. It borrows the package's bytes:
+    /// a VBR clip accepts only its own (another's `sample_packed` returns
+    /// false, even over a copy of the same bytes). None if a length is
+    /// wrong.
     pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
         if defaults.len() != self.joint_count {
             return None;
