@@ -4,7 +4,8 @@
 //! bench does). Paths: `sample_static`, `sample_packed`, `sample_joints`
 //! (indexed), `sample_joints_static`, the walk without the index
 //! (`ClipCodec::decode_joints`), and a `DecodeContext` per instruction-set
-//! level the CPU runs, played forward, backward and seeking at random, for
+//! level the CPU runs (its whole poses with and without a `TrackCache`),
+//! played forward, backward and seeking at random, for
 //! poses, subsets and masks (sparse and dense). Times and subsets are
 //! drawn by proptest, plus a grid that hits every sample, every segment
 //! boundary and the blends between.
@@ -109,6 +110,9 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
             ctx
         })
         .collect();
+    // One playback track cache per context, shared by its whole-pose
+    // requests (their entries are the clip's, whatever the request).
+    let mut caches: Vec<_> = contexts.iter().map(|_| c.track_cache()).collect();
     for &t in times {
         let at = format!("{} at t = {t}", c.name());
         assert!(c.sample(t, defaults, &mut want));
@@ -125,9 +129,23 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
             .codec()
             .decode_joints(c.position(t), defaults, &subset, &mut sub));
         assert_eq!(bits(&want_sub), bits(&sub), "walk, {at}");
-        for ctx in &mut contexts {
+        for (ctx, tc) in contexts.iter_mut().zip(&mut caches) {
             let at = format!("{at}, {}", ctx.isa().name());
             ctx.seek(t);
+            assert!(ctx.sample_static_cached(tc, &static_pose, &mut got));
+            assert_eq!(
+                bits(&want),
+                bits(&got),
+                "context sample_static_cached, {at}"
+            );
+            assert!(ctx.sample_cached(tc, defaults, &mut got));
+            assert_eq!(bits(&want), bits(&got), "context sample_cached, {at}");
+            assert!(ctx.sample_packed_cached(tc, &statics, &mut got));
+            assert_eq!(
+                bits(&want),
+                bits(&got),
+                "context sample_packed_cached, {at}"
+            );
             assert!(ctx.sample(defaults, &mut got));
             assert_eq!(bits(&want), bits(&got), "context sample, {at}");
             assert!(ctx.sample_static(&static_pose, &mut got));

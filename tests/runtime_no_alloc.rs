@@ -6,7 +6,8 @@
 //! allocates and happens before counting starts; then every clip is
 //! decoded at many times through every runtime path a game uses per frame
 //! (`Clip::sample`, `static_pose` + `sample_static`, `sample_packed`, `sample_joints`,
-//! `sample_joints_static`, a `DecodeContext` (pose, subset, mask, seek back),
+//! `sample_joints_static`, a `DecodeContext` (pose, subset, mask, seek back,
+//! whole poses through a `TrackCache`),
 //! curve evaluation, event crossings, root-motion deltas, FK, additive
 //! application), and the test asserts that not one allocation happened.
 
@@ -14,7 +15,7 @@ mod common;
 use common::*;
 
 use ludus_anim_runtime::additive::apply_additive_pose;
-use ludus_anim_runtime::codec::vbr::StaticTracks;
+use ludus_anim_runtime::codec::vbr::{StaticTracks, TrackCache};
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
 use ludus_anim_runtime::{Affine3A, Clip, DecodeContext, Package, Transform};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -152,6 +153,8 @@ struct Buffers<'a> {
     static_pose: Vec<Transform>,
     /// Packed static tracks (bind time: they allocate, before counting).
     statics: StaticTracks<'a>,
+    /// A playing instance's track cache (made at bind time too).
+    tracks: TrackCache<'a>,
     direct: Vec<Transform>,
     fast: Vec<Transform>,
     additive: Vec<Transform>,
@@ -170,6 +173,7 @@ impl Buffers<'_> {
             rest: p.skeleton().rest_pose().to_vec(),
             static_pose: vec![Transform::IDENTITY; n],
             statics: StaticTracks::default(),
+            tracks: TrackCache::default(),
             direct: vec![Transform::IDENTITY; n],
             fast: vec![Transform::IDENTITY; n],
             additive: vec![Transform::IDENTITY; n],
@@ -199,6 +203,10 @@ fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers<'_>, prev: f64, t: f64) 
     ctx.seek(ts);
     assert!(ctx.sample_static(&b.static_pose, &mut b.fast));
     assert!(ctx.sample_packed(&b.statics, &mut b.fast));
+    // Through the instance's track cache: filled, then read.
+    assert!(ctx.sample_static_cached(&mut b.tracks, &b.static_pose, &mut b.fast));
+    assert!(ctx.sample_packed_cached(&mut b.tracks, &b.statics, &mut b.fast));
+    assert!(ctx.sample_cached(&mut b.tracks, defaults, &mut b.direct));
     assert!(ctx.sample_joints_static(&b.static_pose, &b.ascending, &mut b.subset));
     let mask = [0x5555_5555_5555_5555u64; 4];
     let words = b.fast.len().div_ceil(64);
@@ -264,6 +272,7 @@ fn decoding_and_sampling_never_allocate() {
             curves += p.clip_curves(c).len();
             let d = c.duration_s() as f64;
             b.statics = c.static_tracks(p.sample_defaults(c)).unwrap();
+            b.tracks = c.track_cache();
             let (calls, sum) = count(|| {
                 // Bind time (once per clip and skeleton), then frames:
                 // forward, across loops, at the ends, and non-finite.

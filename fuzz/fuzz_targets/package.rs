@@ -1,7 +1,8 @@
 //! Package bytes -> `Package::load`; every clip that loads is sampled at
 //! edge times (negative, NaN, infinite, huge, every sample and midpoint
 //! near the ends) through the decode paths (rest pose, static pose,
-//! packed static tracks, a 20-joint subset), its curves evaluated, its
+//! packed static tracks, a 20-joint subset, a decode context with a track
+//! cache checked bit for bit against one without), its curves evaluated, its
 //! events crossed forward, backward and across loops, its root-motion
 //! deltas taken, and the pose run through FK. Any panic is a bug: the
 //! runtime's contract is a valid view or a typed error.
@@ -11,6 +12,7 @@ use libfuzzer_sys::fuzz_target;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
 use ludus_anim_runtime::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::Package;
+use ludus_anim_runtime::DecodeContext;
 
 const TIMES: [f32; 10] = [
     0.0,
@@ -53,6 +55,25 @@ fuzz_target!(|data: &[u8]| {
                 ch.evaluate(c.position(*t));
             }
         }
+        // A playing instance with a track cache, played forward (fills
+        // and hits) and seeking back: the bits of the uncached requests.
+        let mut ctx = DecodeContext::new(c);
+        let mut tracks = c.track_cache();
+        let mut want = vec![Transform::IDENTITY; n];
+        for k in 0..24 {
+            let t = if k < 20 { d * k as f32 / 19.0 } else { TIMES[k % TIMES.len()] };
+            ctx.seek(t);
+            if ctx.sample_static(&fixed, &mut want) {
+                assert!(ctx.sample_static_cached(&mut tracks, &fixed, &mut out));
+                assert_eq!(bits(&want), bits(&out), "cached static pose at {t}");
+            }
+            if let Some(st) = &statics {
+                if ctx.sample_packed(st, &mut want) {
+                    assert!(ctx.sample_packed_cached(&mut tracks, st, &mut out));
+                    assert_eq!(bits(&want), bits(&out), "cached packed pose at {t}");
+                }
+            }
+        }
         let track = c.event_track();
         let mut latch = PlaybackLatch::new();
         let f = f64::from(d);
@@ -79,3 +100,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+fn bits(p: &[Transform]) -> Vec<u32> {
+    p.iter()
+        .flat_map(|x| x.to_array().map(f32::to_bits))
+        .collect()
+}

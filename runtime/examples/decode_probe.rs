@@ -6,7 +6,8 @@
 //!   decoder change that must not change results keeps this output
 //!   byte-identical (diff it before and after). Also checks that the
 //!   static-pose and packed decodes (`Clip::sample_static`,
-//!   `Clip::sample_packed`) give exactly the bits of
+//!   `Clip::sample_packed`) and a context's decodes through a track cache
+//!   (`sample_static_cached`) give exactly the bits of
 //!   `Clip::sample`, and exits with status 1 where it does not.
 //! - `loop N` / `loop-static N` / `loop-joints N`: decode one clip of the
 //!   first package N times at pseudo-random times with `Clip::sample` /
@@ -135,6 +136,11 @@ fn main() {
             }
             let mut fast = vec![Transform::IDENTITY; joints];
             let mut sub = vec![Transform::IDENTITY; 5];
+            // A playing instance with a track cache: the sweep fills and
+            // reads it, the random times mostly pass it by.
+            let mut ctx = ludus_anim_runtime::DecodeContext::new(clip);
+            let mut tracks = clip.track_cache();
+            let mut cached = vec![Transform::IDENTITY; joints];
             for i in 0..4000usize {
                 let t = if i < 64 {
                     i as f32 / 63.0 * clip.duration_s()
@@ -154,9 +160,19 @@ fn main() {
                         .flat_map(|x| x.to_array().map(f32::to_bits))
                         .collect::<Vec<_>>()
                 };
-                if bits(&out) != bits(&fast) || bits(&out) != bits(&packed) {
+                ctx.seek(t);
+                if !ctx.sample_static_cached(&mut tracks, &static_pose, &mut cached) {
+                    fail(format!(
+                        "{path}: {}: no cached pose at t = {t}",
+                        clip.name()
+                    ));
+                }
+                if bits(&out) != bits(&fast)
+                    || bits(&out) != bits(&packed)
+                    || bits(&out) != bits(&cached)
+                {
                     eprintln!(
-                        "{path}: {}: static/packed decode differs at t = {t}",
+                        "{path}: {}: static/packed/cached decode differs at t = {t}",
                         clip.name()
                     );
                     std::process::exit(1);

@@ -134,7 +134,7 @@ fn main() {
             }
             // Only where used: another allocation per copy moves the
             // copies' heap layout and with it the cache-set conflicts.
-            let st = if mode.ends_with("packed") {
+            let st = if mode.contains("packed") {
                 clip.static_tracks(p.sample_defaults(&clip))
                     .unwrap_or_else(|| fail("no static tracks".into()))
             } else {
@@ -144,6 +144,13 @@ fn main() {
         })
         .collect();
     let mut contexts: Vec<_> = views.iter().map(|v| DecodeContext::new(&v.1)).collect();
+    // `-cached` modes: each copy's instance keeps a track cache, made in
+    // copy order like the contexts.
+    let mut caches: Vec<_> = if mode.ends_with("-cached") {
+        views.iter().map(|v| v.1.track_cache()).collect()
+    } else {
+        vec![Default::default(); views.len()]
+    };
     let set_level = |contexts: &mut [DecodeContext<'_, '_>], isa: Isa| {
         if !contexts.iter_mut().all(|c| c.set_isa(isa)) {
             fail(format!("this CPU does not run {}", isa.name()));
@@ -174,12 +181,18 @@ fn main() {
             set_level(&mut contexts, isa);
         }
         let mut start = Instant::now();
-        for (i, ((p, clip, sp, st), ctx)) in
-            views.iter().zip(contexts.iter_mut()).take(m).enumerate()
+        for (i, (((p, clip, sp, st), ctx), tc)) in views
+            .iter()
+            .zip(contexts.iter_mut())
+            .zip(caches.iter_mut())
+            .take(m)
+            .enumerate()
         {
             ctx.seek(t);
             let ok = match kind {
                 "pose" => ctx.sample_static(sp, &mut out),
+                "pose-cached" => ctx.sample_static_cached(tc, sp, &mut out),
+                "packed-cached" => ctx.sample_packed_cached(tc, st, &mut out),
                 "packed" => ctx.sample_packed(st, &mut out),
                 // The clip's own entry points (no context: the position
                 // and the segment are derived on every decode).

@@ -9,12 +9,21 @@
 //! by the caller (one per playing clip instance); it never allocates, and
 //! two contexts share nothing mutable (the clip is only read).
 //!
+//! An instance that plays a clip can also keep a [`TrackCache`] (from
+//! [`Clip::track_cache`]; 32 bytes per animated track) and ask for its
+//! whole poses through it (`sample_static_cached`, `sample_cached`,
+//! `sample_packed_cached`): the first pose in a segment stores each
+//! animated track's reconstruction for that segment, and the poses that
+//! follow in it read only the segment's sample rows. Same bits either way.
+//!
 //! Adapted ideas: Nicholas Frechette, Animation Compression Library,
 //! `decompression_context` (bind once, `seek`, then decompress a pose or a
 //! track); Guillaume Blanc, ozz-animation, `SamplingJob::Context` (a
 //! caller-owned cache of the previous sampling's position). No code taken.
 
-use crate::codec::vbr::{IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, VbrRequest};
+use crate::codec::vbr::{
+    IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, TrackCache, VbrRequest,
+};
 use crate::codec::ClipCodec;
 use crate::math::Transform;
 use crate::package::Clip;
@@ -137,6 +146,17 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
 
     #[inline(always)]
     fn run(&mut self, request: VbrRequest<'_>, base: &[Transform], out: &mut [Transform]) -> bool {
+        self.run_with(request, None, base, out)
+    }
+
+    #[inline(always)]
+    fn run_with(
+        &mut self,
+        request: VbrRequest<'_>,
+        tracks: Option<&mut TrackCache<'_>>,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
         match &self.codec {
             // The view checks `base` against its joint count (the clip's
             // `joint_count` lies on a colder line of the clip).
@@ -145,6 +165,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
                 request,
                 self.index,
                 &mut self.segments,
+                tracks,
                 self.pos,
                 base,
                 out,
@@ -187,6 +208,43 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub fn sample_packed(&mut self, statics: &StaticTracks<'_>, out: &mut [Transform]) -> bool {
         self.run(VbrRequest::Packed(statics), &[], out)
+    }
+
+    /// [`DecodeContext::sample_static`] through an instance's
+    /// [`TrackCache`] (from [`Clip::track_cache`] of this clip): the same
+    /// bits; a pose in the segment the cache holds reads only its sample
+    /// rows of the segment data. A cache of another clip is not used
+    /// (the pose is decoded without it).
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_static_cached(
+        &mut self,
+        tracks: &mut TrackCache<'_>,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.run_with(VbrRequest::StaticPose, Some(tracks), static_pose, out)
+    }
+
+    /// [`DecodeContext::sample`] through an instance's [`TrackCache`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_cached(
+        &mut self,
+        tracks: &mut TrackCache<'_>,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.run_with(VbrRequest::Pose, Some(tracks), defaults, out)
+    }
+
+    /// [`DecodeContext::sample_packed`] through an instance's [`TrackCache`].
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub fn sample_packed_cached(
+        &mut self,
+        tracks: &mut TrackCache<'_>,
+        statics: &StaticTracks<'_>,
+        out: &mut [Transform],
+    ) -> bool {
+        self.run_with(VbrRequest::Packed(statics), Some(tracks), &[], out)
     }
 
     /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].

@@ -137,6 +137,15 @@ impl<'a> ClipCodec<'a> {
         }
     }
 
+    /// An empty [`vbr::TrackCache`] for this clip (no entries for the
+    /// reference codec, which has no segments to cache).
+    pub fn track_cache(&self) -> vbr::TrackCache<'a> {
+        match self {
+            ClipCodec::Reference(_) => vbr::TrackCache::default(),
+            ClipCodec::Vbr(c) => vbr::TrackCache::new(c),
+        }
+    }
+
     /// [`ClipCodec::decode_pose_static`] over packed static tracks: the
     /// same bits, reading less.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]

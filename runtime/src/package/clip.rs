@@ -3,7 +3,7 @@
 use super::format::*;
 #[cfg(doc)]
 use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::vbr::{StaticTracks, VbrIndex};
+use crate::codec::vbr::{StaticTracks, TrackCache, VbrIndex};
 use crate::codec::{ClipCodec, CodecId};
 use crate::events::{Event, EventTrack};
 use crate::math::Transform;
@@ -301,6 +301,15 @@ impl<'a> Clip<'a> {
             return None;
         }
         self.codec.static_tracks(defaults)
+    }
+
+    /// A playback instance's cache for this clip's segment state, for the
+    /// cached whole-pose requests of a [`crate::DecodeContext`]
+    /// (`sample_static_cached` and the like). Make one per playing
+    /// instance, beside its context; it allocates 32 bytes per animated
+    /// track, and borrows the package's bytes.
+    pub fn track_cache(&self) -> TrackCache<'a> {
+        self.codec.track_cache()
     }
 
     /// [`Clip::sample_static`] from [`Clip::static_tracks`]: the same

@@ -17,12 +17,14 @@ use super::format::{
 };
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::index::IndexView;
+use super::playback::{row_fits, CachedTrack, TrackCache};
 use super::simd::{
-    load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
-    Checked, Loads, Unchecked,
+    load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, prefetch_values,
+    read_u32, Checked, Loads, Unchecked,
 };
 use super::tracks::{
-    Cursor, Pair, Samples, SegmentCache, PAIR_ONE, PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
+    pair_kind, Cursor, Pair, Samples, SegmentCache, PAIR_CACHED, PAIR_FILL, PAIR_ONE,
+    PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
 };
 use super::VbrClip;
 use crate::math::{Quat, Transform, Vec3, Vec3A};
@@ -196,7 +198,7 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode_body(policy, pos, base, out, None)
+        self.decode_body(policy, pos, base, out, None, None)
     }
 
     /// [`VbrClip::decode`] with the samples located through `cache` (a
@@ -213,6 +215,7 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
+        tracks: Option<&mut TrackCache<'_>>,
     ) -> bool {
         if (!P::LITERAL_BASE && base.len() != self.joint_count)
             || out.len() != policy.out_len(self.joint_count)
@@ -245,13 +248,79 @@ impl<'a> VbrClip<'a> {
         }
         // Indexed subsets prefetch per joint (in `walk`), not the whole clip.
         let bulk = P::EVERY_JOINT || policy.index().is_none();
-        let Some(s) = self.start(pos, base, !P::ANIMATED_ONLY, bulk, cache) else {
+        // An instance's track cache (whole poses only; the caller checked
+        // that it fits this clip).
+        let tracks = tracks.filter(|_| P::EVERY_JOINT);
+        let view = tracks
+            .as_deref()
+            .and_then(|t| Some((t.held()?, t.tracks.as_slice())));
+        let Some(s) = self.start(pos, base, !P::ANIMATED_ONLY, bulk, cache, view) else {
             return false;
         };
+        if let Some(t) = tracks {
+            if self.walk_through_cache(policy, &s, base, out, t) {
+                return true;
+            }
+        }
         match s.pair {
             Pair::One => self.walk::<P, PAIR_ONE>(policy, &s, base, out),
             Pair::SameSegment => self.walk::<P, PAIR_SAME_SEGMENT>(policy, &s, base, out),
             Pair::TwoSegments => self.walk::<P, PAIR_TWO_SEGMENTS>(policy, &s, base, out),
+        };
+        true
+    }
+
+    /// A whole pose through an instance's track cache: read if it holds
+    /// the pose's segment, filled if the pose is in a segment next to the
+    /// one it holds, in the segment the previous pose was in, or if it
+    /// holds none. False (nothing written) otherwise, and for a blend
+    /// across a segment boundary: the caller then decodes without it.
+    ///
+    /// The fill policy is for playback: forward or backward play moves to
+    /// a neighbouring segment, a loop's wrap lands twice in a row in its
+    /// new segment, while a decode that jumps (a seek, a benchmark's pass
+    /// over a long clip) would fill entries it does not come back to, at
+    /// the cost of writing them.
+    #[inline(always)]
+    fn walk_through_cache<P: OutputPolicy>(
+        &self,
+        policy: &P,
+        s: &Samples<'_>,
+        base: &[Transform],
+        out: &mut [Transform],
+        t: &mut TrackCache<'_>,
+    ) -> bool {
+        let segment = s.s0.segment;
+        let previous = t.note_segment(segment);
+        if s.pair == Pair::TwoSegments {
+            return false;
+        }
+        let held = t.held();
+        if held == Some(segment) {
+            let s = Samples {
+                cache: t.entries(false),
+                ..*s
+            };
+            match s.pair {
+                Pair::One => self.walk::<P, { PAIR_ONE | PAIR_CACHED }>(policy, &s, base, out),
+                _ => self.walk::<P, { PAIR_SAME_SEGMENT | PAIR_CACHED }>(policy, &s, base, out),
+            };
+            return true;
+        }
+        let near = held.is_none_or(|h| h.abs_diff(segment) <= 1) || previous == segment;
+        if !near || !row_fits(s.s0.row_bits) {
+            return false;
+        }
+        let s = Samples {
+            cache: t.entries(true),
+            ..*s
+        };
+        let done = match s.pair {
+            Pair::One => self.walk::<P, { PAIR_ONE | PAIR_FILL }>(policy, &s, base, out),
+            _ => self.walk::<P, { PAIR_SAME_SEGMENT | PAIR_FILL }>(policy, &s, base, out),
+        };
+        if done {
+            t.set_held(segment);
         }
         true
     }
@@ -272,7 +341,8 @@ impl<'a> VbrClip<'a> {
         constants: bool,
         bulk: bool,
         mut cache: Option<&mut SegmentCache>,
-    ) -> Option<Samples> {
+        held: Option<(u32, &[CachedTrack])>,
+    ) -> Option<Samples<'static>> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
         }
@@ -295,7 +365,17 @@ impl<'a> VbrClip<'a> {
         } else {
             Pair::TwoSegments
         };
-        if self.segments != 0 && bulk {
+        // A segment whose tracks an instance's cache holds needs only its
+        // sample rows: no rate bytes, range entries or clip ranges.
+        let light = held.is_some_and(|h| h.0 == s0.segment) && pair != Pair::TwoSegments;
+        if let (true, Some((_, entries))) = (light, held) {
+            // The cached entries first: each track's row offset is in them.
+            prefetch_values(entries);
+            prefetch(self.data, s0.bit >> 3, s0.row_bits.div_ceil(8) + 1);
+            if pair == Pair::SameSegment {
+                prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);
+            }
+        } else if self.segments != 0 && bulk {
             self.prefetch_segment(&s0);
             if pair == Pair::TwoSegments {
                 self.prefetch_segment(&s1);
@@ -308,7 +388,9 @@ impl<'a> VbrClip<'a> {
             if constants {
                 prefetch(self.constants, 0, self.constants.len());
             }
-            prefetch(self.ranges, 0, self.ranges.len());
+            if !light {
+                prefetch(self.ranges, 0, self.ranges.len());
+            }
             prefetch_transforms(base);
         }
         let alpha = if pair == Pair::One { 0.0 } else { pos.alpha };
@@ -317,6 +399,7 @@ impl<'a> VbrClip<'a> {
             s1,
             pair,
             alpha,
+            cache: &[],
         })
     }
 
@@ -333,7 +416,7 @@ impl<'a> VbrClip<'a> {
         s: &Samples,
         base: &[Transform],
         out: &mut [Transform],
-    ) {
+    ) -> bool {
         let mut w = Walk {
             blend: RotationBatch::new(s.alpha),
             constant: RotationBatch::new(s.alpha),
@@ -352,20 +435,22 @@ impl<'a> VbrClip<'a> {
             base.get(..seen)
         };
         let (Some(types), Some(base)) = (self.types.get(..seen), base) else {
-            return;
+            return false;
         };
-        if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
+        let done = if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
             self.walk_indexed::<P, PAIR>(policy, index, s, (types, base), out, &mut w);
+            true
         } else if P::EVERY_JOINT {
             let l = self.dense_loads();
-            self.walk_joints::<P, PAIR, _>(l, policy, s, (types, base), out, &mut w);
+            self.walk_joints::<P, PAIR, _>(l, policy, s, (types, base), out, &mut w)
         } else {
-            self.walk_joints::<P, PAIR, _>(Checked, policy, s, (types, base), out, &mut w);
-        }
+            self.walk_joints::<P, PAIR, _>(Checked, policy, s, (types, base), out, &mut w)
+        };
         w.blend.flush(out);
         if !P::ANIMATED_ONLY {
             w.constant.flush_normalize(out);
         }
+        done
     }
 
     /// The loads of a walk over every joint in order ([`FullPose`],
@@ -396,7 +481,15 @@ impl<'a> VbrClip<'a> {
     /// type bytes from a [`super::StaticTracks`]; its view is made only by
     /// `VbrClip::with_statics`, which checks that they give an animated
     /// track exactly where the clip's own do, so its cursors move as
-    /// above. Its packed values are read with checked loads.
+    /// above. Its packed values are read with checked loads. A cached walk
+    /// (`PAIR_CACHED`) sets each track's bit positions from a
+    /// [`TrackCache`] entry instead: the row start of its sample plus the
+    /// offset the bit cursor had at that track when a filling walk
+    /// (`PAIR_FILL`) wrote the entry, over the same segment of a view with
+    /// the very same sections, counts and segment table shape (a cache is
+    /// used only for the clip it was made for, `TrackCache::fits`, and only
+    /// for the segment it holds, set after a filling walk that visited every
+    /// track). The positions are the ones the cursor above would reach.
     #[allow(unsafe_code)]
     #[inline(always)]
     fn dense_loads(&self) -> Unchecked {
@@ -415,7 +508,7 @@ impl<'a> VbrClip<'a> {
         (types, base): (&[u8], &[Transform]),
         out: &mut [Transform],
         w: &mut Walk,
-    ) {
+    ) -> bool {
         let start = Cursor::new(s);
         let mut c = start;
         for slot in 0..policy.slots(self.joint_count) {
@@ -431,9 +524,10 @@ impl<'a> VbrClip<'a> {
             }
             if !self.emit::<P, PAIR, L>(l, policy, slot, j, &mut c, false, s, (types, base), out, w)
             {
-                break;
+                return false;
             }
         }
+        true
     }
 
     /// An indexed subset, [`SEEK_CHUNK`] slots at a time: every joint of a
@@ -658,7 +752,7 @@ impl<'a> VbrClip<'a> {
         }
         prefetch_small(self.data, c.bit0 >> 3, 48);
         prefetch_small(self.data, c.range0, 18);
-        if PAIR != PAIR_ONE {
+        if pair_kind(PAIR) != PAIR_ONE {
             prefetch_small(self.data, c.bit1 >> 3, 48);
             prefetch_small(self.data, c.range1, 18);
         }
@@ -686,7 +780,7 @@ impl<'a> VbrClip<'a> {
         let rates0 = self.data.get(s.s0.rates..).unwrap_or(&[]);
         let o0 = index.track_offset(s.s0.segment as usize, rates0, track);
         let (range0, bit0) = (s.s0.ranges + o0.range as usize, s.s0.bit + o0.bit as usize);
-        let (range1, bit1) = if PAIR == PAIR_TWO_SEGMENTS {
+        let (range1, bit1) = if pair_kind(PAIR) == PAIR_TWO_SEGMENTS {
             let rates1 = self.data.get(s.s1.rates..).unwrap_or(&[]);
             let o1 = index.track_offset(s.s1.segment as usize, rates1, track);
             (s.s1.ranges + o1.range as usize, s.s1.bit + o1.bit as usize)
@@ -728,11 +822,11 @@ impl<'a> VbrClip<'a> {
                         VECTOR_CLIP_RANGE_BYTES
                     };
                     self.skip_track(s.s0.rates, track, &mut c.range0, &mut c.bit0);
-                    if PAIR != PAIR_ONE {
+                    if pair_kind(PAIR) != PAIR_ONE {
                         // Same segment: sample 1 shares sample 0's ranges.
                         let mut range1 = c.range1;
                         self.skip_track(s.s1.rates, track, &mut range1, &mut c.bit1);
-                        if PAIR == PAIR_TWO_SEGMENTS {
+                        if pair_kind(PAIR) == PAIR_TWO_SEGMENTS {
                             c.range1 = range1;
                         }
                     }

@@ -22,6 +22,7 @@
 //! them.
 
 use super::decode::OutputPolicy;
+use super::playback::TrackCache;
 use super::tracks::SegmentCache;
 use super::VbrClip;
 use crate::math::Transform;
@@ -135,6 +136,9 @@ impl VbrClip<'_> {
     /// here, the AVX2 one a function of its own (code for another level
     /// cannot be inlined into a caller compiled without it).
     #[inline(always)]
+    // One parameter list through the inlining and `target_feature`
+    // boundaries: a struct of them cost poses 2-3% (see `isa`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn decode_on<P: OutputPolicy>(
         &self,
         isa: SupportedIsa,
@@ -143,17 +147,18 @@ impl VbrClip<'_> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
+        tracks: Option<&mut TrackCache<'_>>,
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         match isa.0 {
             // SAFETY: a `SupportedIsa` is only made once the CPU has been
             // found to run its level (`SupportedIsa::new`, `best`), so the
             // instructions the function is compiled with are there.
-            Isa::Avx2 => return unsafe { self.decode_avx2(policy, pos, base, out, cache) },
+            Isa::Avx2 => return unsafe { self.decode_avx2(policy, pos, base, out, cache, tracks) },
             Isa::Sse2 => {}
         }
         let _ = isa;
-        self.decode_body(policy, pos, base, out, cache)
+        self.decode_body(policy, pos, base, out, cache, tracks)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -166,7 +171,8 @@ impl VbrClip<'_> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
+        tracks: Option<&mut TrackCache<'_>>,
     ) -> bool {
-        self.decode_body(policy, pos, base, out, cache)
+        self.decode_body(policy, pos, base, out, cache, tracks)
     }
 }

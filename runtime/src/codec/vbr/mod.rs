@@ -5,7 +5,9 @@
 //! Files: `format` (layout constants, rate bytes, reconstruction
 //! formulas), `parse` (validation of a blob into a [`VbrClip`]), `tracks`
 //! (reading one track's samples), `decode` (the one decode loop, over an
-//! output policy), `batch` (deferred rotation blends), `isa` (the loop
+//! output policy), `batch` (deferred rotation blends), `playback` (a
+//! playing instance's cache of its segment's track reconstructions),
+//! `isa` (the loop
 //! compiled per instruction-set level, chosen at run time) and `simd`
 //! (the data path's `unsafe` blocks: bounded unaligned loads, prefetches
 //! and the SSE2 lane code, each with its safety argument).
@@ -40,6 +42,7 @@ mod index;
 #[allow(unsafe_code)]
 mod isa;
 mod parse;
+mod playback;
 #[allow(unsafe_code)]
 mod simd;
 mod static_joint;
@@ -54,6 +57,7 @@ pub use format::VERSION;
 pub use index::{IndexView, VbrIndex, CHECKPOINT};
 pub use isa::Isa;
 pub(crate) use isa::SupportedIsa;
+pub use playback::TrackCache;
 pub use statics::StaticTracks;
 pub use tracks::SegmentCache;
 
@@ -176,7 +180,15 @@ impl<'a> VbrClip<'a> {
         defaults: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.decode_apart(SupportedIsa::best(), &FullPose, pos, defaults, out, None)
+        self.decode_apart(
+            SupportedIsa::best(),
+            &FullPose,
+            pos,
+            defaults,
+            out,
+            None,
+            None,
+        )
     }
 
     /// The clip's static pose: what [`VbrClip::decode_pose`] outputs for
@@ -211,6 +223,7 @@ impl<'a> VbrClip<'a> {
             static_pose,
             out,
             None,
+            None,
         )
     }
 
@@ -227,8 +240,9 @@ impl<'a> VbrClip<'a> {
         statics: &StaticTracks<'_>,
         out: &mut [Transform],
     ) -> bool {
-        self.with_statics(statics)
-            .is_some_and(|v| v.decode_apart(SupportedIsa::best(), &PackedPose, pos, &[], out, None))
+        self.with_statics(statics).is_some_and(|v| {
+            v.decode_apart(SupportedIsa::best(), &PackedPose, pos, &[], out, None, None)
+        })
     }
 
     /// Decode the joints listed in `joints` (any order, repeats allowed)
@@ -319,6 +333,7 @@ impl<'a> VbrClip<'a> {
             request,
             index.map(VbrIndex::view),
             cache,
+            None,
             pos,
             base,
             out,
@@ -340,17 +355,29 @@ impl<'a> VbrClip<'a> {
         request: VbrRequest<'_>,
         index: Option<IndexView<'_>>,
         cache: &mut SegmentCache,
+        tracks: Option<&mut TrackCache<'_>>,
         pos: SamplePosition,
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
         let locate = Some(cache);
+        // Only a cache made for this clip's very sections is used (tested
+        // in the pose arms alone: joint requests take none).
         match request {
-            VbrRequest::Pose => self.decode_apart(isa, &FullPose, pos, base, out, locate),
-            VbrRequest::StaticPose => self.decode_apart(isa, &StaticFill, pos, base, out, locate),
-            VbrRequest::Packed(st) => self
-                .with_statics(st)
-                .is_some_and(|v| v.decode_apart(isa, &PackedPose, pos, &[], out, locate)),
+            VbrRequest::Pose => {
+                let tracks = tracks.filter(|t| t.fits(self));
+                self.decode_apart(isa, &FullPose, pos, base, out, locate, tracks)
+            }
+            VbrRequest::StaticPose => {
+                let tracks = tracks.filter(|t| t.fits(self));
+                self.decode_apart(isa, &StaticFill, pos, base, out, locate, tracks)
+            }
+            VbrRequest::Packed(st) => {
+                let tracks = tracks.filter(|t| t.fits(self));
+                self.with_statics(st).is_some_and(|v| {
+                    v.decode_apart(isa, &PackedPose, pos, &[], out, locate, tracks)
+                })
+            }
             VbrRequest::Joints(joints) => {
                 let p = JointSubset::<false, false> { joints, index };
                 self.decode_subset(&p, pos, base, out, locate)
@@ -380,7 +407,7 @@ impl<'a> VbrClip<'a> {
         cache: Option<&mut SegmentCache>,
     ) -> bool {
         if policy.slots(self.joint_count) == 1 {
-            self.decode_body(policy, pos, base, out, cache)
+            self.decode_body(policy, pos, base, out, cache, None)
         } else {
             self.decode_subset_apart(policy, pos, base, out, cache)
         }
@@ -397,7 +424,7 @@ impl<'a> VbrClip<'a> {
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
     ) -> bool {
-        self.decode_body(policy, pos, base, out, cache)
+        self.decode_body(policy, pos, base, out, cache, None)
     }
 
     /// A whole-pose request, compiled on its own per request and at the
@@ -407,6 +434,9 @@ impl<'a> VbrClip<'a> {
     /// one call. Joint requests run the baseline level
     /// ([`VbrClip::decode_subset`]).
     #[inline(never)]
+    // One parameter list through the inlining and `target_feature`
+    // boundaries: a struct of them cost poses 2-3% (see `isa`).
+    #[allow(clippy::too_many_arguments)]
     fn decode_apart<P: decode::OutputPolicy>(
         &self,
         isa: SupportedIsa,
@@ -415,8 +445,9 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
+        tracks: Option<&mut TrackCache<'_>>,
     ) -> bool {
-        self.decode_on(isa, policy, pos, base, out, cache)
+        self.decode_on(isa, policy, pos, base, out, cache, tracks)
     }
 
     /// Decode the stored sample `sample` exactly (no blend).

@@ -455,6 +455,13 @@ pub(super) fn prefetch_transform(t: &Transform) {
 /// [`prefetch`] a slice of transforms (the defaults or static pose a decode reads).
 #[inline(always)]
 pub(super) fn prefetch_transforms(t: &[Transform]) {
+    prefetch_values(t);
+}
+
+/// [`prefetch`] the memory of a slice of values (transforms, a track
+/// cache's entries).
+#[inline(always)]
+pub(super) fn prefetch_values<T>(t: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
         let bytes = core::mem::size_of_val(t);
@@ -469,12 +476,22 @@ pub(super) fn prefetch_transforms(t: &[Transform]) {
             };
             at += LINE;
         }
+        if bytes > 0 {
+            // The last line, when the slice does not start a line.
+            // SAFETY: `bytes - 1 < size_of_val(t)`: inside the slice's memory.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    base.add(bytes - 1) as *const i8,
+                )
+            };
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = t;
     }
 }
+
 /// `nlerp_shortest(q, q, _)` of four rotations, w rebuilt (as
 /// [`rotation_from_xyz`]) for the lanes whose bit is set in `rebuild`.
 #[cfg(not(target_arch = "x86_64"))]

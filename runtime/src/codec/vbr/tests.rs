@@ -591,12 +591,12 @@ fn every_level_gives_the_baseline_bits() {
             };
             let mut want = [Transform::IDENTITY; 2];
             let mut want_sub = [Transform::IDENTITY; 3];
-            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None));
-            assert!(clip.decode_on(baseline, &subset, pos, &defaults, &mut want_sub, None));
+            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None, None));
+            assert!(clip.decode_on(baseline, &subset, pos, &defaults, &mut want_sub, None, None));
             for &isa in &levels {
                 let (mut got, mut sub) = ([Transform::IDENTITY; 2], [Transform::IDENTITY; 3]);
-                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None));
-                assert!(clip.decode_on(isa, &subset, pos, &defaults, &mut sub, None));
+                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None, None));
+                assert!(clip.decode_on(isa, &subset, pos, &defaults, &mut sub, None, None));
                 assert_eq!(bits(&want), bits(&got), "{:?} at {pos:?}", isa.isa());
                 assert_eq!(bits(&want_sub), bits(&sub), "{:?} at {pos:?}", isa.isa());
             }

@@ -8,7 +8,8 @@
 use super::decode::{FullPose, PackedPose, StaticFill};
 use super::format::*;
 use super::isa::{Isa, SupportedIsa};
-use super::{VbrClip, VbrIndex};
+use super::tracks::SegmentCache;
+use super::{TrackCache, VbrClip, VbrIndex, VbrRequest};
 use crate::math::Transform;
 use crate::timing::SamplePosition;
 
@@ -208,21 +209,36 @@ fn random_blobs_decode_alike_at_every_level() {
         let packed = clip.static_tracks(&defaults).expect("static tracks");
         let packed_clip = clip.with_statics(&packed).expect("statics fit their clip");
         let index = VbrIndex::build(&clip).expect("index of a valid blob");
+        // One track cache per level, kept over the case's positions (which
+        // fill it, hit it or pass it by) and shared by the three policies.
+        let mut caches: Vec<TrackCache> = levels.iter().map(|_| TrackCache::new(&clip)).collect();
         for _ in 0..12 {
             let i0 = rng.below(u64::from(samples)) as u32;
             let i1 = (i0 + rng.below(3) as u32).min(samples - 1);
             let alpha = [0.0, 0.25, 0.5, 0.9][rng.below(4) as usize];
             let pos = SamplePosition { i0, i1, alpha };
             let mut want = vec![Transform::IDENTITY; joints];
-            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None));
-            for &isa in &levels {
+            assert!(clip.decode_on(baseline, &FullPose, pos, &defaults, &mut want, None, None));
+            for (&isa, tc) in levels.iter().zip(&mut caches) {
                 let mut got = vec![Transform::IDENTITY; joints];
                 let what = format!("case {case}, {:?} at {pos:?}", isa.isa());
-                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None));
+                // Twice each: the second decode finds what the first filled.
+                for _ in 0..2 {
+                    let t = Some(&mut *tc);
+                    assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None, t));
+                    assert_eq!(bits(&want), bits(&got), "cached pose, {what}");
+                    let t = Some(&mut *tc);
+                    assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None, t));
+                    assert_eq!(bits(&want), bits(&got), "cached static pose, {what}");
+                    let t = Some(&mut *tc);
+                    assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None, t));
+                    assert_eq!(bits(&want), bits(&got), "cached packed pose, {what}");
+                }
+                assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None, None));
                 assert_eq!(bits(&want), bits(&got), "pose, {what}");
-                assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None));
+                assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None, None));
                 assert_eq!(bits(&want), bits(&got), "static pose, {what}");
-                assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None));
+                assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None, None));
                 assert_eq!(bits(&want), bits(&got), "packed pose, {what}");
             }
             let joints: Vec<u32> = (0..1 + rng.below(6))
@@ -239,4 +255,85 @@ fn random_blobs_decode_alike_at_every_level() {
             assert_eq!(bits(&picked), bits(&sub), "static subset, {what}");
         }
     }
+}
+
+/// A track cache is filled by a pose in its first segment, in one next
+/// to the one it holds or in the segment of the pose before, read by the
+/// poses that follow in that segment, left alone by a single jump (a
+/// seek) and by a blend across a boundary, and
+/// ignored for any clip but the one it was made for, even the same bytes
+/// elsewhere. Every decode gives the uncached bits.
+#[test]
+fn track_cache_fills_near_and_fits_only_its_clip() {
+    let best = SupportedIsa::best();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut checked = 0;
+    for _ in 0..400 {
+        let joints = 2 + rng.below(20) as usize;
+        let samples = 12;
+        let blob = random_blob(&mut rng, joints, samples);
+        let clip = VbrClip::parse(&blob, joints, samples).expect("a valid random blob");
+        if clip.segment_count() < 4 {
+            continue;
+        }
+        checked += 1;
+        let copy = blob.clone();
+        let twin = VbrClip::parse(&copy, joints, samples).expect("the same blob");
+        let defaults = vec![Transform::IDENTITY; joints];
+        let (mut want, mut got) = (
+            vec![Transform::IDENTITY; joints],
+            vec![Transform::IDENTITY; joints],
+        );
+        // A segment cache belongs to one clip: one each.
+        let mut segments = [SegmentCache::default(), SegmentCache::default()];
+        let mut tc = TrackCache::new(&clip);
+        let mut decode = |tc: &mut TrackCache, clip: &VbrClip, i0: u32, i1: u32| {
+            let pos = SamplePosition { i0, i1, alpha: 0.5 };
+            assert!(clip.decode_pose(pos, &defaults, &mut want));
+            let s = &mut segments[usize::from(std::ptr::eq(clip.data, twin.data))];
+            let (r, t) = (VbrRequest::Pose, Some(tc));
+            assert!(clip.decode_viewed(best, r, None, s, t, pos, &defaults, &mut got));
+            assert_eq!(bits(&want), bits(&got), "{i0}-{i1}");
+        };
+        let seg = |i: u32| clip.segment_of(i);
+        // The first pose fills; the next in the segment reads.
+        decode(&mut tc, &clip, 0, 0);
+        assert_eq!(tc.held(), Some(0));
+        decode(&mut tc, &clip, 0, 0);
+        assert_eq!(tc.held(), Some(0));
+        // A jump of more than one segment leaves it as it is.
+        let far = (0..samples).find(|&i| seg(i) >= 2).expect("four segments");
+        decode(&mut tc, &clip, far, far);
+        assert_eq!(tc.held(), Some(0));
+        // A blend across a boundary too.
+        let last0 = (0..samples)
+            .filter(|&i| seg(i) == 0)
+            .max()
+            .expect("segment 0");
+        decode(&mut tc, &clip, last0, last0 + 1);
+        assert_eq!(tc.held(), Some(0));
+        // The next segment fills it again.
+        decode(&mut tc, &clip, last0 + 1, last0 + 1);
+        assert_eq!(tc.held(), Some(1));
+        // A jump (a loop's wrap, a seek) fills it at the second pose that
+        // lands in the same segment.
+        let third = (0..samples).find(|&i| seg(i) == 3).expect("four segments");
+        decode(&mut tc, &clip, third, third);
+        assert_eq!(tc.held(), Some(1));
+        decode(&mut tc, &clip, third, third);
+        assert_eq!(tc.held(), Some(3));
+        // A twin's cache (the same bytes elsewhere) is never used or filled.
+        let mut theirs = TrackCache::new(&twin);
+        decode(&mut theirs, &clip, 0, 0);
+        assert_eq!(theirs.held(), None);
+        decode(&mut theirs, &twin, 0, 0);
+        assert_eq!(theirs.held(), Some(0));
+        let mut none = TrackCache::default();
+        decode(&mut none, &clip, 0, 0);
+        assert_eq!(none.held(), None);
+    }
+    assert!(
+        checked > 20,
+        "only {checked} clips of four segments or more"
+    );
 }

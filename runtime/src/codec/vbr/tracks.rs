@@ -4,11 +4,13 @@
 
 use super::batch::PendingRotation;
 use super::format::*;
+use super::playback::CachedTrack;
 use super::simd::{
     fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, u16x3, u8x3, Loads,
 };
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
+use std::cell::Cell;
 
 /// What decoding needs of a rate byte, looked up rather than branched on
 /// (the rates of a track change from segment to segment, so branches on
@@ -126,19 +128,33 @@ impl Default for SegmentCache {
 
 /// Reconstruction parameters of one animated track in one segment.
 #[derive(Clone, Copy, Debug)]
-struct TrackParams {
+pub(super) struct TrackParams {
     /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
-    bits: u32,
+    pub(super) bits: u32,
     /// Quantized ids: the bits of one component's field (`bits`, at most
     /// 19), and which components store them (bit k set: component k; a
     /// zero clip extent stores none).
-    field: u32,
-    stored: u32,
-    bias: Vec3A,
-    scale: Vec3A,
+    pub(super) field: u32,
+    pub(super) stored: u32,
+    pub(super) bias: Vec3A,
+    pub(super) scale: Vec3A,
     /// `1 / (2^bits - 1)`.
-    inv: f32,
+    pub(super) inv: f32,
 }
+/// What a cached walk would use past the cache's end (never: see
+/// `track_params`): a segment constant at zero, at the row's start.
+const NO_PARAMS: (TrackParams, usize) = (
+    TrackParams {
+        bits: 0,
+        field: 0,
+        stored: 0,
+        bias: Vec3A::ZERO,
+        scale: Vec3A::ZERO,
+        inv: 0.0,
+    },
+    0,
+);
+
 /// How the second sample relates to the first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Pair {
@@ -155,15 +171,30 @@ pub(super) enum Pair {
 pub(super) const PAIR_ONE: u8 = 0;
 pub(super) const PAIR_SAME_SEGMENT: u8 = 1;
 pub(super) const PAIR_TWO_SEGMENTS: u8 = 2;
+/// Flag on [`PAIR_ONE`] or [`PAIR_SAME_SEGMENT`]: the tracks' parameters
+/// and row offsets come from [`Samples::cache`] (whole poses only).
+pub(super) const PAIR_CACHED: u8 = 4;
+/// Flag on [`PAIR_ONE`] or [`PAIR_SAME_SEGMENT`]: the walk decodes as
+/// usual and writes each track's entry of [`Samples::cache`] for `s0`'s
+/// segment.
+pub(super) const PAIR_FILL: u8 = 8;
+
+/// The [`Pair`] of a `PAIR` parameter, without [`PAIR_CACHED`].
+pub(super) const fn pair_kind(pair: u8) -> u8 {
+    pair & 3
+}
 
 /// The two samples a decode blends (`s1` is `s0` when only one is read)
 /// and the blend factor.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Samples {
+pub(super) struct Samples<'t> {
     pub(super) s0: SampleRef,
     pub(super) s1: SampleRef,
     pub(super) pair: Pair,
     pub(super) alpha: f32,
+    /// The instance's cached track parameters for `s0`'s segment (read
+    /// only by walks whose `PAIR` has [`PAIR_CACHED`]), else empty.
+    pub(super) cache: &'t [Cell<CachedTrack>],
 }
 
 /// Walk state over joints: byte offsets into the constants and the clip
@@ -184,11 +215,11 @@ pub(super) struct Cursor {
     pub(super) bit1: usize,
 }
 
-impl Samples {
+impl Samples<'_> {
     /// No sample (a request whose joints have no animated track reads
     /// none): only sample 0, at offset 0 of segment 0.
     #[inline(always)]
-    pub(super) fn unlocated() -> Samples {
+    pub(super) fn unlocated() -> Samples<'static> {
         let s = SampleRef {
             segment: 0,
             rates: 0,
@@ -201,6 +232,7 @@ impl Samples {
             s1: s,
             pair: Pair::One,
             alpha: 0.0,
+            cache: &[],
         }
     }
 }
@@ -308,7 +340,12 @@ impl<'a> VbrClip<'a> {
     /// Clip range (min, extent) of the animated track whose entry starts at
     /// `at` in the clip ranges (advanced past it).
     #[inline(always)]
-    fn clip_range<L: Loads>(&self, l: L, rotation: bool, at: &mut usize) -> (Vec3A, Vec3A) {
+    pub(super) fn clip_range<L: Loads>(
+        &self,
+        l: L,
+        rotation: bool,
+        at: &mut usize,
+    ) -> (Vec3A, Vec3A) {
         let r = self.ranges;
         if rotation {
             let (m, e) = l.rotation_codes(r, *at);
@@ -334,7 +371,7 @@ impl<'a> VbrClip<'a> {
     /// segment constant reads its 16-bit value as `lo` (k = 1/65535) with
     /// `hi = 0`; those are exactly the specified operations.
     #[inline(always)]
-    fn params<L: Loads>(
+    pub(super) fn params<L: Loads>(
         &self,
         l: L,
         rate: u8,
@@ -491,10 +528,24 @@ impl<'a> VbrClip<'a> {
         s: &Samples,
         rotation: bool,
     ) -> (TrackParams, TrackParams) {
+        if PAIR & PAIR_CACHED != 0 {
+            // The walk visits the animated tracks in order, one entry each:
+            // `c.track` < the cache's length (the clip's animated count).
+            let (p, off) = s.cache.get(c.track).map_or(NO_PARAMS, |e| e.get().params());
+            c.bit0 = s.s0.bit + off;
+            c.bit1 = s.s1.bit + off;
+            c.track += 1;
+            return (p, p);
+        }
         let clip = self.clip_range(l, rotation, &mut c.clip_range);
         let r0 = l.byte(self.data, s.s0.rates + c.track);
         let p0 = self.params(l, r0, clip, &mut c.range0);
-        let p1 = if PAIR == PAIR_TWO_SEGMENTS {
+        if PAIR & PAIR_FILL != 0 {
+            if let Some(e) = s.cache.get(c.track) {
+                e.set(CachedTrack::new(&p0, c.bit0 - s.s0.bit));
+            }
+        }
+        let p1 = if pair_kind(PAIR) == PAIR_TWO_SEGMENTS {
             let r1 = l.byte(self.data, s.s1.rates + c.track);
             self.params(l, r1, clip, &mut c.range1)
         } else {
@@ -530,12 +581,12 @@ impl<'a> VbrClip<'a> {
         c: &mut Cursor,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> (PendingRotation, PendingRotation) {
-        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+        if pair_kind(PAIR) == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
             let (a, b) = self.vec_samples_shared(l, p0, &mut c.bit0, &mut c.bit1);
             return (PendingRotation::xyz(a), PendingRotation::xyz(b));
         }
         let qa = self.rot_sample::<L, UNIFORM>(l, p0, &mut c.bit0);
-        let qb = if PAIR == PAIR_ONE {
+        let qb = if pair_kind(PAIR) == PAIR_ONE {
             qa
         } else {
             self.rot_sample::<L, UNIFORM>(l, p1, &mut c.bit1)
@@ -567,12 +618,12 @@ impl<'a> VbrClip<'a> {
         alpha: f32,
         (p0, p1): (&TrackParams, &TrackParams),
     ) -> Vec3 {
-        if PAIR == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
+        if pair_kind(PAIR) == PAIR_SAME_SEGMENT && UNIFORM && p0.bits != 32 {
             let (a, b) = self.vec_samples_shared(l, p0, &mut c.bit0, &mut c.bit1);
             return Vec3::from(a.lerp(b, alpha));
         }
         let va = self.vec_sample::<L, UNIFORM>(l, p0, &mut c.bit0);
-        if PAIR == PAIR_ONE {
+        if pair_kind(PAIR) == PAIR_ONE {
             Vec3::from(va)
         } else {
             Vec3::from(va.lerp(self.vec_sample::<L, UNIFORM>(l, p1, &mut c.bit1), alpha))

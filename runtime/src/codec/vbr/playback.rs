@@ -1,0 +1,202 @@
+//! [`TrackCache`]: what a playing instance keeps of the segment it plays,
+//! so that the next whole pose in that segment reads only the two sample
+//! rows (and the type bytes and the base pose) instead of re-deriving each
+//! animated track's reconstruction from its rate byte, clip range and
+//! segment range entry.
+//!
+//! Per animated track it holds 32 bytes: the segment's bias and scale
+//! (`bias = cmin + cext * lo * k`, `scale = cext * hi / 255`), the field
+//! reciprocal, the field width, the stored components and the track's bit
+//! offset inside a sample row. They are computed by the very functions the
+//! uncached decode calls, and a cached decode applies them with the same
+//! operations, so both give the same bits. The cache is filled when a
+//! whole pose lands in another segment (a clip of 15-sample segments
+//! played forward refills it once every 15 samples); a blend across a
+//! segment boundary decodes uncached and leaves it as it is.
+//!
+//! Adapted idea: Guillaume Blanc, ozz-animation, `SamplingJob::Context`
+//! (a per-instance cache of what the previous sampling decoded, so that
+//! playback does not decode it again), and the "playback without
+//! re-deriving segment state" #17 asks for. What is cached and how is
+//! ours; no code taken.
+
+use super::tracks::TrackParams;
+use super::VbrClip;
+use crate::math::Vec3A;
+use glam::Vec4;
+use std::cell::Cell;
+
+/// Bits of [`CachedTrack`]'s meta word holding the row offset: a cache
+/// is only filled for clips whose sample rows are shorter than 2^23 bits
+/// (1 MiB; an anchor clip's rows are at most a few hundred bytes).
+const OFF_BITS: u32 = 23;
+const OFF_MASK: u32 = (1 << OFF_BITS) - 1;
+const FIELD_SHIFT: u32 = OFF_BITS;
+const RAW_BIT: u32 = 1 << 28;
+const STORED_SHIFT: u32 = 29;
+
+/// `v` with lane w set to `w`, the lanes moved as they are (glam's
+/// `extend` rebuilds the vector lane by lane).
+#[inline(always)]
+fn with_w(v: Vec3A, w: f32) -> Vec4 {
+    #[cfg(target_arch = "x86_64")]
+    let mut r = Vec4::from(core::arch::x86_64::__m128::from(v));
+    #[cfg(not(target_arch = "x86_64"))]
+    let mut r = Vec4::new(v.x, v.y, v.z, 0.0);
+    r.w = w;
+    r
+}
+
+/// Whether every track's offset in a row of `row_bits` bits fits an entry.
+#[inline(always)]
+pub(super) fn row_fits(row_bits: usize) -> bool {
+    row_bits <= OFF_MASK as usize
+}
+
+/// One animated track's reconstruction in the cached segment: two 16-byte
+/// rows, loaded as they are.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+pub(super) struct CachedTrack {
+    /// Bias x, y, z; w: `1 / (2^field - 1)`.
+    lo: Vec4,
+    /// Scale x, y, z; w: the bits of the meta word (row offset, field
+    /// width, raw flag, stored components).
+    hi: Vec4,
+}
+
+impl CachedTrack {
+    /// The entry of a track with parameters `p` at bit `off` of a row
+    /// (which [`row_fits`] the meta word, so `off` does too).
+    #[inline(always)]
+    pub(super) fn new(p: &TrackParams, off: usize) -> CachedTrack {
+        let raw = if p.bits == 32 { RAW_BIT } else { 0 };
+        let meta =
+            (off as u32 & OFF_MASK) | (p.field << FIELD_SHIFT) | raw | (p.stored << STORED_SHIFT);
+        CachedTrack {
+            lo: with_w(p.bias, p.inv),
+            hi: with_w(p.scale, f32::from_bits(meta)),
+        }
+    }
+
+    /// The track's parameters and its bit offset inside a row.
+    #[inline(always)]
+    pub(super) fn params(&self) -> (TrackParams, usize) {
+        let meta = self.hi.w.to_bits();
+        let field = (meta >> FIELD_SHIFT) & 31;
+        let p = TrackParams {
+            bits: if meta & RAW_BIT != 0 { 32 } else { field },
+            field,
+            stored: meta >> STORED_SHIFT,
+            bias: Vec3A::from_vec4(self.lo),
+            scale: Vec3A::from_vec4(self.hi),
+            inv: self.lo.w,
+        };
+        (p, (meta & OFF_MASK) as usize)
+    }
+}
+
+/// A playing instance's cache of one clip's segment state (see the module
+/// documentation). Made once per instance for its clip (it allocates 32
+/// bytes per animated track); decodes never allocate. It borrows the
+/// clip's sections: a decode uses it only for the clip it was made for
+/// (the same sections, by address), and only for the segment it was
+/// filled for; otherwise the pose is decoded without it.
+#[derive(Clone, Debug)]
+pub struct TrackCache<'a> {
+    /// The view of the clip it was made for. Its sections are borrowed,
+    /// so they cannot change while the cache lives; with the counts and
+    /// the segment table's shape they fix every entry (the animated
+    /// tracks' order and kinds, their stored components, rate bytes and
+    /// range entries, and which block a segment index names).
+    origin: Option<VbrClip<'a>>,
+    /// The segment the tracks hold, or `u32::MAX` (none yet).
+    segment: u32,
+    /// The segment of the last pose decoded through it (`u32::MAX`: none).
+    last: u32,
+    pub(super) tracks: Vec<CachedTrack>,
+}
+
+impl<'a> TrackCache<'a> {
+    /// An empty cache for `clip`.
+    pub fn new(clip: &VbrClip<'a>) -> TrackCache<'a> {
+        TrackCache {
+            origin: Some(*clip),
+            segment: u32::MAX,
+            last: u32::MAX,
+            tracks: vec![CachedTrack::default(); clip.animated as usize],
+        }
+    }
+
+    /// Bytes it holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.tracks.len() * std::mem::size_of::<CachedTrack>()
+    }
+
+    /// Whether it was made for `clip`: the same counts and segment table
+    /// shape, and the very sections (by address and length) it was made
+    /// from.
+    pub(super) fn fits(&self, clip: &VbrClip<'_>) -> bool {
+        let Some(o) = &self.origin else {
+            return false;
+        };
+        let same = |a: &[u8], b: &[u8]| std::ptr::eq(a, b);
+        (o.joint_count, o.num_samples, o.animated, o.segments)
+            == (
+                clip.joint_count,
+                clip.num_samples,
+                clip.animated,
+                clip.segments,
+            )
+            && (o.seg_len, o.seg_long, o.off_w, o.bits_w)
+                == (clip.seg_len, clip.seg_long, clip.off_w, clip.bits_w)
+            && same(o.types, clip.types)
+            && same(o.constants, clip.constants)
+            && same(o.ranges, clip.ranges)
+            && same(o.table, clip.table)
+            && same(o.data, clip.data)
+            && self.tracks.len() == clip.animated as usize
+    }
+
+    /// The segment whose entries it holds, if any.
+    #[inline(always)]
+    pub(super) fn held(&self) -> Option<u32> {
+        (self.segment != u32::MAX).then_some(self.segment)
+    }
+
+    /// Record that a pose in `segment` is decoded through it; returns the
+    /// previous pose's segment.
+    #[inline(always)]
+    pub(super) fn note_segment(&mut self, segment: u32) -> u32 {
+        std::mem::replace(&mut self.last, segment)
+    }
+
+    /// Record that a filling walk wrote every entry for `segment`.
+    #[inline(always)]
+    pub(super) fn set_held(&mut self, segment: u32) {
+        self.segment = segment;
+    }
+
+    /// Its entries, for a cached walk to read or a filling one to write
+    /// (which first forgets the segment held: see
+    /// [`TrackCache::set_held`]).
+    #[inline(always)]
+    pub(super) fn entries(&mut self, filling: bool) -> &[Cell<CachedTrack>] {
+        if filling {
+            self.segment = u32::MAX;
+        }
+        Cell::from_mut(self.tracks.as_mut_slice()).as_slice_of_cells()
+    }
+}
+
+impl Default for TrackCache<'_> {
+    /// A cache that fits no clip (decodes through it run uncached).
+    fn default() -> Self {
+        TrackCache {
+            origin: None,
+            segment: u32::MAX,
+            last: u32::MAX,
+            tracks: Vec::new(),
+        }
+    }
+}
