@@ -488,6 +488,7 @@ fn bench_prints_the_table_and_its_json() {
         for k in [
             "pose_ns",
             "static_pose_ns",
+            "cached_pose_ns",
             "first_joint_ns",
             "middle_joint_ns",
             "last_joint_ns",

@@ -17,8 +17,12 @@
 # (default 3) passes over every clip, and gives each cell the median of
 # its rounds with the lowest and highest, and each geomean the range of
 # the single rounds' geomeans: take the spread, not one figure. The whole
-# pose is timed both ways a game can ask for it: from the packed static
-# tracks (what `bench` calls the pose) and from the static pose. The estimate
+# pose is timed the ways a game can ask for it: from the packed static
+# tracks (what `bench` calls the pose), from the static pose, and from the
+# static pose through a playing instance's track cache (`whole-cached`:
+# 32 bytes per animated track per copy, which a pose in the segment the
+# cache holds reads instead of the segment's rate bytes, range entries and
+# clip ranges). The estimate
 # against ACL is then
 #     now / ACL  =  (now / filing, today)  x  (filing / ACL, anchor day).
 #
@@ -75,7 +79,7 @@ for round in $(seq "$ROUNDS"); do
   for c in $CLIPS; do
     a=$(ls "$W"/filing-out/packages/"$c".acl-*.ludanim); b=$(ls "$W"/now-out/packages/"$c".acl-*.ludanim)
     joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
-    for m in "pose packed whole-packed" "pose pose whole-static" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
+    for m in "pose packed whole-packed" "pose pose whole-static" "pose pose-cached whole-cached" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
       set -- $m
       r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" "$copies" "$PASSES" 2>/dev/null | tail -1)
       # The ratio, then A's and B's median ns: the machine's state of the
@@ -113,7 +117,7 @@ def median(v):
 def geomean(v): return math.exp(sum(map(math.log, v)) / len(v))
 print("| clip | request | ACL ns (anchor day) | filing-time ludus ns (anchor day) | filing-time / now ns today (medians) | now / filing today, median of rounds (lowest-highest) | now / ACL, estimated |")
 print("|---|---|---|---|---|---|---|")
-est = {"whole-packed": [], "whole-static": [], "mid": [], "last": []}
+est = {"whole-packed": [], "whole-static": [], "whole-cached": [], "mid": [], "last": []}
 for (clip, req), v in cells.items():
     acl, fil = anchor[clip][req.split("-")[0]]
     e = median(v) * fil / acl

@@ -1,6 +1,7 @@
 //! Decode timings by ACL's method (`acl_decompressor`'s benchmark), for
 //! every request a game makes: a whole pose (from the packed static
-//! tracks, and from the static pose), one joint (first, middle, last), a
+//! tracks, from the static pose, and from the static pose through a
+//! playing instance's track cache), one joint (first, middle, last), a
 //! 10-joint subset and the whole pose joint by joint; and a strict-flush
 //! figure per decode.
 //!
@@ -19,7 +20,7 @@
 //! copy, so code, context, data and output all start cold; median of the
 //! runs.
 
-use ludus_anim_runtime::codec::vbr::{Isa, StaticTracks};
+use ludus_anim_runtime::codec::vbr::{Isa, StaticTracks, TrackCache};
 use ludus_anim_runtime::{Clip, DecodeContext, Package, Transform};
 use serde::Serialize;
 use std::time::Instant;
@@ -31,6 +32,9 @@ enum Request<'r> {
     Pose,
     /// Every joint from the static pose (`DecodeContext::sample_static`).
     PoseStatic,
+    /// [`Request::PoseStatic`] through the copy's track cache
+    /// (`DecodeContext::sample_static_cached`).
+    PoseCached,
     /// These joints (`DecodeContext::sample_joints`).
     Joints(&'r [u32]),
     /// Every joint, one single-joint request at a time.
@@ -56,6 +60,10 @@ pub struct DecodeFigures {
     /// The whole pose from the static pose (`sample_static`): fewer
     /// instructions than the packed pose, more cache lines.
     pub static_pose_ns: f64,
+    /// The whole pose from the static pose through a playing instance's
+    /// track cache (`sample_static_cached`, 32 bytes per animated track
+    /// per copy): playback within a segment reads only its sample rows.
+    pub cached_pose_ns: f64,
     pub first_joint_ns: f64,
     pub middle_joint_ns: f64,
     pub last_joint_ns: f64,
@@ -89,9 +97,9 @@ pub fn subset10(joints: usize) -> Vec<u32> {
 }
 
 #[inline(never)]
-fn decode(
-    ctx: &mut DecodeContext<'_, '_>,
-    c: &Copy<'_>,
+fn decode<'p>(
+    (ctx, tracks): (&mut DecodeContext<'_, 'p>, &mut TrackCache<'p>),
+    c: &Copy<'p>,
     t: f32,
     req: Request<'_>,
     out: &mut [Transform],
@@ -100,6 +108,7 @@ fn decode(
     match req {
         Request::Pose => ctx.sample_packed(&c.statics, out),
         Request::PoseStatic => ctx.sample_static(&c.static_pose, out),
+        Request::PoseCached => ctx.sample_static_cached(tracks, &c.static_pose, out),
         Request::Joints(j) => {
             let n = j.len().min(out.len());
             out.get_mut(..n)
@@ -188,6 +197,7 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
         pose_passes_ns: [fastest.min(slowest), slowest],
         pose_ns: median(pose),
         static_pose_ns: rotate(Request::PoseStatic),
+        cached_pose_ns: rotate(Request::PoseCached),
         first_joint_ns: rotate(Request::Joints(&[0])),
         middle_joint_ns: rotate(Request::Joints(&[(joints / 2) as u32])),
         last_joint_ns: rotate(Request::Joints(&last)),
@@ -204,6 +214,16 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Ve
     let mut out = vec![Transform::IDENTITY; joints];
     let mut contexts: Vec<DecodeContext<'_, '_>> =
         views.iter().map(|c| context(&c.clip, isa)).collect();
+    // Made in copy order, as a game makes its instances' caches; only for
+    // the request that reads them (another allocation per copy would move
+    // the other requests' heap layout).
+    let mut caches: Vec<TrackCache<'_>> = views
+        .iter()
+        .map(|c| match req {
+            Request::PoseCached => c.clip.track_cache(),
+            _ => TrackCache::default(),
+        })
+        .collect();
     let duration = views.first().map_or(0.0, |c| c.clip.duration_s());
     // The first two passes fault the pages in; a pass disturbed by another
     // tenant of the machine does not move the median.
@@ -211,8 +231,8 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Ve
     for pass in 0..14 {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let start = Instant::now();
-        for (c, ctx) in views.iter().zip(contexts.iter_mut()) {
-            std::hint::black_box(decode(ctx, c, t, req, &mut out));
+        for ((c, ctx), tc) in views.iter().zip(contexts.iter_mut()).zip(caches.iter_mut()) {
+            std::hint::black_box(decode((ctx, tc), c, t, req, &mut out));
             std::hint::black_box(&out);
         }
         if pass >= 2 {
@@ -238,7 +258,8 @@ fn strict(views: &[Copy<'_>], req: Request<'_>, (joints, isa): (usize, Isa), run
         let t = (i % 100) as f32 / 99.0 * c.clip.duration_s();
         let start = Instant::now();
         let mut ctx = context(&c.clip, isa);
-        std::hint::black_box(decode(&mut ctx, c, t, req, &mut out));
+        let mut tc = TrackCache::default();
+        std::hint::black_box(decode((&mut ctx, &mut tc), c, t, req, &mut out));
         std::hint::black_box(&out);
         times.push(start.elapsed().as_nanos() as f64);
     }

@@ -1,5 +1,5 @@
 //! The decode table of `ludus-anim bench`: per clip, ours by ACL's method
-//! (whole pose packed and static, one joint first / middle / last, a 10-joint subset, the
+//! (whole pose packed, static and static through a track cache, one joint first / middle / last, a 10-joint subset, the
 //! pose joint by joint) and after a strict flush, with ACL's figures and
 //! our ratio to them where the anchors have them, then the geometric means.
 
@@ -61,8 +61,8 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<44} {:>6} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>7} {:>7}",
-        "clip", "joints", "pose", "static", "ACL", "ratio", "first", "mid", "ACL", "last", "ACL",
+        "{:<44} {:>6} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>7} {:>7}",
+        "clip", "joints", "pose", "static", "cached", "ACL", "ratio", "first", "mid", "ACL", "last", "ACL",
         "ratio", "sub10", "by-joint", "strict", "strict1"
     );
     for x in rows {
@@ -71,11 +71,12 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
         let name = decode_row_name(x, rows);
         let _ = writeln!(
             s,
-            "{:<44} {:>6} {:>7.0} {:>7.0} {:>7} {:>6} {:>6.0} {:>6.0} {:>6} {:>6.0} {:>6} {:>6} {:>6.0} {:>8.0} {:>7.0} {:>7.0}",
+            "{:<44} {:>6} {:>7.0} {:>7.0} {:>7.0} {:>7} {:>6} {:>6.0} {:>6.0} {:>6} {:>6.0} {:>6} {:>6} {:>6.0} {:>8.0} {:>7.0} {:>7.0}",
             name,
             x.joints,
             d.pose_ns,
             d.static_pose_ns,
+            d.cached_pose_ns,
             ns(a.map(|a| a.pose_ns)),
             ratio(d.pose_ns, a.map(|a| a.pose_ns)),
             d.first_joint_ns,
@@ -91,6 +92,13 @@ pub fn render_decode(rows: &[BenchRow]) -> String {
         );
     }
     let means = [
+        (
+            "whole pose (static, track cache)",
+            geomean(
+                rows.iter()
+                    .map(|x| (x.decode.cached_pose_ns, x.acl_decode.map(|a| a.pose_ns))),
+            ),
+        ),
         (
             "whole pose (static)",
             geomean(

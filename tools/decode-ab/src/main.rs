@@ -8,6 +8,8 @@
 //! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]` (COPIES: ACL's
 //! count for the rig unless given, see `acl_copies`)
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
+//! `DecodeContext`; `pose-cached` and `packed-cached` with a `TrackCache`
+//! per copy),
 //! `DecodeContext`), `pose-out` (the same, each copy writing its own
 //! output, as cold as its clip), `pose-shared`, `pose-blob0` (every
 //! context over copy 0's clip bytes: warm clip data), `clip-pose`,
@@ -162,7 +164,7 @@ fn main() {
             if !c.static_pose(p.sample_defaults(c), &mut sp) {
                 fail("B: no static pose".into())
             }
-            let st = if mb.ends_with("packed") {
+            let st = if mb.contains("packed") {
                 c.static_tracks(p.sample_defaults(c))
                     .unwrap_or_else(|| fail("B: no static tracks".into()))
             } else {
@@ -177,6 +179,13 @@ fn main() {
         .iter()
         .map(|v| rtb::DecodeContext::new(if mb == "pose-blob0" { vb[0].1 } else { v.1 }))
         .collect();
+    // `-cached` modes: each copy's instance keeps a track cache, made in
+    // copy order like the contexts.
+    let mut tcs: Vec<_> = if mb.ends_with("-cached") {
+        vb.iter().map(|v| v.1.track_cache()).collect()
+    } else {
+        vec![Default::default(); vb.len()]
+    };
     // `DECODE_ISA=sse2|avx2`: B's contexts decode at that level
     // (default: the highest the CPU runs).
     if let Ok(name) = std::env::var("DECODE_ISA") {
@@ -221,8 +230,21 @@ fn main() {
             }
             let da = s.elapsed().as_nanos() as f64 / (e - k) as f64;
             let s = Instant::now();
-            for (i, ((p, c, sp, st), x)) in vb[k..e].iter().zip(ctx[k..e].iter_mut()).enumerate() {
+            for (i, (((p, c, sp, st), x), tc)) in vb[k..e]
+                .iter()
+                .zip(ctx[k..e].iter_mut())
+                .zip(tcs[k..e].iter_mut())
+                .enumerate()
+            {
                 let ok = match kb.as_str() {
+                    "pose-cached" => {
+                        x.seek(t);
+                        x.sample_static_cached(tc, sp, &mut ob)
+                    }
+                    "packed-cached" => {
+                        x.seek(t);
+                        x.sample_packed_cached(tc, st, &mut ob)
+                    }
                     // The static pose of copy 0 for every copy: what the
                     // cold per-copy static pose costs a decode.
                     "pose-shared" => {
