@@ -39,6 +39,15 @@
 //! let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
 //! walk.sample_static(0.25, &static_pose, &mut local);
 //! skeleton.local_to_component(&local, &mut model);
+//!
+//! // A playing instance: a context (seek, play on) and its track cache,
+//! // through which the poses in one segment read only its sample rows.
+//! let mut ctx = ludus_anim_runtime::DecodeContext::new(walk);
+//! let mut tracks = walk.track_cache();
+//! for frame in 0..3 {
+//!     ctx.seek(frame as f32 / 60.0);
+//!     ctx.sample_static_cached(&mut tracks, &static_pose, &mut local);
+//! }
 //! ```
 
 // All `unsafe` lives in `codec::vbr::simd` (loads, prefetches, lanes) and

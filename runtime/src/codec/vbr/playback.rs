@@ -140,22 +140,25 @@ impl<'a> TrackCache<'a> {
         let Some(o) = &self.origin else {
             return false;
         };
-        let same = |a: &[u8], b: &[u8]| std::ptr::eq(a, b);
-        (o.joint_count, o.num_samples, o.animated, o.segments)
-            == (
-                clip.joint_count,
-                clip.num_samples,
-                clip.animated,
-                clip.segments,
-            )
-            && (o.seg_len, o.seg_long, o.off_w, o.bits_w)
-                == (clip.seg_len, clip.seg_long, clip.off_w, clip.bits_w)
-            && same(o.types, clip.types)
-            && same(o.constants, clip.constants)
-            && same(o.ranges, clip.ranges)
-            && same(o.table, clip.table)
-            && same(o.data, clip.data)
-            && self.tracks.len() == clip.animated as usize
+        // Every difference or-ed into one word, tested once (a chain of
+        // `&&` compiled to a branch per field).
+        let d =
+            |a: &[u8], b: &[u8]| (a.as_ptr() as usize ^ b.as_ptr() as usize) | (a.len() ^ b.len());
+        let sections = d(o.types, clip.types)
+            | d(o.constants, clip.constants)
+            | d(o.ranges, clip.ranges)
+            | d(o.table, clip.table)
+            | d(o.data, clip.data);
+        let counts = (o.num_samples ^ clip.num_samples)
+            | (o.animated ^ clip.animated)
+            | (o.segments ^ clip.segments)
+            | (o.seg_len ^ clip.seg_len)
+            | (o.seg_long ^ clip.seg_long)
+            | u32::from(o.off_w ^ clip.off_w)
+            | u32::from(o.bits_w ^ clip.bits_w);
+        let sizes =
+            (o.joint_count ^ clip.joint_count) | (self.tracks.len() ^ clip.animated as usize);
+        sections | sizes | counts as usize == 0
     }
 
     /// The segment whose entries it holds, if any.
