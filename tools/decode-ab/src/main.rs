@@ -181,11 +181,26 @@ fn main() {
         .collect();
     // `-cached` modes: each copy's instance keeps a track cache, made in
     // copy order like the contexts.
-    let mut tcs: Vec<_> = if mb.ends_with("-cached") {
-        vb.iter().map(|v| v.1.track_cache()).collect()
-    } else {
-        vec![Default::default(); vb.len()]
-    };
+    // With `SHUFFLE_CACHES` set they are made in a scrambled order, so
+    // that neighbouring copies' caches do not lie next to each other (as
+    // in a game whose instances were spawned in another order than they
+    // are updated).
+    let mut tcs: Vec<_> = vec![Default::default(); vb.len()];
+    if mb.ends_with("-cached") {
+        let mut order: Vec<usize> = (0..vb.len()).collect();
+        if std::env::var_os("SHUFFLE_CACHES").is_some() {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for i in (1..order.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+        }
+        for k in order {
+            tcs[k] = vb[k].1.track_cache();
+        }
+    }
     // `DECODE_ISA=sse2|avx2`: B's contexts decode at that level
     // (default: the highest the CPU runs).
     if let Ok(name) = std::env::var("DECODE_ISA") {
