@@ -13,7 +13,7 @@
 mod common;
 use common::*;
 
-use ludus_anim_runtime::codec::vbr::Isa;
+use ludus_anim_runtime::codec::vbr::{CachedTrack, Isa};
 use ludus_anim_runtime::{DecodeContext, Package, Transform};
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -113,6 +113,10 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
     // One playback track cache per context, shared by its whole-pose
     // requests (their entries are the clip's, whatever the request).
     let mut caches: Vec<_> = contexts.iter().map(|_| c.track_cache()).collect();
+    // And one over entries the caller placed (a slice of its arena).
+    let mut arena = vec![CachedTrack::EMPTY; c.track_cache_len() + 3];
+    let mut placed = c.track_cache_in(&mut arena[3..]);
+    let mut placed_ctx = DecodeContext::new(c);
     for &t in times {
         let at = format!("{} at t = {t}", c.name());
         assert!(c.sample(t, defaults, &mut want));
@@ -129,6 +133,9 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
             .codec()
             .decode_joints(c.position(t), defaults, &subset, &mut sub));
         assert_eq!(bits(&want_sub), bits(&sub), "walk, {at}");
+        placed_ctx.seek(t);
+        assert!(placed_ctx.sample_static_cached(&mut placed, &static_pose, &mut got));
+        assert_eq!(bits(&want), bits(&got), "placed track cache, {at}");
         for (ctx, tc) in contexts.iter_mut().zip(&mut caches) {
             let at = format!("{at}, {}", ctx.isa().name());
             ctx.seek(t);

@@ -26,7 +26,11 @@
 # against ACL is then
 #     now / ACL  =  (now / filing, today)  x  (filing / ACL, anchor day).
 #
-# Usage: [ROUNDS=3] [COPIES=N] tools/bench-decode-vs-filing.sh [PASSES]   (default 12;
+# Where the copies' per-instance state lies is decode-ab's choice (its
+# header): SHUFFLE_CACHES=1 or INSTANCES=order|scatter pass through.
+#
+# Usage: [ROUNDS=3] [COPIES=N] [CELLS="whole-static whole-cached"]
+#   tools/bench-decode-vs-filing.sh [PASSES]   (default 12;
 # cached builds and packages under target/decode-ab)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,6 +85,8 @@ for round in $(seq "$ROUNDS"); do
     joints=$(target/release/ludus-anim inspect "$b" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["skeleton"]["joints"]))')
     for m in "pose packed whole-packed" "pose pose whole-static" "pose pose-cached whole-cached" "joint=$((joints / 2)) joint=$((joints / 2)) mid" "joint joint last"; do
       set -- $m
+      # CELLS: only these cells (default: all five).
+      case " ${CELLS:-whole-packed whole-static whole-cached mid last} " in *" $3 "*) ;; *) continue ;; esac
       r=$(taskset -c 0 "$AB" "$1" "$a" "$2" "$b" "$copies" "$PASSES" 2>/dev/null | tail -1)
       # The ratio, then A's and B's median ns: the machine's state of the
       # moment (identical builds gave static-pose geomeans 0.865x and

@@ -12,6 +12,7 @@ use libfuzzer_sys::fuzz_target;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
 use ludus_anim_runtime::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::Package;
+use ludus_anim_runtime::codec::vbr::CachedTrack;
 use ludus_anim_runtime::DecodeContext;
 
 const TIMES: [f32; 10] = [
@@ -59,6 +60,8 @@ fuzz_target!(|data: &[u8]| {
         // and hits) and seeking back: the bits of the uncached requests.
         let mut ctx = DecodeContext::new(c);
         let mut tracks = c.track_cache();
+        // And one over entries in the instance's own memory.
+        let mut placed = c.track_cache_in([CachedTrack::EMPTY; 24]);
         let mut want = vec![Transform::IDENTITY; n];
         for k in 0..24 {
             let t = if k < 20 { d * k as f32 / 19.0 } else { TIMES[k % TIMES.len()] };
@@ -66,6 +69,8 @@ fuzz_target!(|data: &[u8]| {
             if ctx.sample_static(&fixed, &mut want) {
                 assert!(ctx.sample_static_cached(&mut tracks, &fixed, &mut out));
                 assert_eq!(bits(&want), bits(&out), "cached static pose at {t}");
+                assert!(ctx.sample_static_cached(&mut placed, &fixed, &mut out));
+                assert_eq!(bits(&want), bits(&out), "placed cache at {t}");
             }
             if let Some(st) = &statics {
                 if ctx.sample_packed(st, &mut want) {

@@ -22,7 +22,8 @@
 //! caller-owned cache of the previous sampling's position). No code taken.
 
 use crate::codec::vbr::{
-    IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, TrackCache, VbrRequest,
+    CacheView, CachedTrack, IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, TrackCache,
+    VbrRequest,
 };
 use crate::codec::ClipCodec;
 use crate::math::Transform;
@@ -153,7 +154,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     fn run_with(
         &mut self,
         request: VbrRequest<'_>,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
@@ -216,35 +217,45 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// rows of the segment data. A cache of another clip is not used
     /// (the pose is decoded without it).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_static_cached(
+    pub fn sample_static_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
-        tracks: &mut TrackCache<'_>,
+        tracks: &mut TrackCache<'_, S>,
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(VbrRequest::StaticPose, Some(tracks), static_pose, out)
+        self.run_with(
+            VbrRequest::StaticPose,
+            Some(&mut tracks.view()),
+            static_pose,
+            out,
+        )
     }
 
     /// [`DecodeContext::sample`] through an instance's [`TrackCache`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_cached(
+    pub fn sample_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
-        tracks: &mut TrackCache<'_>,
+        tracks: &mut TrackCache<'_, S>,
         defaults: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(VbrRequest::Pose, Some(tracks), defaults, out)
+        self.run_with(VbrRequest::Pose, Some(&mut tracks.view()), defaults, out)
     }
 
     /// [`DecodeContext::sample_packed`] through an instance's [`TrackCache`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_packed_cached(
+    pub fn sample_packed_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
-        tracks: &mut TrackCache<'_>,
+        tracks: &mut TrackCache<'_, S>,
         statics: &StaticTracks<'_>,
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(VbrRequest::Packed(statics), Some(tracks), &[], out)
+        self.run_with(
+            VbrRequest::Packed(statics),
+            Some(&mut tracks.view()),
+            &[],
+            out,
+        )
     }
 
     /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].

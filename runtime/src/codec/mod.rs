@@ -146,6 +146,27 @@ impl<'a> ClipCodec<'a> {
         }
     }
 
+    /// A [`vbr::TrackCache`] for this clip over `entries`, memory the
+    /// caller placed (see [`vbr::TrackCache::with_entries`]).
+    pub fn track_cache_in<S: AsMut<[vbr::CachedTrack]>>(
+        &self,
+        entries: S,
+    ) -> vbr::TrackCache<'a, S> {
+        match self {
+            ClipCodec::Reference(_) => vbr::TrackCache::unfit(entries),
+            ClipCodec::Vbr(c) => vbr::TrackCache::with_entries(c, entries),
+        }
+    }
+
+    /// How many entries a [`vbr::TrackCache`] of this clip uses (its
+    /// animated tracks; none for the reference codec).
+    pub fn track_cache_len(&self) -> usize {
+        match self {
+            ClipCodec::Reference(_) => 0,
+            ClipCodec::Vbr(c) => c.animated_track_count(),
+        }
+    }
+
     /// [`ClipCodec::decode_pose_static`] over packed static tracks: the
     /// same bits, reading less.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]

@@ -3,7 +3,7 @@
 use super::format::*;
 #[cfg(doc)]
 use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::vbr::{StaticTracks, TrackCache, VbrIndex};
+use crate::codec::vbr::{CachedTrack, StaticTracks, TrackCache, VbrIndex};
 use crate::codec::{ClipCodec, CodecId};
 use crate::events::{Event, EventTrack};
 use crate::math::Transform;
@@ -310,6 +310,22 @@ impl<'a> Clip<'a> {
     /// track, and borrows the package's bytes.
     pub fn track_cache(&self) -> TrackCache<'a> {
         self.codec.track_cache()
+    }
+
+    /// [`Clip::track_cache`] over entries the caller placed, so that an
+    /// instance keeps its whole decode state in its own memory: for
+    /// example `[CachedTrack::EMPTY; 32]` inside the instance's struct,
+    /// beside its [`crate::DecodeContext`], or a slice of an arena of
+    /// instances. It needs [`Clip::track_cache_len`] entries; with fewer,
+    /// poses decoded through it run uncached (the same bits).
+    pub fn track_cache_in<S: AsMut<[CachedTrack]>>(&self, entries: S) -> TrackCache<'a, S> {
+        self.codec.track_cache_in(entries)
+    }
+
+    /// The entries a [`Clip::track_cache_in`] cache uses: one per
+    /// animated track.
+    pub fn track_cache_len(&self) -> usize {
+        self.codec.track_cache_len()
     }
 
     /// [`Clip::sample_static`] from [`Clip::static_tracks`]: the same

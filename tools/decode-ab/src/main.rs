@@ -8,13 +8,17 @@
 //! `decode-ab A_MODE A_PKG B_MODE B_PKG [COPIES] [PASSES]` (COPIES: ACL's
 //! count for the rig unless given, see `acl_copies`)
 //! A modes: `pose`, `joint[=J]`. B modes: `packed`, `pose` (through a
-//! `DecodeContext`; `pose-cached` and `packed-cached` with a `TrackCache`
-//! per copy),
-//! `DecodeContext`), `pose-out` (the same, each copy writing its own
+//! `DecodeContext`), `pose-cached` and `packed-cached` (the same with a
+//! `TrackCache` per copy), `pose-out` (the same, each copy writing its own
 //! output, as cold as its clip), `pose-shared`, `pose-blob0` (every
 //! context over copy 0's clip bytes: warm clip data), `clip-pose`,
 //! `clip-packed`, `joint[=J]`, `clip-joint`. `DECODE_ISA` (`sse2`,
 //! `avx2`) sets the level B's contexts decode at.
+//! Where B's per-copy state lies: by default the contexts in one array
+//! and the caches beside it, both in copy order; `SHUFFLE_CACHES=1`
+//! makes the caches in a scrambled order; `INSTANCES=order|scatter`
+//! puts each copy's context and cache (entries inline) in one
+//! allocation, made in copy order or scrambled.
 //! Prints each side's median and 10th percentile ns per decode and the
 //! median (and quartiles) of the ratios B/A of adjacent chunks.
 //!
@@ -29,6 +33,90 @@
 //! walk without its tracks), and 2 MiB pages (`HUGE`) do not close it.
 use ludus_anim_runtime as rtb;
 use std::time::Instant;
+
+/// Animated tracks an `INSTANCES` copy's inline track cache holds.
+const INLINE: usize = 32;
+
+/// One copy's whole decode state in one allocation (`INSTANCES`).
+struct Instance<'p> {
+    ctx: rtb::DecodeContext<'p, 'p>,
+    tc: rtb::codec::vbr::TrackCache<'p, [rtb::codec::vbr::CachedTrack; INLINE]>,
+}
+
+/// The copies' indices in order, or scrambled (a fixed xorshift, so runs
+/// compare).
+fn copy_order(n: usize, scramble: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    if scramble {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in (1..order.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    }
+    order
+}
+
+/// B's copy `x` (its context and track cache, wherever they lie) decodes
+/// request `kb` at `t` into `ob` (or `own`, the copy's own output).
+#[allow(clippy::too_many_arguments)]
+fn decode_b<S: AsMut<[rtb::codec::vbr::CachedTrack]>>(
+    kb: &str,
+    x: &mut rtb::DecodeContext<'_, '_>,
+    tc: &mut rtb::codec::vbr::TrackCache<'_, S>,
+    (p, c, sp, st): (
+        &rtb::package::Package<'_>,
+        &rtb::Clip<'_>,
+        &[rtb::math::Transform],
+        &rtb::codec::vbr::StaticTracks<'_>,
+    ),
+    (shared, jb): (&[rtb::math::Transform], &[u32]),
+    own: Option<&mut Vec<rtb::math::Transform>>,
+    t: f32,
+    ob: &mut [rtb::math::Transform],
+) -> bool {
+    match kb {
+        "pose-cached" => {
+            x.seek(t);
+            x.sample_static_cached(tc, sp, ob)
+        }
+        "packed-cached" => {
+            x.seek(t);
+            x.sample_packed_cached(tc, st, ob)
+        }
+        // The static pose of copy 0 for every copy: what the
+        // cold per-copy static pose costs a decode.
+        "pose-shared" => {
+            x.seek(t);
+            x.sample_static(shared, ob)
+        }
+        "packed" => {
+            x.seek(t);
+            x.sample_packed(st, ob)
+        }
+        "pose" | "pose-blob0" => {
+            x.seek(t);
+            x.sample_static(sp, ob)
+        }
+        "pose-out" => {
+            x.seek(t);
+            match own {
+                Some(o) => x.sample_static(sp, o),
+                None => false,
+            }
+        }
+        "clip-pose" => c.sample_static(t, sp, ob),
+        "clip-packed" => c.sample_packed(t, st, ob),
+        "joint" => {
+            x.seek(t);
+            x.sample_joints_static(sp, jb, &mut ob[..1])
+        }
+        "clip-joint" => c.sample_joints(t, p.sample_defaults(c), jb, &mut ob[..1]),
+        other => fail(format!("unknown B mode {other}")),
+    }
+}
 
 fn fail(msg: String) -> ! {
     eprintln!("decode-ab: {msg}");
@@ -187,19 +275,34 @@ fn main() {
     // are updated).
     let mut tcs: Vec<_> = vec![Default::default(); vb.len()];
     if mb.ends_with("-cached") {
-        let mut order: Vec<usize> = (0..vb.len()).collect();
-        if std::env::var_os("SHUFFLE_CACHES").is_some() {
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            for i in (1..order.len()).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                order.swap(i, (x % (i as u64 + 1)) as usize);
-            }
-        }
-        for k in order {
+        for k in copy_order(vb.len(), std::env::var_os("SHUFFLE_CACHES").is_some()) {
             tcs[k] = vb[k].1.track_cache();
         }
+    }
+    // `INSTANCES=order|scatter`: each copy keeps its context and its track
+    // cache (entries inline) in one allocation of its own, as a game
+    // keeps an instance's decode state together; `scatter` makes them in
+    // a scrambled order, so that neither a copy's context nor its cache
+    // lies next to its neighbours' in decode order. Every B mode then
+    // decodes through these, cached or not, so both pay the same cold
+    // instance.
+    let mut insts: Vec<Option<Box<Instance>>> = Vec::new();
+    if let Ok(how) = std::env::var("INSTANCES") {
+        insts.resize_with(vb.len(), || None);
+        for k in copy_order(vb.len(), how == "scatter") {
+            let c = vb[k].1;
+            if c.track_cache_len() > INLINE {
+                fail(format!(
+                    "{} animated tracks: more than {INLINE}",
+                    c.track_cache_len()
+                ));
+            }
+            insts[k] = Some(Box::new(Instance {
+                ctx: ctx[k].clone(),
+                tc: c.track_cache_in([rtb::codec::vbr::CachedTrack::EMPTY; INLINE]),
+            }));
+        }
+        ctx.clear();
     }
     // `DECODE_ISA=sse2|avx2`: B's contexts decode at that level
     // (default: the highest the CPU runs).
@@ -210,7 +313,10 @@ fn main() {
             fail(format!("this CPU does not run {name}"));
         }
     }
-    if let Some(c) = ctx.first() {
+    if let Some(c) = ctx
+        .first()
+        .or(insts.first().and_then(|i| i.as_ref().map(|i| &i.ctx)))
+    {
         eprintln!("{n} copies; B decodes at {}", c.isa().name());
     }
     let (ja, jb) = ([joint(&ma, joints)], [joint(&mb, joints)]);
@@ -245,51 +351,41 @@ fn main() {
             }
             let da = s.elapsed().as_nanos() as f64 / (e - k) as f64;
             let s = Instant::now();
+            for (v, inst) in vb[k..e]
+                .iter()
+                .zip(insts.get_mut(k..e).unwrap_or_default().iter_mut())
+            {
+                let Some(inst) = inst.as_deref_mut() else {
+                    fail("B: no instance".into())
+                };
+                let (p, c, sp, st) = v;
+                let ok = decode_b(
+                    &kb,
+                    &mut inst.ctx,
+                    &mut inst.tc,
+                    (p, c, sp, st),
+                    (&vb[0].2, &jb),
+                    None,
+                    t,
+                    &mut ob,
+                );
+                if !std::hint::black_box(ok) {
+                    fail("B: a decode failed".into());
+                }
+                std::hint::black_box(&ob);
+            }
             for (i, (((p, c, sp, st), x), tc)) in vb[k..e]
                 .iter()
-                .zip(ctx[k..e].iter_mut())
+                .zip(ctx.get_mut(k..e).unwrap_or_default().iter_mut())
                 .zip(tcs[k..e].iter_mut())
                 .enumerate()
             {
-                let ok = match kb.as_str() {
-                    "pose-cached" => {
-                        x.seek(t);
-                        x.sample_static_cached(tc, sp, &mut ob)
-                    }
-                    "packed-cached" => {
-                        x.seek(t);
-                        x.sample_packed_cached(tc, st, &mut ob)
-                    }
-                    // The static pose of copy 0 for every copy: what the
-                    // cold per-copy static pose costs a decode.
-                    "pose-shared" => {
-                        x.seek(t);
-                        x.sample_static(&vb[0].2, &mut ob)
-                    }
-                    "packed" => {
-                        x.seek(t);
-                        x.sample_packed(st, &mut ob)
-                    }
-                    "pose" | "pose-blob0" => {
-                        x.seek(t);
-                        x.sample_static(sp, &mut ob)
-                    }
-                    "pose-out" => {
-                        x.seek(t);
-                        match outs.get_mut(k + i) {
-                            Some(o) => x.sample_static(sp, o),
-                            None => false,
-                        }
-                    }
-                    "clip-pose" => c.sample_static(t, sp, &mut ob),
-                    "clip-packed" => c.sample_packed(t, st, &mut ob),
-                    "joint" => {
-                        x.seek(t);
-                        x.sample_joints_static(sp, &jb, &mut ob[..1])
-                    }
-                    "clip-joint" => c.sample_joints(t, p.sample_defaults(c), &jb, &mut ob[..1]),
-                    other => fail(format!("unknown B mode {other}")),
+                let o = if kb == "pose-out" {
+                    outs.get_mut(k + i)
+                } else {
+                    None
                 };
+                let ok = decode_b(&kb, x, tc, (p, c, sp, st), (&vb[0].2, &jb), o, t, &mut ob);
                 if !std::hint::black_box(ok) {
                     fail("B: a decode failed".into());
                 }

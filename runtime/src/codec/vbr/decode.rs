@@ -17,10 +17,10 @@ use super::format::{
 };
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::index::IndexView;
-use super::playback::{row_fits, CachedTrack, TrackCache};
+use super::playback::{row_fits, CacheView};
 use super::simd::{
-    load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, prefetch_values,
-    read_u32, Checked, Loads, Unchecked,
+    load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
+    Checked, Loads, Unchecked,
 };
 use super::tracks::{
     pair_kind, Cursor, Pair, Samples, SegmentCache, PAIR_CACHED, PAIR_FILL, PAIR_ONE,
@@ -215,7 +215,7 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
     ) -> bool {
         if (!P::LITERAL_BASE && base.len() != self.joint_count)
             || out.len() != policy.out_len(self.joint_count)
@@ -251,10 +251,8 @@ impl<'a> VbrClip<'a> {
         // An instance's track cache (whole poses only; the caller checked
         // that it fits this clip).
         let tracks = tracks.filter(|_| P::EVERY_JOINT);
-        let view = tracks
-            .as_deref()
-            .and_then(|t| Some((t.held()?, t.tracks.as_slice())));
-        let Some(s) = self.start(pos, base, !P::ANIMATED_ONLY, bulk, cache, view) else {
+        let held = tracks.as_deref().and_then(|t| t.held());
+        let Some(s) = self.start(pos, base, !P::ANIMATED_ONLY, bulk, cache, held) else {
             return false;
         };
         if let Some(t) = tracks {
@@ -288,7 +286,7 @@ impl<'a> VbrClip<'a> {
         s: &Samples<'_>,
         base: &[Transform],
         out: &mut [Transform],
-        t: &mut TrackCache<'_>,
+        t: &mut CacheView<'_, '_>,
     ) -> bool {
         let segment = s.s0.segment;
         let previous = t.note_segment(segment);
@@ -341,7 +339,7 @@ impl<'a> VbrClip<'a> {
         constants: bool,
         bulk: bool,
         mut cache: Option<&mut SegmentCache>,
-        held: Option<(u32, &[CachedTrack])>,
+        held: Option<u32>,
     ) -> Option<Samples<'static>> {
         if pos.i0 >= self.num_samples || pos.i1 >= self.num_samples {
             return None;
@@ -367,10 +365,10 @@ impl<'a> VbrClip<'a> {
         };
         // A segment whose tracks an instance's cache holds needs only its
         // sample rows: no rate bytes, range entries or clip ranges.
-        let light = held.is_some_and(|h| h.0 == s0.segment) && pair != Pair::TwoSegments;
-        if let (true, Some((_, entries))) = (light, held) {
-            // The cached entries first: each track's row offset is in them.
-            prefetch_values(entries);
+        let light = held == Some(s0.segment) && pair != Pair::TwoSegments;
+        if light {
+            // The cached entries were prefetched before the segment was
+            // located (`VbrClip::decode_viewed`).
             prefetch(self.data, s0.bit >> 3, s0.row_bits.div_ceil(8) + 1);
             if pair == Pair::SameSegment {
                 prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);

@@ -22,7 +22,7 @@
 //! them.
 
 use super::decode::OutputPolicy;
-use super::playback::TrackCache;
+use super::playback::CacheView;
 use super::tracks::SegmentCache;
 use super::VbrClip;
 use crate::math::Transform;
@@ -147,7 +147,7 @@ impl VbrClip<'_> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         match isa.0 {
@@ -171,7 +171,7 @@ impl VbrClip<'_> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
     ) -> bool {
         self.decode_body(policy, pos, base, out, cache, tracks)
     }

@@ -57,7 +57,8 @@ pub use format::VERSION;
 pub use index::{IndexView, VbrIndex, CHECKPOINT};
 pub use isa::Isa;
 pub(crate) use isa::SupportedIsa;
-pub use playback::TrackCache;
+pub(crate) use playback::CacheView;
+pub use playback::{CachedTrack, TrackCache};
 pub use statics::StaticTracks;
 pub use tracks::SegmentCache;
 
@@ -355,11 +356,19 @@ impl<'a> VbrClip<'a> {
         request: VbrRequest<'_>,
         index: Option<IndexView<'_>>,
         cache: &mut SegmentCache,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
         pos: SamplePosition,
         base: &[Transform],
         out: &mut [Transform],
     ) -> bool {
+        // A track cache that holds the pose's segment: its entries first
+        // of all. Their address depends on no load, so their misses
+        // overlap the segment table's chain instead of following it.
+        if let Some(t) = tracks.as_deref() {
+            if self.segments != 0 && t.held() == Some(self.segment_of(pos.i0)) {
+                simd::prefetch_values(t.tracks());
+            }
+        }
         let locate = Some(cache);
         // Only a cache made for this clip's very sections is used (tested
         // in the pose arms alone: joint requests take none).
@@ -445,7 +454,7 @@ impl<'a> VbrClip<'a> {
         base: &[Transform],
         out: &mut [Transform],
         cache: Option<&mut SegmentCache>,
-        tracks: Option<&mut TrackCache<'_>>,
+        tracks: Option<&mut CacheView<'_, '_>>,
     ) -> bool {
         self.decode_on(isa, policy, pos, base, out, cache, tracks)
     }

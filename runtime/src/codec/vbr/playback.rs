@@ -53,11 +53,12 @@ pub(super) fn row_fits(row_bits: usize) -> bool {
     row_bits <= OFF_MASK as usize
 }
 
-/// One animated track's reconstruction in the cached segment: two 16-byte
-/// rows, loaded as they are.
+/// One entry of a [`TrackCache`]: an animated track's reconstruction in
+/// the cached segment, two 16-byte rows loaded as they are. Opaque; make
+/// room for them with [`CachedTrack::EMPTY`] (`[CachedTrack::EMPTY; N]`).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(16))]
-pub(super) struct CachedTrack {
+pub struct CachedTrack {
     /// Bias x, y, z; w: `1 / (2^field - 1)`.
     lo: Vec4,
     /// Scale x, y, z; w: the bits of the meta word (row offset, field
@@ -66,6 +67,12 @@ pub(super) struct CachedTrack {
 }
 
 impl CachedTrack {
+    /// An entry that holds nothing yet.
+    pub const EMPTY: CachedTrack = CachedTrack {
+        lo: Vec4::ZERO,
+        hi: Vec4::ZERO,
+    };
+
     /// The entry of a track with parameters `p` at bit `off` of a row
     /// (which [`row_fits`] the meta word, so `off` does too).
     #[inline(always)]
@@ -97,17 +104,28 @@ impl CachedTrack {
 }
 
 /// A playing instance's cache of one clip's segment state (see the module
-/// documentation). Made once per instance for its clip (it allocates 32
-/// bytes per animated track); decodes never allocate. Keep it with the
-/// instance's other per-instance state, in the order instances are
-/// updated: its gain is the clip's lines replaced by these, which pays
-/// when they stream (measured in `schemas/codec-vbr.md`: scattered
-/// caches cost the larger rigs up to 20%). It borrows the
-/// clip's sections: a decode uses it only for the clip it was made for
-/// (the same sections, by address), and only for the segment it was
-/// filled for; otherwise the pose is decoded without it.
+/// documentation). Made once per instance for its clip; decodes never
+/// allocate. Its entries (`S`, 32 bytes per animated track) lie where the
+/// caller puts them: [`TrackCache::new`] allocates them, and
+/// [`TrackCache::with_entries`] takes memory the caller placed, such as an
+/// array inside the instance's own struct next to its
+/// [`crate::DecodeContext`], so that one instance's decode state shares
+/// its pages wherever the instance lives. A decode prefetches the entries
+/// before it locates the segment, so they are fetched alongside the
+/// clip's segment table rather than after it (`schemas/codec-vbr.md`
+/// measures both layouts). It borrows the clip's sections: a decode uses
+/// it only for the clip it was made for (the same sections, by address),
+/// and only for the segment it was filled for; otherwise the pose is
+/// decoded without it.
 #[derive(Clone, Debug)]
-pub struct TrackCache<'a> {
+pub struct TrackCache<'a, S = Vec<CachedTrack>> {
+    state: CacheState<'a>,
+    entries: S,
+}
+
+/// What a [`TrackCache`] knows besides its entries.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CacheState<'a> {
     /// The view of the clip it was made for. Its sections are borrowed,
     /// so they cannot change while the cache lives; with the counts and
     /// the segment table's shape they fix every entry (the animated
@@ -118,30 +136,100 @@ pub struct TrackCache<'a> {
     segment: u32,
     /// The segment of the last pose decoded through it (`u32::MAX`: none).
     last: u32,
-    pub(super) tracks: Vec<CachedTrack>,
+}
+
+impl<'a> CacheState<'a> {
+    fn new(origin: Option<VbrClip<'a>>) -> CacheState<'a> {
+        CacheState {
+            origin,
+            segment: u32::MAX,
+            last: u32::MAX,
+        }
+    }
 }
 
 impl<'a> TrackCache<'a> {
-    /// An empty cache for `clip`.
+    /// An empty cache for `clip`, its entries allocated here.
     pub fn new(clip: &VbrClip<'a>) -> TrackCache<'a> {
+        TrackCache::with_entries(clip, vec![CachedTrack::EMPTY; clip.animated as usize])
+    }
+
+    /// Bytes it allocated.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<CachedTrack>()
+    }
+}
+
+impl<'a, S: AsMut<[CachedTrack]>> TrackCache<'a, S> {
+    /// An empty cache for `clip` whose entries are `entries`, memory the
+    /// caller placed (an array in the instance's struct, a slice of an
+    /// arena). It needs [`VbrClip::animated_track_count`] entries and uses the
+    /// first that many; with fewer, decodes through it run uncached.
+    pub fn with_entries(clip: &VbrClip<'a>, entries: S) -> TrackCache<'a, S> {
         TrackCache {
-            origin: Some(*clip),
-            segment: u32::MAX,
-            last: u32::MAX,
-            tracks: vec![CachedTrack::default(); clip.animated as usize],
+            state: CacheState::new(Some(*clip)),
+            entries,
         }
     }
 
-    /// Bytes it holds.
-    pub fn heap_bytes(&self) -> usize {
-        self.tracks.len() * std::mem::size_of::<CachedTrack>()
+    /// A cache over `entries` that fits no clip (decodes through it run
+    /// uncached): for a clip whose codec has no segments to cache.
+    pub(crate) fn unfit(entries: S) -> TrackCache<'a, S> {
+        TrackCache {
+            state: CacheState::new(None),
+            entries,
+        }
     }
 
+    /// The cache as the decode takes it: its state and exactly as many
+    /// entries as its clip has animated tracks (none if it has fewer).
+    #[inline(always)]
+    pub(crate) fn view(&mut self) -> CacheView<'_, 'a> {
+        let n = self
+            .state
+            .origin
+            .as_ref()
+            .map_or(0, |o| o.animated as usize);
+        CacheView {
+            state: &mut self.state,
+            tracks: self.entries.as_mut().get_mut(..n).unwrap_or_default(),
+        }
+    }
+
+    /// Its entries' memory, returned to the caller.
+    pub fn into_entries(self) -> S {
+        self.entries
+    }
+}
+
+#[cfg(test)]
+impl<S> TrackCache<'_, S> {
+    /// The segment whose entries it holds, if any.
+    pub(super) fn held(&self) -> Option<u32> {
+        (self.state.segment != u32::MAX).then_some(self.state.segment)
+    }
+}
+
+impl Default for TrackCache<'_> {
+    /// A cache that fits no clip (decodes through it run uncached).
+    fn default() -> Self {
+        TrackCache::unfit(Vec::new())
+    }
+}
+
+/// A [`TrackCache`] borrowed for one decode: its state and its entries,
+/// whatever memory holds them.
+pub(crate) struct CacheView<'r, 'a> {
+    state: &'r mut CacheState<'a>,
+    tracks: &'r mut [CachedTrack],
+}
+
+impl CacheView<'_, '_> {
     /// Whether it was made for `clip`: the same counts and segment table
     /// shape, and the very sections (by address and length) it was made
     /// from.
     pub(super) fn fits(&self, clip: &VbrClip<'_>) -> bool {
-        let Some(o) = &self.origin else {
+        let Some(o) = &self.state.origin else {
             return false;
         };
         // Every difference or-ed into one word, tested once (a chain of
@@ -168,42 +256,35 @@ impl<'a> TrackCache<'a> {
     /// The segment whose entries it holds, if any.
     #[inline(always)]
     pub(super) fn held(&self) -> Option<u32> {
-        (self.segment != u32::MAX).then_some(self.segment)
+        (self.state.segment != u32::MAX).then_some(self.state.segment)
+    }
+
+    /// Its entries' memory (to prefetch).
+    #[inline(always)]
+    pub(super) fn tracks(&self) -> &[CachedTrack] {
+        self.tracks
     }
 
     /// Record that a pose in `segment` is decoded through it; returns the
     /// previous pose's segment.
     #[inline(always)]
     pub(super) fn note_segment(&mut self, segment: u32) -> u32 {
-        std::mem::replace(&mut self.last, segment)
+        std::mem::replace(&mut self.state.last, segment)
     }
 
     /// Record that a filling walk wrote every entry for `segment`.
     #[inline(always)]
     pub(super) fn set_held(&mut self, segment: u32) {
-        self.segment = segment;
+        self.state.segment = segment;
     }
 
     /// Its entries, for a cached walk to read or a filling one to write
-    /// (which first forgets the segment held: see
-    /// [`TrackCache::set_held`]).
+    /// (which first forgets the segment held: see [`CacheView::set_held`]).
     #[inline(always)]
     pub(super) fn entries(&mut self, filling: bool) -> &[Cell<CachedTrack>] {
         if filling {
-            self.segment = u32::MAX;
+            self.state.segment = u32::MAX;
         }
-        Cell::from_mut(self.tracks.as_mut_slice()).as_slice_of_cells()
-    }
-}
-
-impl Default for TrackCache<'_> {
-    /// A cache that fits no clip (decodes through it run uncached).
-    fn default() -> Self {
-        TrackCache {
-            origin: None,
-            segment: u32::MAX,
-            last: u32::MAX,
-            tracks: Vec::new(),
-        }
+        Cell::from_mut(&mut *self.tracks).as_slice_of_cells()
     }
 }

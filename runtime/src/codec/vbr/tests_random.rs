@@ -9,7 +9,7 @@ use super::decode::{FullPose, PackedPose, StaticFill};
 use super::format::*;
 use super::isa::{Isa, SupportedIsa};
 use super::tracks::SegmentCache;
-use super::{TrackCache, VbrClip, VbrIndex, VbrRequest};
+use super::{CacheView, CachedTrack, TrackCache, VbrClip, VbrIndex, VbrRequest};
 use crate::math::Transform;
 use crate::timing::SamplePosition;
 
@@ -224,13 +224,13 @@ fn random_blobs_decode_alike_at_every_level() {
                 let what = format!("case {case}, {:?} at {pos:?}", isa.isa());
                 // Twice each: the second decode finds what the first filled.
                 for _ in 0..2 {
-                    let t = Some(&mut *tc);
+                    let t = Some(&mut tc.view());
                     assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None, t));
                     assert_eq!(bits(&want), bits(&got), "cached pose, {what}");
-                    let t = Some(&mut *tc);
+                    let t = Some(&mut tc.view());
                     assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None, t));
                     assert_eq!(bits(&want), bits(&got), "cached static pose, {what}");
-                    let t = Some(&mut *tc);
+                    let t = Some(&mut tc.view());
                     assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None, t));
                     assert_eq!(bits(&want), bits(&got), "cached packed pose, {what}");
                 }
@@ -287,7 +287,7 @@ fn track_cache_fills_near_and_fits_only_its_clip() {
         // A segment cache belongs to one clip: one each.
         let mut segments = [SegmentCache::default(), SegmentCache::default()];
         let mut tc = TrackCache::new(&clip);
-        let mut decode = |tc: &mut TrackCache, clip: &VbrClip, i0: u32, i1: u32| {
+        let mut decode = |tc: &mut CacheView, clip: &VbrClip, i0: u32, i1: u32| {
             let pos = SamplePosition { i0, i1, alpha: 0.5 };
             assert!(clip.decode_pose(pos, &defaults, &mut want));
             let s = &mut segments[usize::from(std::ptr::eq(clip.data, twin.data))];
@@ -297,43 +297,103 @@ fn track_cache_fills_near_and_fits_only_its_clip() {
         };
         let seg = |i: u32| clip.segment_of(i);
         // The first pose fills; the next in the segment reads.
-        decode(&mut tc, &clip, 0, 0);
+        decode(&mut tc.view(), &clip, 0, 0);
         assert_eq!(tc.held(), Some(0));
-        decode(&mut tc, &clip, 0, 0);
+        decode(&mut tc.view(), &clip, 0, 0);
         assert_eq!(tc.held(), Some(0));
         // A jump of more than one segment leaves it as it is.
         let far = (0..samples).find(|&i| seg(i) >= 2).expect("four segments");
-        decode(&mut tc, &clip, far, far);
+        decode(&mut tc.view(), &clip, far, far);
         assert_eq!(tc.held(), Some(0));
         // A blend across a boundary too.
         let last0 = (0..samples)
             .filter(|&i| seg(i) == 0)
             .max()
             .expect("segment 0");
-        decode(&mut tc, &clip, last0, last0 + 1);
+        decode(&mut tc.view(), &clip, last0, last0 + 1);
         assert_eq!(tc.held(), Some(0));
         // The next segment fills it again.
-        decode(&mut tc, &clip, last0 + 1, last0 + 1);
+        decode(&mut tc.view(), &clip, last0 + 1, last0 + 1);
         assert_eq!(tc.held(), Some(1));
         // A jump (a loop's wrap, a seek) fills it at the second pose that
         // lands in the same segment.
         let third = (0..samples).find(|&i| seg(i) == 3).expect("four segments");
-        decode(&mut tc, &clip, third, third);
+        decode(&mut tc.view(), &clip, third, third);
         assert_eq!(tc.held(), Some(1));
-        decode(&mut tc, &clip, third, third);
+        decode(&mut tc.view(), &clip, third, third);
         assert_eq!(tc.held(), Some(3));
         // A twin's cache (the same bytes elsewhere) is never used or filled.
         let mut theirs = TrackCache::new(&twin);
-        decode(&mut theirs, &clip, 0, 0);
+        decode(&mut theirs.view(), &clip, 0, 0);
         assert_eq!(theirs.held(), None);
-        decode(&mut theirs, &twin, 0, 0);
+        decode(&mut theirs.view(), &twin, 0, 0);
         assert_eq!(theirs.held(), Some(0));
         let mut none = TrackCache::default();
-        decode(&mut none, &clip, 0, 0);
+        decode(&mut none.view(), &clip, 0, 0);
         assert_eq!(none.held(), None);
     }
     assert!(
         checked > 20,
         "only {checked} clips of four segments or more"
+    );
+}
+
+/// A cache over entries the caller placed (an array inside its own
+/// struct, a slice of an arena) fills and reads like an allocated one; one
+/// with fewer entries than the clip's animated tracks is never used. Every
+/// decode gives the uncached bits.
+#[test]
+fn track_cache_over_caller_entries() {
+    let best = SupportedIsa::best();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut checked = 0;
+    for _ in 0..200 {
+        let joints = 2 + rng.below(12) as usize;
+        let samples = 12;
+        let blob = random_blob(&mut rng, joints, samples);
+        let clip = VbrClip::parse(&blob, joints, samples).expect("a valid random blob");
+        let n = clip.animated_track_count();
+        if n == 0 || n > 24 {
+            continue;
+        }
+        checked += 1;
+        let defaults = vec![Transform::IDENTITY; joints];
+        let mut want = vec![Transform::IDENTITY; joints];
+        let mut got = vec![Transform::IDENTITY; joints];
+        let mut arena = vec![CachedTrack::EMPTY; 3 * n];
+        let (_, rest) = arena.split_at_mut(n);
+        let mut inline = TrackCache::with_entries(&clip, [CachedTrack::EMPTY; 24]);
+        let mut sliced = TrackCache::with_entries(&clip, &mut rest[..n]);
+        let mut short = TrackCache::with_entries(&clip, vec![CachedTrack::EMPTY; n - 1]);
+        let mut segments = SegmentCache::default();
+        let mut hits = 0;
+        // Each sample twice: a jump fills at its second pose.
+        for i in [0, 0, 1, 1, 5, 5, 11, 11] {
+            let pos = SamplePosition {
+                i0: i,
+                i1: i,
+                alpha: 0.0,
+            };
+            assert!(clip.decode_pose(pos, &defaults, &mut want));
+            let views = [inline.view(), sliced.view(), short.view()];
+            for (k, mut v) in views.into_iter().enumerate() {
+                let (r, s) = (VbrRequest::Pose, &mut segments);
+                let t = Some(&mut v);
+                assert!(clip.decode_viewed(best, r, None, s, t, pos, &defaults, &mut got));
+                assert_eq!(bits(&want), bits(&got), "cache {k} at sample {i}");
+            }
+            let seg = Some(clip.segment_of(i));
+            if inline.held() == seg {
+                hits += 1;
+            }
+            assert_eq!(inline.held(), sliced.held(), "sample {i}");
+            assert_eq!(short.held(), None, "too few entries");
+        }
+        // Held after the second pose of each pair at least.
+        assert!(hits >= 4, "{hits} poses left their segment held");
+    }
+    assert!(
+        checked > 20,
+        "only {checked} clips with 1-24 animated tracks"
     );
 }
