@@ -10,7 +10,9 @@
 //! two contexts share nothing mutable (the clip is only read).
 //!
 //! An instance that plays a clip can also keep a [`TrackCache`] (from
-//! [`Clip::track_cache`]; 32 bytes per animated track) and ask for its
+//! [`Clip::track_cache`], 32 bytes per animated track, or from
+//! [`Clip::track_cache_in`] over entries in the instance's own memory)
+//! and ask for its
 //! whole poses through it (`sample_static_cached`, `sample_cached`,
 //! `sample_packed_cached`): the first pose in a segment stores each
 //! animated track's reconstruction for that segment, and the poses that
@@ -150,6 +152,22 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         self.run_with(request, None, base, out)
     }
 
+    /// A whole pose through a track cache, whose entries are prefetched
+    /// before anything else if it holds the pose's segment.
+    #[inline(always)]
+    fn run_cached(
+        &mut self,
+        request: VbrRequest<'_>,
+        tracks: &mut CacheView<'_, '_>,
+        base: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        if let ClipCodec::Vbr(c) = &self.codec {
+            c.prefetch_held(tracks, self.pos.i0);
+        }
+        self.run_with(request, Some(tracks), base, out)
+    }
+
     #[inline(always)]
     fn run_with(
         &mut self,
@@ -223,12 +241,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(
-            VbrRequest::StaticPose,
-            Some(&mut tracks.view()),
-            static_pose,
-            out,
-        )
+        self.run_cached(VbrRequest::StaticPose, &mut tracks.view(), static_pose, out)
     }
 
     /// [`DecodeContext::sample`] through an instance's [`TrackCache`].
@@ -239,7 +252,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         defaults: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(VbrRequest::Pose, Some(&mut tracks.view()), defaults, out)
+        self.run_cached(VbrRequest::Pose, &mut tracks.view(), defaults, out)
     }
 
     /// [`DecodeContext::sample_packed`] through an instance's [`TrackCache`].
@@ -250,12 +263,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         statics: &StaticTracks<'_>,
         out: &mut [Transform],
     ) -> bool {
-        self.run_with(
-            VbrRequest::Packed(statics),
-            Some(&mut tracks.view()),
-            &[],
-            out,
-        )
+        self.run_cached(VbrRequest::Packed(statics), &mut tracks.view(), &[], out)
     }
 
     /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].

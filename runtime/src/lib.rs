@@ -48,6 +48,15 @@
 //!     ctx.seek(frame as f32 / 60.0);
 //!     ctx.sample_static_cached(&mut tracks, &static_pose, &mut local);
 //! }
+//!
+//! // Or the cache's entries inside the instance's own memory, beside its
+//! // context (a clip with more animated tracks than the array holds
+//! // decodes uncached, with the same bits).
+//! use ludus_anim_runtime::codec::vbr::CachedTrack;
+//! let mut inline = walk.track_cache_in([CachedTrack::EMPTY; 32]);
+//! assert!(walk.track_cache_len() <= 32);
+//! ctx.seek(0.5);
+//! ctx.sample_static_cached(&mut inline, &static_pose, &mut local);
 //! ```
 
 // All `unsafe` lives in `codec::vbr::simd` (loads, prefetches, lanes) and

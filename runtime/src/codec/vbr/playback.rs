@@ -255,7 +255,7 @@ impl CacheView<'_, '_> {
 
     /// The segment whose entries it holds, if any.
     #[inline(always)]
-    pub(super) fn held(&self) -> Option<u32> {
+    pub(crate) fn held(&self) -> Option<u32> {
         (self.state.segment != u32::MAX).then_some(self.state.segment)
     }
 
