@@ -368,7 +368,7 @@ impl<'a> VbrClip<'a> {
         let light = held == Some(s0.segment) && pair != Pair::TwoSegments;
         if light {
             // The cached entries were prefetched before the segment was
-            // located (`VbrClip::decode_viewed`).
+            // located (`VbrClip::prefetch_held`, from the context).
             prefetch(self.data, s0.bit >> 3, s0.row_bits.div_ceil(8) + 1);
             if pair == Pair::SameSegment {
                 prefetch(self.data, s1.bit >> 3, s1.row_bits.div_ceil(8) + 1);
