@@ -527,3 +527,40 @@ fn per_clip_profile_and_cut_clips_from_the_manifest() {
     assert!((cut["duration_s"].as_f64().unwrap() - 0.6).abs() < 1e-6);
     assert!(by_name("run").is_none());
 }
+
+/// The sidecar on a no-op cook is the published file itself (its header
+/// names its content, so no record is read); an edit rebuilds it; a cache
+/// that lost an asset's record still gives the same document (the asset
+/// goes through its clip stages again).
+#[test]
+fn the_sidecar_is_kept_when_unchanged_and_rebuilt_whole_otherwise() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    let side = d.join("out/report-sidecar.json");
+    cook_project(d);
+    let first = std::fs::read(&side).unwrap();
+    let doc: Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(doc["content"].as_str().unwrap().len(), 64);
+    assert_eq!(doc["clips"].as_array().unwrap().len(), 6);
+    let inode = std::fs::metadata(&side).unwrap().ino();
+    let r = cook_project(d);
+    assert_eq!(r["stages"]["package"]["hits"], 2);
+    assert_eq!(std::fs::metadata(&side).unwrap().ino(), inode, "kept");
+    // Lose every sidecar record from the cache: a changed limit forces
+    // a rebuild, which must recook the records, not drop them.
+    for e in all_files(&d.join("cache/objects")) {
+        let b = std::fs::read(&e).unwrap();
+        if b.windows(9).any(|w| w == b"\"clip\":\"w") && !b.windows(7).any(|w| w == b"report\"") {
+            std::fs::remove_file(&e).unwrap();
+        }
+    }
+    append(d, "ludus-anim.toml", "\n[report]\nsidecar_max_mb = 500\n");
+    cook_project(d);
+    let rebuilt = std::fs::read(&side).unwrap();
+    let back: Value = serde_json::from_slice(&rebuilt).unwrap();
+    assert_ne!(back["content"], doc["content"], "the limit is part of it");
+    assert_eq!(back["clips"], doc["clips"]);
+    assert_ne!(std::fs::metadata(&side).unwrap().ino(), inode);
+}

@@ -15,9 +15,9 @@
 //! max_error_m, warnings, cook_ms, stages, remote, report} (`remote`: the
 //! report's remote cache traffic per stage, or null without a remote cache).
 
-use crate::keys::{AssetKeys, ClipKeys};
 use crate::report::{AssetReport, AssetStatus, Report};
 use crate::stage::Stage;
+use ludus_anim_cache::Key;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -26,11 +26,12 @@ pub enum CookEvent<'a> {
     AssetStarted {
         source: &'a str,
     },
-    /// The key chain of an asset, derived before its stages run.
+    /// The key chain of an asset, derived before its stages run: its
+    /// asset-level keys and each clip's, by stage.
     Planned {
         source: &'a str,
-        asset: &'a AssetKeys,
-        clips: &'a [(String, ClipKeys)],
+        asset: &'a [(Stage, Key)],
+        clips: &'a [(String, Vec<(Stage, Key)>)],
     },
     Stage {
         source: &'a str,
@@ -99,8 +100,8 @@ impl CookEvent<'_> {
             } => vec![json!({
                 "event": "plan",
                 "source": source,
-                "keys": asset_keys_json(asset),
-                "clips": clips.iter().map(|(n, k)| json!({"name": n, "keys": clip_keys_json(k)})).collect::<Vec<_>>(),
+                "keys": keys_json(asset),
+                "clips": clips.iter().map(|(n, k)| json!({"name": n, "keys": keys_json(k)})).collect::<Vec<_>>(),
             })],
             CookEvent::Stage {
                 source,
@@ -133,25 +134,12 @@ impl CookEvent<'_> {
     }
 }
 
-fn asset_keys_json(k: &AssetKeys) -> Value {
-    let mut v = json!({
-        Stage::Import.name(): k.import.to_hex(),
-        Stage::Normalize.name(): k.normalize.to_hex(),
-        Stage::Package.name(): k.package.to_hex(),
-    });
-    if let (Some(r), Some(o)) = (&k.retarget, v.as_object_mut()) {
-        o.insert(Stage::Retarget.name().into(), r.to_hex().into());
-    }
-    v
-}
-
-fn clip_keys_json(k: &ClipKeys) -> Value {
-    json!({
-        Stage::Resample.name(): k.resample.to_hex(),
-        Stage::Prepare.name(): k.prepare.to_hex(),
-        Stage::Encode.name(): k.encode.to_hex(),
-        Stage::Verify.name(): k.verify.to_hex(),
-    })
+/// `{stage name: key hex}`.
+fn keys_json(keys: &[(Stage, Key)]) -> Value {
+    keys.iter()
+        .map(|(s, k)| (s.name().to_string(), Value::from(k.to_hex())))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 fn asset_done_json(r: &AssetReport) -> Vec<Value> {

@@ -1,29 +1,19 @@
-//! Every stage's cache key, derived in one place from typed inputs
-//! (`docs/stage-keys.md` documents this file).
-//!
-//! Keys chain: a stage's key includes the key of the stage it reads from,
-//! which determines that stage's output (stages are deterministic functions
-//! of their inputs and code version), so the chain is known before any
-//! stage runs: [`AssetKeys`] from what the cook was asked to do and the
-//! source's bytes, [`ClipKeys`] from those and each clip's settings. Every
-//! value is fed field by field through [`KeyInput`] — never a `Debug` or a
-//! JSON rendering, which could change with a dependency's formatting — and
-//! struct impls destructure their value, so a new field that is not hashed
-//! is a compile error rather than a stale cache hit.
+//! The key writer: typed values into a stage's cache key
+//! (`docs/stage-keys.md`). Each stage's spec says what its key covers
+//! (`crate::stage::CookStage::Spec`); the chain is derived in
+//! `pipeline::chain`. Every value is fed field by field through
+//! [`KeyInput`] — never a `Debug` or a JSON rendering, which could change
+//! with a dependency's formatting — and struct impls destructure their
+//! value, so a new field that is not hashed is a compile error rather than
+//! a stale cache hit.
 //!
 //! Adapted idea: bevy's asset processor (a meta hash over source and
 //! settings per processed asset); departure: per-stage keys that also carry
 //! the stage's code version and the package format version.
 
-use crate::manifest::AssetEntry;
-use crate::profile::{Profile, ShellSettings, ThresholdSettings};
-use crate::settings::ClipPrepSettings;
-use crate::stage::Stage;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{SourceFormat, SourceKind};
-use ludus_anim_runtime::codec::CodecId;
-use ludus_anim_runtime::package::format::FORMAT_VERSION;
 use std::collections::BTreeMap;
 
 /// A key under construction: typed fields over the cache crate's
@@ -31,10 +21,10 @@ use std::collections::BTreeMap;
 pub struct KeyWriter(KeyBuilder);
 
 impl KeyWriter {
-    /// A key seeded with `stage`'s name and code version.
-    pub fn stage(stage: Stage) -> KeyWriter {
+    /// A key seeded with a stage's name and code version.
+    pub fn stage(name: &str, version: u32) -> KeyWriter {
         let mut b = KeyBuilder::new();
-        b.str(stage.name()).u32(stage.version());
+        b.str(name).u32(version);
         KeyWriter(b)
     }
 
@@ -179,71 +169,6 @@ pub struct SourceDigest {
     pub companions: Vec<(String, [u8; 32])>,
 }
 
-/// The key under which an import's companion list is remembered: known
-/// from the source's recorded path and bytes alone, before the companions
-/// are read (the same bytes elsewhere name other companions).
-pub fn companions_key(
-    path: &str,
-    format: SourceFormat,
-    bytes: &[u8; 32],
-    options: &ImportOptions,
-) -> Key {
-    KeyWriter::stage(Stage::Import)
-        .tag("companions")
-        .put(path)
-        .put(bytes)
-        .put(&format)
-        .put(options)
-        .finish()
-}
-
-/// Everything that reaches an asset's package besides its clips' keys.
-pub struct PackageInputs<'a> {
-    pub asset_name: &'a str,
-    /// The source path as the package and report record it.
-    pub recorded_path: &'a str,
-    /// blake3 over the source bytes and every companion's bytes.
-    pub source_hash: &'a [u8; 32],
-    pub settings: &'a AssetEntry,
-    pub units_m: Option<f32>,
-    pub encoder_slack: f32,
-    /// Every profile the cook references, by name, after overrides.
-    pub profiles: &'a BTreeMap<String, Profile>,
-    pub default_profile: &'a str,
-    /// The retarget profile and target, for retargeted assets.
-    pub retarget: Option<RetargetInputs>,
-}
-
-/// The asset-level keys.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AssetKeys {
-    pub import: Key,
-    pub normalize: Key,
-    /// Retargeted assets only.
-    pub retarget: Option<Key>,
-    /// The whole asset: package bytes, manifest entry and report.
-    pub package: Key,
-}
-
-/// The import key of a source with these bytes, companions and options.
-pub fn import_key(digest: &SourceDigest, import: &ImportOptions) -> Key {
-    KeyWriter::stage(Stage::Import)
-        .put(&digest.path)
-        .put(&digest.bytes)
-        .put(&digest.format)
-        .put(import)
-        .put(&digest.companions)
-        .finish()
-}
-
-/// The normalize key of an import under a units override.
-pub fn normalize_key(import: &Key, units_m: Option<f32>) -> Key {
-    KeyWriter::stage(Stage::Normalize)
-        .put(import)
-        .put(&units_m)
-        .finish()
-}
-
 /// What a retargeted asset's keys cover besides its own source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetargetInputs {
@@ -257,144 +182,5 @@ impl KeyInput for RetargetInputs {
     fn feed(&self, k: &mut KeyWriter) {
         let RetargetInputs { profile, target } = self;
         k.put(profile).put(target);
-    }
-}
-
-/// The retarget stage's key: the source's normalize key, the profile's
-/// content and the target skeleton's normalize key (which fixes its
-/// skeleton identity and rest pose).
-pub fn retarget_key(normalize: &Key, r: &RetargetInputs) -> Key {
-    KeyWriter::stage(Stage::Retarget)
-        .put(&ludus_anim_retarget::RETARGET_VERSION)
-        .put(normalize)
-        .put(r)
-        .finish()
-}
-
-impl AssetKeys {
-    /// The key the clips chain from: the retargeted asset's, or the
-    /// normalized source's.
-    pub fn upstream(&self) -> &Key {
-        self.retarget.as_ref().unwrap_or(&self.normalize)
-    }
-
-    pub fn derive(
-        digest: &SourceDigest,
-        import: &ImportOptions,
-        package: &PackageInputs<'_>,
-    ) -> AssetKeys {
-        let import_key = import_key(digest, import);
-        let normalize = normalize_key(&import_key, package.units_m);
-        AssetKeys {
-            retarget: package
-                .retarget
-                .as_ref()
-                .map(|r| retarget_key(&normalize, r)),
-            package: package_key(&import_key, package),
-            import: import_key,
-            normalize,
-        }
-    }
-}
-
-fn package_key(import: &Key, p: &PackageInputs<'_>) -> Key {
-    let mut k = KeyWriter::stage(Stage::Package);
-    k.put(import)
-        .tag(crate::COOKER_VERSION)
-        .put(&FORMAT_VERSION)
-        .put(p.asset_name)
-        .put(p.recorded_path)
-        .put(p.source_hash)
-        .put(p.settings)
-        .put(&p.units_m)
-        .put(&p.encoder_slack);
-    for s in Stage::ALL {
-        k.put(&s.version());
-    }
-    k.put(p.profiles).put(p.default_profile).put(&p.retarget);
-    k.finish()
-}
-
-/// One clip as the key chain sees it.
-pub struct ClipSpec<'a> {
-    /// The key of the asset the clip comes from (normalize, or the
-    /// retarget stage once an asset is retargeted).
-    pub upstream: &'a Key,
-    /// The imported clip it is cut from, and the cut (seconds).
-    pub source_clip: &'a str,
-    pub range: Option<(f32, f32)>,
-    pub kind: SourceKind,
-    pub profile: &'a Profile,
-    pub prep: &'a ClipPrepSettings,
-    /// The resample key of the clip an additive reference reads.
-    pub reference: Option<Key>,
-    pub encoder_slack: f32,
-}
-
-/// The clip-level keys.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClipKeys {
-    pub resample: Key,
-    pub prepare: Key,
-    pub encode: Key,
-    pub verify: Key,
-}
-
-/// The resample key of a (possibly cut) clip under `profile`.
-pub fn resample_key(
-    upstream: &Key,
-    source_clip: &str,
-    range: Option<(f32, f32)>,
-    kind: SourceKind,
-    profile: &Profile,
-) -> Key {
-    KeyWriter::stage(Stage::Resample)
-        .put(upstream)
-        .put(source_clip)
-        .put(&range)
-        .put(&kind)
-        .put(&profile.sample_rate)
-        .put(&ShellSettings(profile))
-        .finish()
-}
-
-impl ClipKeys {
-    pub fn derive(c: &ClipSpec<'_>) -> ClipKeys {
-        let p = c.profile;
-        let resample = resample_key(c.upstream, c.source_clip, c.range, c.kind, p);
-        let prepare = KeyWriter::stage(Stage::Prepare)
-            .put(&resample)
-            .put(c.prep)
-            .put(&p.sample_rate.max_resample_error_m)
-            .put(&ShellSettings(p))
-            .put(&c.reference)
-            .finish();
-        let mut k = KeyWriter::stage(Stage::Encode);
-        k.put(&prepare)
-            .put(&p.codec)
-            .put(&u32::from(CodecId::Vbr.version()))
-            .put(&u32::from(CodecId::Reference.version()))
-            .put(&p.max_segment_samples)
-            .put(&c.encoder_slack)
-            .put(&ThresholdSettings(p))
-            .put(&ShellSettings(p));
-        if c.prep.additive.is_some() {
-            // Additive encodes are checked applied onto their base through
-            // a written package and the verifier (stages::encode).
-            k.put(&Stage::Verify.version())
-                .put(&Stage::Package.version())
-                .put(&FORMAT_VERSION);
-        }
-        let encode = k.finish();
-        let verify = KeyWriter::stage(Stage::Verify)
-            .put(&encode)
-            .put(&p.curve_error_threshold)
-            .finish();
-        ClipKeys {
-            resample,
-            prepare,
-            encode,
-            verify,
-        }
     }
 }

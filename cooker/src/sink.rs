@@ -5,7 +5,7 @@
 //! all), the asset server's generations, or a test double that fails on
 //! demand.
 
-use ludus_anim_report::sidecar::ClipSidecar;
+use crate::pipeline::sidecar_doc::NamedPart;
 use std::io;
 
 /// Receives output files by path relative to the output root
@@ -21,15 +21,20 @@ pub trait Sink: Sync {
     /// previous outputs are still what readers see, or the publication is
     /// completed by the next process that publishes into the same place.
     fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError>;
-    /// The cook's dashboard sidecar records, before they are serialized
-    /// into `report-sidecar.json` for [`Sink::publish`]. A sink that
-    /// assembles its own sidecar over several cooks (the asset server: one
-    /// document for the whole project, whatever the last cook touched)
-    /// keeps them and returns `None`, so they are neither serialized nor
-    /// published (the server would otherwise parse back, per edit, what
-    /// the cook just serialized). The default hands them back.
-    fn take_sidecar(&self, clips: Vec<ClipSidecar>) -> Option<Vec<ClipSidecar>> {
-        Some(clips)
+    /// The cook's dashboard sidecar parts (one per asset, serialized
+    /// once), before they are joined into `report-sidecar.json` for
+    /// [`Sink::publish`]. A sink that assembles its own sidecar over
+    /// several cooks (the asset server: one document for the whole
+    /// project, whatever the last cook touched) keeps them and returns
+    /// `None`. The default hands them back.
+    fn take_sidecar(&self, parts: Vec<NamedPart>) -> Option<Vec<NamedPart>> {
+        Some(parts)
+    }
+    /// Publish the file already at `rel` unchanged if it starts with
+    /// `header` (which names its content), instead of a rebuilt copy;
+    /// `false`: it does not, or this sink cannot keep files.
+    fn keep_published(&self, _rel: &str, _header: &[u8]) -> bool {
+        false
     }
 }
 

@@ -1,8 +1,58 @@
-//! The pipeline's stages, listed once. Names (in `report.json`, the
-//! `--json` stage events and `docs/stage-keys.md`), code versions (in every
-//! key), counters and the golden stage-output guard all come from this
-//! list, so a new stage joins the pipeline by adding one entry here and one
-//! stage function under `stages/`.
+//! The pipeline's stages: one [`CookStage`] impl each (under `stages/`),
+//! registered by one line in the list below. Names (in `report.json`, the
+//! `--json` stage and plan events and `docs/stage-keys.md`), code versions
+//! (in every key), what each stage reads (the graph's edges), counters and
+//! the golden stage-output guard all come from this list; the runner
+//! (`pipeline::Cook::stage`) owns the cache lookup, the key, counters,
+//! fingerprints and events, so a stage's `run` is a plain function.
+
+use crate::keys::{KeyInput, KeyWriter};
+use ludus_anim_cache::Key;
+use ludus_anim_model::Diagnostic;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// The deterministic content of a stage output: what must not change
+/// unless the stage's version does (timings are left out).
+pub trait Fingerprint {
+    fn fingerprint(&self) -> [u8; 32];
+}
+
+/// Fingerprint of a serializable value: blake3 of its cache encoding.
+pub fn fingerprint_of<T: Serialize>(v: &T) -> [u8; 32] {
+    match postcard::to_allocvec(v) {
+        Ok(bytes) => *blake3::hash(&bytes).as_bytes(),
+        Err(_) => [0; 32],
+    }
+}
+
+/// One stage of the cook.
+///
+/// The key is a function of [`CookStage::Spec`] alone (the upstream
+/// stages' keys and the settings the stage reads), so every key of an
+/// asset is known before any stage runs; `run` reads the spec and the
+/// upstream outputs in [`CookStage::Input`]. A spec's [`KeyInput`] impl
+/// destructures it, so a field that is not hashed does not compile.
+pub trait CookStage {
+    /// The stage's line in the list.
+    const STAGE: Stage;
+    /// What the key covers besides the stage's name and version.
+    type Spec<'a>: KeyInput;
+    /// What `run` reads besides the spec: upstream outputs, and context
+    /// that does not change the output (the file name for diagnostics).
+    type Input<'a>;
+    /// Cached under the key; fingerprinted for the golden guard.
+    type Output: Serialize + DeserializeOwned + Fingerprint;
+
+    /// The output, or a located error (errors are never cached).
+    fn run(spec: &Self::Spec<'_>, input: Self::Input<'_>) -> Result<Self::Output, Diagnostic>;
+
+    /// The stage's cache key.
+    fn key(spec: &Self::Spec<'_>) -> Key {
+        let s = Self::STAGE;
+        KeyWriter::stage(s.name(), s.version()).put(spec).finish()
+    }
+}
 
 /// Whether a stage runs once per asset or once per clip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,7 +62,7 @@ pub enum Scope {
 }
 
 macro_rules! stage_list {
-    ($( $(#[$doc:meta])* $variant:ident: $name:literal, version $version:literal, per $scope:ident; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident: $name:literal, version $version:literal, per $scope:ident, reads [$($reads:ident),*]; )*) => {
         /// Pipeline stages in data-flow order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Stage {
@@ -37,6 +87,12 @@ macro_rules! stage_list {
             pub fn scope(self) -> Scope {
                 match self { $(Stage::$variant => Scope::$scope,)* }
             }
+
+            /// The stages whose outputs (and keys) this one reads: the
+            /// graph's edges.
+            pub fn reads(self) -> &'static [Stage] {
+                match self { $(Stage::$variant => &[$(Stage::$reads),*],)* }
+            }
         }
     };
 }
@@ -47,29 +103,29 @@ stage_list! {
     /// project root, normalized), which its key now covers. (3: format and
     /// marker kind as enums; companions read through the cook's source
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
-    Import: "import", version 4, per Asset;
+    Import: "import", version 4, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
     /// continuity. 5: the recorded (root-relative) path in its located
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 5, per Asset;
+    Normalize: "normalize", version 5, per Asset, reads [Import];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar.
-    Retarget: "retarget", version 2, per Asset;
+    Retarget: "retarget", version 2, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the
     /// largest key-aligned rate within the maximum (2: warnings as located
     /// diagnostics).
-    Resample: "resample", version 3, per Clip;
+    Resample: "resample", version 3, per Clip, reads [Normalize, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
     /// 5: loop seam error with the six-vertex metric (4: a warning when
     /// the root-motion joint's ancestor travels; 3: warnings as located
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
-    Prepare: "prepare", version 5, per Clip;
+    Prepare: "prepare", version 5, per Clip, reads [Resample];
     /// Codec blob. 7: VBR codec v4 (8 zero bytes after the last segment).
     /// 6: the search's work budget (hostile deep chains keep
     /// more bits instead of taking minutes; real rigs unchanged), the
@@ -81,14 +137,14 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 7, per Clip;
+    Encode: "encode", version 7, per Clip, reads [Prepare];
     /// Decode through the runtime and measure. 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 5, per Clip;
+    Verify: "verify", version 5, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
     /// 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
@@ -96,7 +152,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 7, per Asset;
+    Package: "package", version 7, per Asset, reads [Verify];
 }
 
 impl Stage {
@@ -123,5 +179,16 @@ mod tests {
         }
         assert_eq!(Stage::ALL.first(), Some(&Stage::Import));
         assert_eq!(Stage::ALL.last(), Some(&Stage::Package));
+    }
+
+    #[test]
+    fn every_stage_reads_only_earlier_stages() {
+        for s in Stage::ALL {
+            for r in s.reads() {
+                assert!(r.index() < s.index(), "{} reads {}", s.name(), r.name());
+            }
+        }
+        let roots: Vec<_> = Stage::ALL.iter().filter(|s| s.reads().is_empty()).collect();
+        assert_eq!(roots, [&Stage::Import]);
     }
 }

@@ -4,7 +4,7 @@
 //! layered over a build farm's remote cache (`crate::remote`); the
 //! pipeline sees one interface.
 
-use crate::stage::Stage;
+use crate::stage::{Fingerprint, Stage};
 use ludus_anim_cache::{CacheError, Key, Store};
 use ludus_anim_report::{RemoteReport, StageStats};
 use serde::de::DeserializeOwned;
@@ -102,20 +102,6 @@ impl StageCounters {
                 )
             })
             .collect()
-    }
-}
-
-/// The deterministic content of a stage output: what must not change
-/// unless the stage's version does (timings are left out).
-pub trait Fingerprint {
-    fn fingerprint(&self) -> [u8; 32];
-}
-
-/// Fingerprint of a serializable value: blake3 of its cache encoding.
-pub fn fingerprint_of<T: Serialize>(v: &T) -> [u8; 32] {
-    match postcard::to_allocvec(v) {
-        Ok(bytes) => *blake3::hash(&bytes).as_bytes(),
-        Err(_) => [0; 32],
     }
 }
 

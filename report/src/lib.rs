@@ -25,6 +25,7 @@ pub mod packed;
 pub mod rules;
 pub mod schema;
 pub mod sidecar;
+pub mod sidecar_parts;
 
 pub use farm::{RemoteReport, RemoteStageStats, ShardInfo};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};

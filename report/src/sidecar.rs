@@ -37,6 +37,12 @@ pub struct Sidecar {
     /// [`SIDECAR_VERSION`] of the layout.
     pub version: u32,
     pub cooker_version: String,
+    /// What the document was assembled from, as one hex digest (the
+    /// writer's choice: the cooker hashes the clip records and the size
+    /// limit), so a cook whose records did not change keeps the published
+    /// file instead of rebuilding it. Empty when not recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub content: String,
     pub clips: Vec<ClipSidecar>,
 }
 
@@ -177,6 +183,7 @@ impl Sidecar {
         Sidecar {
             version: SIDECAR_VERSION,
             cooker_version: cooker_version.to_string(),
+            content: String::new(),
             clips: Vec::new(),
         }
     }

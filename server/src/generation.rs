@@ -22,8 +22,9 @@
 use crate::sidecar::SidecarPart;
 use ludus_anim_cooker::filelock;
 use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
+use ludus_anim_cooker::pipeline::sidecar_doc::NamedPart;
 use ludus_anim_cooker::publish::LOCK_FILE;
-use ludus_anim_cooker::report::sidecar::{ClipSidecar, Sidecar, SIDECAR_FILE};
+use ludus_anim_cooker::report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
 use ludus_anim_cooker::sink::{PublishError, Sink};
 use serde::{Deserialize, Serialize};
@@ -427,7 +428,7 @@ fn sync_dir(p: &Path) {
 pub struct PackageSink {
     out: OutputDir,
     manifest: Mutex<Option<Vec<u8>>>,
-    sidecar: Mutex<Vec<ClipSidecar>>,
+    sidecar: Mutex<Vec<NamedPart>>,
 }
 
 impl PackageSink {
@@ -445,9 +446,9 @@ impl PackageSink {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// The sidecar records the cook handed over (none when the project
-    /// writes no sidecar).
-    pub fn take_sidecar_records(&self) -> Vec<ClipSidecar> {
+    /// The sidecar parts the cook handed over, one per asset (none when
+    /// the project writes no sidecar).
+    pub fn take_sidecar_parts(&self) -> Vec<NamedPart> {
         self.sidecar
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
@@ -486,9 +487,9 @@ impl Sink for PackageSink {
         }
         Ok(())
     }
-    fn take_sidecar(&self, clips: Vec<ClipSidecar>) -> Option<Vec<ClipSidecar>> {
+    fn take_sidecar(&self, parts: Vec<NamedPart>) -> Option<Vec<NamedPart>> {
         if let Ok(mut s) = self.sidecar.lock() {
-            *s = clips;
+            *s = parts;
         }
         None
     }

@@ -1,42 +1,44 @@
 //! One asset: read its files, derive its key chain, serve it whole from the
 //! cache or run import → normalize → (clips) → package.
 
+use super::chain::{import_key, AssetKeys, ClipKeys, ClipSpec};
 use super::clip::{cook_clip, ClipJob, CookedClip};
+use super::ingest::{
+    companions, import_and_normalize, read_policy, run_import, source_hash, Source, Stop,
+};
 use super::plan::{plan_clips, ClipPlan};
+use super::sidecar_doc::AssetSidecar;
 use super::{Cook, PackageBytes};
 use crate::events::CookEvent;
-use crate::keys::{
-    companions_key, resample_key, AssetKeys, ClipKeys, ClipSpec, PackageInputs, SourceDigest,
-};
 use crate::manifest::AssetJob;
-use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip, SkeletonReport};
-use crate::source::{ReadPolicy, Snapshot};
-use crate::stage::Stage;
-use crate::stage_cache::{Fingerprint, Tier};
-use crate::stages::import::{import, Imported};
-use crate::stages::normalize::{normalize, Normalized};
-use crate::stages::package::{package, PackageHeader};
+use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip};
+use crate::source::Snapshot;
+use crate::stage::{CookStage, Stage};
+use crate::stage_cache::Tier;
+use crate::stages::import::Imported;
+use crate::stages::normalize::Normalized;
+use crate::stages::package::{package, PackageHeader, PackageSpec};
 use crate::stages::prepare::Prepared;
+use crate::stages::resample::{Resample, ResampleSpec};
 use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
+use ludus_anim_model::limits::{source_bytes, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use ludus_anim_report::sidecar::ClipSidecar;
+use ludus_anim_report::sidecar_parts::SidecarPart;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
-
 /// Everything one asset's cook produced.
 pub struct AssetResult {
     pub report: AssetReport,
     /// Package file name and bytes.
     pub package: Option<PackageBytes>,
     pub manifest: Option<ManifestAsset>,
-    /// Per-clip dashboard records (empty when the sidecar is off).
-    pub sidecar: Vec<ClipSidecar>,
+    /// The asset's dashboard records (none when the sidecar is off).
+    pub sidecar: AssetSidecar,
 }
 
 /// The cached result of a whole asset (the `package` stage).
@@ -46,27 +48,10 @@ struct AssetOutcome {
     package_name: String,
     package_key: String,
     manifest: ManifestAsset,
-}
-
-/// Companion files an import read, with their content hashes at the time.
-type Companions = Vec<(String, [u8; 32])>;
-
-/// Why an asset stopped: a diagnostic to add, or one already recorded.
-pub(super) enum Stop {
-    Failed(Diagnostic),
-    Recorded,
-}
-
-impl From<Diagnostic> for Stop {
-    fn from(d: Diagnostic) -> Stop {
-        Stop::Failed(d)
-    }
-}
-
-impl From<Box<Diagnostic>> for Stop {
-    fn from(d: Box<Diagnostic>) -> Stop {
-        Stop::Failed(*d)
-    }
+    /// Hex digest of the asset's sidecar part (stored under
+    /// `sidecar_key`), when the cook that stored this wrote one.
+    #[serde(default)]
+    sidecar: Option<String>,
 }
 
 /// Cook one asset job; never fails as a whole: a problem is a failed
@@ -102,7 +87,7 @@ pub fn cook_asset(job: &AssetJob, cx: &Cook<'_>) -> AssetResult {
                 report: r,
                 package: None,
                 manifest: None,
-                sidecar: Vec::new(),
+                sidecar: AssetSidecar::None,
             }
         }
     }
@@ -120,77 +105,6 @@ fn new_report(file: &str, format: &str) -> AssetReport {
         package_bytes: 0,
         skeleton: None,
         clips: Vec::new(),
-    }
-}
-
-/// What one asset may read: files up to the size limit, companions inside
-/// its directory (or the project root, if the limits say so). The root is
-/// in the recorded form (relative to the project root), as the importer
-/// resolves companion URIs against the recorded path.
-pub(super) fn read_policy(file: &str, limits: &Limits) -> ReadPolicy {
-    let root = match limits.companion_root {
-        CompanionRoot::Project => std::path::PathBuf::new(),
-        _ => Path::new(file)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
-    };
-    ReadPolicy {
-        max_bytes: limits.max_file_bytes,
-        companion_root: Some(root),
-    }
-}
-
-/// A source that cannot be read, as a diagnostic: over the size limit, or
-/// not a regular file, or an I/O error.
-fn unreadable(e: &std::io::Error, file: &str) -> Diagnostic {
-    let code = match e.kind() {
-        std::io::ErrorKind::InvalidData => ludus_anim_model::limits::LIMIT_CODE,
-        _ => "io",
-    };
-    Diagnostic::error(code, format!("cannot read: {e}")).file(file)
-}
-
-/// A source file as this cook read it (the asset's, or a retarget
-/// target's).
-pub(super) struct Source<'a> {
-    pub path: &'a std::path::Path,
-    pub format: SourceFormat,
-    pub file: &'a str,
-    pub snapshot: &'a Snapshot<'a>,
-    pub bytes: Arc<Vec<u8>>,
-    pub options: ImportOptions,
-    pub limits: &'a Limits,
-}
-
-impl<'a> Source<'a> {
-    /// Read the source recorded as `file` (a path relative to the project
-    /// root) into the snapshot.
-    pub fn read(
-        file: &'a str,
-        snapshot: &'a Snapshot<'a>,
-        options: ImportOptions,
-        limits: &'a Limits,
-    ) -> Result<(Source<'a>, [u8; 32]), Stop> {
-        let path = std::path::Path::new(file);
-        let format = SourceFormat::of_path(path).ok_or_else(|| {
-            Diagnostic::error(
-                "unknown_format",
-                "unknown file type (expected .gltf, .glb, .fbx, .bvh or .sjson)",
-            )
-            .file(file)
-        })?;
-        let read = snapshot.file(path).map_err(|e| unreadable(&e, file))?;
-        let src = Source {
-            path,
-            format,
-            file,
-            snapshot,
-            bytes: read.bytes.clone(),
-            options,
-            limits,
-        };
-        Ok((src, read.hash))
     }
 }
 
@@ -225,31 +139,31 @@ fn cook_format<'a>(
         .map(|u| u.meters())
         .or(cx.options.units_override_m);
     let retarget = super::retarget::plan(job, file, snapshot, cx)?;
-    let keys = AssetKeys::derive(
-        &digest,
-        &src.options,
-        &PackageInputs {
-            asset_name: &asset_name,
-            recorded_path: file,
-            source_hash: &source_hash,
-            settings: &job.settings,
-            units_m,
-            encoder_slack: cx.options.encoder_slack,
-            profiles: &cx
-                .profiles
-                .referenced_by(&job.settings, &cx.options.default_profile),
-            default_profile: &cx.options.default_profile,
-            retarget: retarget.as_ref().map(|p| p.inputs.clone()),
-        },
-    );
-    if let Some(done) = cached_asset(&keys.package, file, cx) {
-        return Ok(done);
+    let import = import_key(&digest, &src.options);
+    let keys = AssetKeys::derive(&PackageSpec {
+        import: &import,
+        asset_name: &asset_name,
+        recorded_path: file,
+        source_hash: &source_hash,
+        settings: &job.settings,
+        units_m,
+        encoder_slack: cx.options.encoder_slack,
+        profiles: &cx
+            .profiles
+            .referenced_by(&job.settings, &cx.options.default_profile),
+        default_profile: &cx.options.default_profile,
+        retarget: retarget.as_ref().map(|p| p.inputs.clone()),
+    });
+    if cx.reuse_packages {
+        if let Some(done) = cached_asset(&keys.package, file, cx) {
+            return Ok(done);
+        }
     }
-    let imported = run_import(&src, &keys.import, fresh, cx)?;
+    let imported = run_import(&src, &digest, fresh, cx)?;
     let budget = charge_import(&imported, file, src.limits)?;
-    let norm = import_and_normalize(&src, &imported, &keys.normalize, units_m, r, cx)?;
+    let norm = import_and_normalize(&src, &imported, &keys.import, units_m, r, cx)?;
     let retargeted = match (&retarget, &keys.retarget) {
-        (Some(plan), Some(key)) => Some(super::retarget::run(plan, &norm, key, r, cx)?),
+        (Some(plan), Some(_)) => Some(super::retarget::run(plan, &norm, &keys.normalize, r, cx)?),
         _ => None,
     };
     let asset = AssetWork {
@@ -279,98 +193,6 @@ fn charge_import(imported: &Imported, file: &str, limits: &Limits) -> Result<Mem
     Ok(budget)
 }
 
-/// The source's import (its diagnostics into the report; errors stop the
-/// asset) and its normalization.
-pub(super) fn import_and_normalize(
-    src: &Source<'_>,
-    imported: &Imported,
-    key: &Key,
-    units_m: Option<f32>,
-    r: &mut AssetReport,
-    cx: &Cook<'_>,
-) -> Result<Normalized, Stop> {
-    record_import(imported, r)?;
-    let file = src.file;
-    let norm = cx.run(file, Stage::Normalize, None, key, || {
-        normalize(&imported.asset, units_m)
-            .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(file))
-    })?;
-    r.decisions
-        .extend(norm.decisions.iter().map(report::decision));
-    r.diagnostics
-        .extend(norm.warnings.iter().map(report::diagnostic));
-    if r.skeleton.is_none() {
-        r.skeleton = Some(SkeletonReport {
-            joints: norm.skeleton.joint_count(),
-            identity: norm.skeleton.identity().to_hex(),
-            unit_scale_m: norm.unit_scale_m,
-            source_axes: imported.asset.source_axes.description.clone(),
-        });
-    }
-    Ok(norm)
-}
-
-/// Companion files (a .gltf's .bin buffers) are part of the import's
-/// input; they are known from the previous import of the same bytes. When
-/// they are not known, or one changed, the import runs now and is returned.
-pub(super) fn companions(
-    src: &Source<'_>,
-    bytes_hash: &[u8; 32],
-    cx: &Cook<'_>,
-) -> Result<(SourceDigest, Option<Imported>), Stop> {
-    let key = companions_key(src.file, src.format, bytes_hash, &src.options);
-    let digest = |companions: Companions| SourceDigest {
-        path: src.file.to_string(),
-        format: src.format,
-        bytes: *bytes_hash,
-        companions,
-    };
-    let known: Option<Companions> = cx.cache.get(Stage::Import, &key);
-    if let Some(known) = known.filter(|c| unchanged(src.snapshot, c)) {
-        return Ok((digest(known), None));
-    }
-    let start = Instant::now();
-    let imported = import(
-        src.path,
-        src.format,
-        &src.bytes,
-        &src.options,
-        src.snapshot,
-        src.limits,
-    )?;
-    let mut read = Vec::new();
-    for c in &imported.asset.companions {
-        let f = src.snapshot.companion(Path::new(c)).map_err(|_| {
-            Diagnostic::error("io", format!("cannot read companion '{c}'")).file(src.file)
-        })?;
-        // `dir.join(uri)` of the recorded path: normalized like it.
-        read.push((crate::paths::normalize_recorded(c), f.hash));
-    }
-    cx.cache.put(Stage::Import, &key, &read);
-    cx.record(src.file, Stage::Import, None, None, start);
-    Ok((digest(read), Some(imported)))
-}
-
-/// Whether every remembered companion still has the remembered bytes.
-fn unchanged(snapshot: &Snapshot<'_>, companions: &Companions) -> bool {
-    companions
-        .iter()
-        .all(|(p, h)| snapshot.companion(Path::new(p)).is_ok_and(|f| &f.hash == h))
-}
-
-/// blake3 over the source's bytes and every companion's, in import order.
-fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8; 32], Stop> {
-    let mut h = blake3::Hasher::new();
-    h.update(&src.bytes);
-    for (p, _) in &digest.companions {
-        let f = src.snapshot.companion(Path::new(p)).map_err(|_| {
-            Diagnostic::error("io", format!("cannot read companion '{p}'")).file(src.file)
-        })?;
-        h.update(&f.bytes);
-    }
-    Ok(*h.finalize().as_bytes())
-}
-
 /// The whole asset from the cache, if its package key hits and the
 /// package bytes are intact.
 fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
@@ -388,13 +210,19 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     } else {
         Tier::Local
     };
-    // A cook that wants the sidecar needs the record's; without one (the
-    // record was written with the sidecar off) the clip stages rebuild it.
+    // A cook that wants the sidecar needs the record's part; without one
+    // (the record was written with the sidecar off) the clip stages
+    // rebuild it. The part itself is read only if the published sidecar
+    // does not already hold it (`sidecar_doc`).
     let sidecar = if cx.options.sidecar.write {
-        let (b, _) = cx.cache.lookup_bytes(Stage::Package, &sidecar_key(key))?;
-        serde_json::from_slice(&b).ok()?
+        let hex = outcome.sidecar.as_deref()?;
+        let digest = *blake3::Hash::from_hex(hex).ok()?.as_bytes();
+        AssetSidecar::Cached {
+            key: sidecar_key(key),
+            digest,
+        }
     } else {
-        Vec::new()
+        AssetSidecar::None
     };
     cx.record(file, Stage::Package, None, Some(tier), start);
     Some(AssetResult {
@@ -405,7 +233,7 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     })
 }
 
-fn sidecar_key(package_key: &Key) -> Key {
+pub(super) fn sidecar_key(package_key: &Key) -> Key {
     let mut k = KeyBuilder::new();
     k.str("sidecar").key(package_key);
     k.finish()
@@ -415,49 +243,6 @@ fn package_bytes_key(package_key: &Key) -> Key {
     let mut k = KeyBuilder::new();
     k.str("package-bytes").key(package_key);
     k.finish()
-}
-
-/// Import through the cache (an import that already ran for the
-/// companion list is stored now).
-pub(super) fn run_import(
-    src: &Source<'_>,
-    key: &Key,
-    fresh: Option<Imported>,
-    cx: &Cook<'_>,
-) -> Result<Imported, Stop> {
-    match fresh {
-        Some(i) => {
-            cx.cache.put(Stage::Import, key, &i);
-            cx.cache.record_fingerprint(Stage::Import, i.fingerprint());
-            Ok(i)
-        }
-        None => Ok(cx.run(src.file, Stage::Import, None, key, || {
-            import(
-                src.path,
-                src.format,
-                &src.bytes,
-                &src.options,
-                src.snapshot,
-                src.limits,
-            )
-        })?),
-    }
-}
-
-/// The import's decisions and diagnostics go into the report; errors stop
-/// the asset.
-pub(super) fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
-    let asset = &imported.asset;
-    r.decisions
-        .extend(asset.decisions.iter().map(report::decision));
-    r.diagnostics
-        .extend(asset.diagnostics.0.iter().map(report::diagnostic));
-    r.diagnostics
-        .extend(imported.validation.0.iter().map(report::diagnostic));
-    if imported.validation.has_errors() || asset.diagnostics.has_errors() {
-        return Err(Stop::Recorded);
-    }
-    Ok(())
 }
 
 /// What the clip and package stages of one asset share.
@@ -495,13 +280,13 @@ fn cook_clips(
         .extend(warnings.iter().map(report::diagnostic));
     let plans = plans?;
     let keyed = clip_keys(a, &plans, cx)?;
-    let chain: Vec<(String, ClipKeys)> = keyed
+    let chain: Vec<(String, Vec<(Stage, Key)>)> = keyed
         .iter()
-        .map(|k| (k.plan.name.clone(), k.keys.clone()))
+        .map(|k| (k.plan.name.clone(), k.keys.entries()))
         .collect();
     cx.observer.event(&CookEvent::Planned {
         source: a.file,
-        asset: a.keys,
+        asset: &a.keys.entries(),
         clips: &chain,
     });
     let results: Vec<Result<CookedClip, Diagnostic>> =
@@ -517,12 +302,13 @@ fn cook_clips(
     package_asset(a, cooked, r, cx)
 }
 
-/// A clip plan with its keys, profile and additive reference.
+/// A clip plan with its spec, keys, profile and additive reference.
 struct KeyedClip<'a> {
     plan: &'a ClipPlan<'a>,
+    spec: ClipSpec<'a>,
     keys: ClipKeys,
     profile: &'a crate::profile::Profile,
-    reference: Option<(&'a ClipPlan<'a>, Key)>,
+    reference: Option<(&'a ClipPlan<'a>, ResampleSpec<'a>)>,
 }
 
 impl<'a> KeyedClip<'a> {
@@ -530,7 +316,8 @@ impl<'a> KeyedClip<'a> {
         ClipJob {
             plan: self.plan,
             keys: &self.keys,
-            reference: self.reference,
+            spec: &self.spec,
+            reference: self.reference.as_ref().map(|(p, s)| (*p, s)),
             norm: a.norm,
             kind: a.kind,
             profile: self.profile,
@@ -550,7 +337,7 @@ impl<'a> KeyedClip<'a> {
 
 /// Every clip's key chain, derived before any clip stage runs.
 fn clip_keys<'a>(
-    a: &AssetWork<'_>,
+    a: &'a AssetWork<'a>,
     plans: &'a [ClipPlan<'a>],
     cx: &'a Cook<'_>,
 ) -> Result<Vec<KeyedClip<'a>>, Stop> {
@@ -571,33 +358,45 @@ fn clip_keys<'a>(
             .and_then(|r| r.clip())
             .and_then(|wanted| plans.iter().find(|p| p.name == wanted))
             .map(|rp| {
-                let key = resample_key(
-                    a.keys.upstream(),
-                    &rp.source.name,
-                    rp.range,
-                    a.kind,
-                    profile,
-                );
-                (rp, key)
+                let spec = ClipSpec {
+                    source_clip: &rp.source.name,
+                    range: rp.range,
+                    ..clip_spec(a, plan, profile, cx)
+                };
+                (rp, spec.resample())
             });
-        let keys = ClipKeys::derive(&ClipSpec {
-            upstream: a.keys.upstream(),
-            source_clip: &plan.source.name,
-            range: plan.range,
-            kind: a.kind,
-            profile,
-            prep: &plan.prep,
-            reference: reference.map(|(_, k)| k),
-            encoder_slack: cx.options.encoder_slack,
-        });
+        let spec = ClipSpec {
+            reference: reference.as_ref().map(|(_, s)| Resample::key(s)),
+            ..clip_spec(a, plan, profile, cx)
+        };
         out.push(KeyedClip {
             plan,
-            keys,
+            keys: ClipKeys::derive(&spec),
+            spec,
             profile,
             reference,
         });
     }
     Ok(out)
+}
+
+/// `plan`'s spec in the key chain, without an additive reference.
+fn clip_spec<'a>(
+    a: &'a AssetWork<'_>,
+    plan: &'a ClipPlan<'a>,
+    profile: &'a crate::profile::Profile,
+    cx: &Cook<'_>,
+) -> ClipSpec<'a> {
+    ClipSpec {
+        upstream: a.keys.upstream(),
+        source_clip: &plan.source.name,
+        range: plan.range,
+        kind: a.kind,
+        profile,
+        prep: &plan.prep,
+        reference: None,
+        encoder_slack: cx.options.encoder_slack,
+    }
 }
 
 /// Report every clip; a verification failure fails the asset.
@@ -686,21 +485,31 @@ fn package_asset(
         joints: sk.joint_count(),
         clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
     };
-    let sidecar: Vec<ClipSidecar> = cooked.iter().filter_map(|c| c.sidecar.clone()).collect();
-    if cx.cache.enabled() && cx.options.sidecar.write {
-        match serde_json::to_vec(&sidecar) {
-            Ok(json) => cx
-                .cache
-                .put_bytes(Stage::Package, &sidecar_key(&a.keys.package), &json),
-            Err(e) => cx.cache.notice(format!("sidecar does not encode: {e}")),
+    let sidecar = match cx.options.sidecar.write {
+        true => {
+            let records: Vec<ClipSidecar> =
+                cooked.iter().filter_map(|c| c.sidecar.clone()).collect();
+            let part = SidecarPart::of(records);
+            if cx.cache.enabled() {
+                let key = sidecar_key(&a.keys.package);
+                cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
+            }
+            AssetSidecar::ready(part)
         }
-    }
+        false => AssetSidecar::None,
+    };
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
             report: r.clone(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),
+            sidecar: match &sidecar {
+                AssetSidecar::Ready { digest, .. } => {
+                    Some(blake3::Hash::from_bytes(*digest).to_hex().to_string())
+                }
+                _ => None,
+            },
         };
         cx.cache.put_bytes(
             Stage::Package,

@@ -1,33 +1,32 @@
 //! One clip through resample → prepare → encode → verify, each stage
 //! through the cache under the key the chain derived for it.
 
+use super::chain::{ClipKeys, ClipSpec};
 use super::plan::ClipPlan;
-use super::sidecar::clip_sidecar;
+use super::sidecar::{clip_sidecar, CookedParts};
 use super::Cook;
-use crate::keys::ClipKeys;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
 use crate::report::{
     ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks, TimeCounts,
 };
-use crate::stage::Stage;
-use crate::stages::encode::{encode_prepared, Encoded};
+use crate::stages::encode::{Encode, EncodeInput, EncodeSpec, Encoded};
 use crate::stages::normalize::Normalized;
-use crate::stages::prepare::{prepare, MarkerKind, Prepared};
-use crate::stages::resample::{resample, GridLimits, ResampleReport};
-use crate::stages::verify::{verify_in_package, ClipVerification};
-use ludus_anim_cache::Key;
+use crate::stages::prepare::{MarkerKind, Prepare, PrepareInput, PrepareSpec, Prepared};
+use crate::stages::resample::{GridLimits, Resample, ResampleInput, ResampleReport, ResampleSpec};
+use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyInput, VerifySpec};
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
-use ludus_anim_runtime::timing::LoopMode;
 
 /// What one clip needs besides the shared cook context.
 pub(crate) struct ClipJob<'a> {
     pub plan: &'a ClipPlan<'a>,
     pub keys: &'a ClipKeys,
-    /// The clip an additive reference reads, with its resample key.
-    pub reference: Option<(&'a ClipPlan<'a>, Key)>,
+    /// What the clip's keys were derived from.
+    pub spec: &'a ClipSpec<'a>,
+    /// The clip an additive reference reads, with its resample spec.
+    pub reference: Option<(&'a ClipPlan<'a>, &'a ResampleSpec<'a>)>,
     pub norm: &'a Normalized,
     pub kind: SourceKind,
     pub profile: &'a Profile,
@@ -78,7 +77,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
     let js = JointSettings { thresholds, shells };
     let mut decisions = Vec::new();
     let (mut resampled, rs_report) =
-        run_resample(job.plan, &job.keys.resample, job, &js.shells, cx)?;
+        run_resample(job.plan, &job.spec.resample(), job, &js.shells, cx)?;
     resampled.name = name.to_string();
     decisions.extend(rs_report.decisions.iter().map(|d| Decision {
         kind: d.kind.clone(),
@@ -97,13 +96,13 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
     decisions.extend(prepared.decisions.iter().cloned());
     let encoded = run_encode(job, &prepared, &js, &rs_report, cx)?;
     let mut entry = package_clip(job, &prepared, &encoded, &rs_report);
-    let verification = cx.run(
-        job.file,
-        Stage::Verify,
-        Some(name),
-        &job.keys.verify,
-        || check(job, &entry, &prepared, &js),
-    )?;
+    let spec = VerifySpec {
+        encode: &job.keys.encode,
+        curve_threshold: job.profile.curve_error_threshold,
+    };
+    let check = || check(job, &entry, &prepared, &js);
+    let verification =
+        cx.stage::<Verify>(job.file, Some(name), &spec, VerifyInput { check: &check })?;
     entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
     let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
     if encoded.budget_exhausted_segments > 0 {
@@ -131,7 +130,12 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         decisions,
     };
     if cx.options.sidecar.write {
-        let mut record = clip_sidecar(job.file, &cooked, sk, &js.thresholds);
+        let parts = CookedParts {
+            entry: &cooked.entry,
+            verification: &cooked.verification,
+            prepared: &cooked.prepared,
+        };
+        let mut record = clip_sidecar(job.file, &parts, sk, &js.thresholds);
         record.retarget = job
             .retarget_sidecar
             .as_ref()
@@ -144,7 +148,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
 /// Resample `plan` (a cut clip is its source shifted and shortened).
 fn run_resample(
     plan: &ClipPlan<'_>,
-    key: &Key,
+    spec: &ResampleSpec<'_>,
     job: &ClipJob<'_>,
     shells: &[f32],
     cx: &Cook<'_>,
@@ -156,24 +160,15 @@ fn run_resample(
         work_per_sample: depth_sum(&job.norm.skeleton),
         max_work: job.limits.max_encode_work,
     };
-    let (grid, report) = cx.run(
-        job.file,
-        Stage::Resample,
-        Some(&plan.name),
-        key,
-        || -> Result<_, Diagnostic> {
-            resample(
-                &plan.authored(),
-                &job.norm.skeleton,
-                &job.profile.sample_rate,
-                shells,
-                job.kind,
-                LoopMode::Once,
-                &limits,
-            )
-            .map_err(over)
-        },
-    )?;
+    let authored = plan.authored();
+    let input = ResampleInput {
+        clip: &authored,
+        skeleton: &job.norm.skeleton,
+        shells,
+        limits,
+        file: job.file,
+    };
+    let (grid, report) = cx.stage::<Resample>(job.file, Some(&plan.name), spec, input)?;
     // The grid (and what later stages derive from it) stays until the
     // asset is packaged.
     let bytes = u64::from(grid.num_samples)
@@ -204,36 +199,26 @@ fn run_prepare(
     js: &JointSettings,
     cx: &Cook<'_>,
 ) -> Result<Prepared, Diagnostic> {
-    let name = job.plan.name.as_str();
-    let sk = &job.norm.skeleton;
-    let tolerance = vec![job.profile.sample_rate.max_resample_error_m; sk.joint_count()];
     let reference_clip = |wanted: &str| -> Option<ResampledClip> {
-        let (rp, key) = job.reference.as_ref().filter(|(rp, _)| rp.name == wanted)?;
-        let (mut c, _) = run_resample(rp, key, job, &js.shells, cx).ok()?;
+        let (rp, spec) = job.reference.filter(|(rp, _)| rp.name == wanted)?;
+        let (mut c, _) = run_resample(rp, spec, job, &js.shells, cx).ok()?;
         c.name = wanted.to_string();
         Some(c)
     };
-    cx.run(
-        job.file,
-        Stage::Prepare,
-        Some(name),
-        &job.keys.prepare,
-        || {
-            prepare(
-                sk,
-                resampled,
-                &job.plan.prep,
-                &tolerance,
-                &js.shells,
-                &reference_clip,
-            )
-            .map_err(|e| {
-                Diagnostic::error("prepare_failed", e.to_string())
-                    .file(job.file)
-                    .clip(name)
-            })
-        },
-    )
+    let spec = PrepareSpec {
+        resample: &job.keys.resample,
+        prep: &job.plan.prep,
+        profile: job.profile,
+        reference: job.spec.reference,
+    };
+    let input = PrepareInput {
+        skeleton: &job.norm.skeleton,
+        clip: resampled,
+        shells: &js.shells,
+        reference_clip: &reference_clip,
+        file: job.file,
+    };
+    cx.stage::<Prepare>(job.file, Some(&job.plan.name), &spec, input)
 }
 
 fn run_encode(
@@ -250,24 +235,21 @@ fn run_encode(
             .clip(name)
     };
     let check = |e: &Encoded| check(job, &package_clip(job, prepared, e, rs), prepared, js);
-    cx.run(
-        job.file,
-        Stage::Encode,
-        Some(name),
-        &job.keys.encode,
-        || {
-            encode_prepared(
-                &job.norm.skeleton,
-                prepared,
-                job.profile,
-                &js.thresholds,
-                &js.shells,
-                cx.options.encoder_slack,
-                &fail,
-                &check,
-            )
-        },
-    )
+    let spec = EncodeSpec {
+        prepare: &job.keys.prepare,
+        profile: job.profile,
+        slack: cx.options.encoder_slack,
+        additive: job.plan.prep.additive.is_some(),
+    };
+    let input = EncodeInput {
+        skeleton: &job.norm.skeleton,
+        prepared,
+        thresholds: &js.thresholds,
+        shells: &js.shells,
+        fail: &fail,
+        check: &check,
+    };
+    cx.stage::<Encode>(job.file, Some(name), &spec, input)
 }
 
 /// Verify through the runtime, reading a package holding this clip.

@@ -50,7 +50,7 @@ fn panicked(job: &AssetJob, cx: &Cook<'_>, payload: &(dyn Any + Send)) -> AssetR
         report,
         package: None,
         manifest: None,
-        sidecar: Vec::new(),
+        sidecar: super::sidecar_doc::AssetSidecar::None,
     }
 }
 

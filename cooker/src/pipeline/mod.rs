@@ -14,11 +14,14 @@
 //! happens is a [`CookEvent`] to an [`Observer`].
 
 mod asset;
+pub mod chain;
 mod clip;
+mod ingest;
 mod isolate;
 mod plan;
 mod retarget;
 mod sidecar;
+pub mod sidecar_doc;
 
 use crate::events::{CookEvent, Observer};
 use crate::manifest::{AssetEntry, AssetJob};
@@ -27,11 +30,13 @@ use crate::publish::Staging;
 use crate::report::{self, PackageManifest, Report};
 use crate::sink::{PublishError, Sink};
 use crate::source::{FileSystem, SourceReader};
-use crate::stage::Stage;
-use crate::stage_cache::{Fingerprint, StageCache, Tier};
+use crate::stage::Fingerprint;
+use crate::stage::{CookStage, Stage};
+use crate::stage_cache::{StageCache, Tier};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::limits::{LimitOverrides, Limits};
+use ludus_anim_model::Diagnostic;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -221,9 +226,27 @@ pub(crate) struct Cook<'a> {
     pub cache: &'a StageCache,
     pub observer: &'a dyn Observer,
     pub reader: &'a dyn SourceReader,
+    /// Serve an asset whose package key hits from its cached record
+    /// (`false`: run its stages, each still through the cache).
+    pub reuse_packages: bool,
 }
 
 impl Cook<'_> {
+    /// Run stage `S` on `spec` and `input` through the cache under
+    /// `S::key(spec)`, counting it and telling the observer; `clip` names
+    /// the clip for clip-level stages.
+    pub fn stage<S: CookStage>(
+        &self,
+        source: &str,
+        clip: Option<&str>,
+        spec: &S::Spec<'_>,
+        input: S::Input<'_>,
+    ) -> Result<S::Output, Diagnostic> {
+        self.run(source, S::STAGE, clip, &S::key(spec), || {
+            S::run(spec, input)
+        })
+    }
+
     /// Run `stage` through the cache and tell the observer.
     pub fn run<T, E>(
         &self,
@@ -309,6 +332,7 @@ pub fn cook_with(
         cache,
         observer,
         reader,
+        reuse_packages: true,
     };
     let shard = shard_info(options);
     let jobs: Vec<&AssetJob> = options
@@ -323,7 +347,7 @@ pub fn cook_with(
         .num_threads(options.threads)
         .build()
         .map_err(|e| CookError::Threads(e.to_string()))?;
-    let results = cook_jobs(&pool, &jobs, &cx, sink);
+    let results = cook_jobs(&pool, &jobs, &cx, sink)?;
     let mut report = new_report(options);
     let mut manifest = PackageManifest {
         cooker_version: crate::COOKER_VERSION.to_string(),
@@ -331,33 +355,23 @@ pub fn cook_with(
         assets: Vec::new(),
         shard: shard.clone(),
     };
-    let mut clips = Vec::new();
-    for r in results? {
+    let mut parts = Vec::with_capacity(results.len());
+    for r in results {
         manifest.assets.extend(r.manifest);
+        parts.push((r.report.source.clone(), r.sidecar));
         report.assets.push(r.report);
-        clips.extend(r.sidecar);
     }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
     report.shard = shard;
     finish_report(&mut report, cache, observer, start);
     let shard = report.shard.as_ref();
-    let clips = match options.sidecar.write {
-        true => sink.take_sidecar(clips),
+    let sidecar_file = sidecar::sidecar_file(shard);
+    let sidecar = match options.sidecar.write {
+        true => sidecar_document(parts, &sidecar_file, &pool, &jobs, &cx, sink)?,
         false => None,
     };
-    let sidecar =
-        match clips {
-            Some(clips) => Some(sidecar::sidecar_json(clips, &options.sidecar).map_err(|e| {
-                CookError::Write {
-                    path: sidecar::sidecar_file(shard),
-                    source: std::io::Error::other(e),
-                }
-            })?),
-            None => None,
-        };
     let (report_json, manifest_json) = (to_json(&report)?, to_json(&manifest)?);
-    let sidecar_file = sidecar::sidecar_file(shard);
     let mut index: Vec<(&str, &[u8])> = Vec::new();
     if let Some(json) = &sidecar {
         index.push((&sidecar_file, json));
@@ -414,6 +428,53 @@ fn cook_jobs(
     Ok(done)
 }
 
+/// The sidecar document of the cook's parts, or `None` when the sink
+/// keeps the published one (its `content` is this cook's) or takes the
+/// parts itself (the asset server). Parts served from the cache are read
+/// only when the document is rebuilt; one missing there sends its asset
+/// through its stages again.
+fn sidecar_document(
+    parts: Vec<(String, sidecar_doc::AssetSidecar)>,
+    file: &str,
+    pool: &rayon::ThreadPool,
+    jobs: &[&AssetJob],
+    cx: &Cook<'_>,
+    sink: &dyn Sink,
+) -> Result<Option<Vec<u8>>, CookError> {
+    let max_mb = cx.options.sidecar.max_mb;
+    let states: Vec<&sidecar_doc::AssetSidecar> = parts.iter().map(|(_, p)| p).collect();
+    let content = sidecar_doc::content_of(&states, max_mb);
+    if sink.keep_published(file, &sidecar_doc::header(&content)) {
+        return Ok(None);
+    }
+    let ready: Vec<sidecar_doc::NamedPart> = pool.install(|| {
+        parts
+            .into_par_iter()
+            .zip(jobs.par_iter())
+            .filter_map(|((source, part), job)| {
+                let recook = || {
+                    let fresh = Cook {
+                        reuse_packages: false,
+                        ..*cx
+                    };
+                    isolate::cook_asset_isolated(job, &fresh).sidecar
+                };
+                sidecar_doc::materialize(part, cx.cache, recook).map(|p| (source, p))
+            })
+            .collect()
+    });
+    let Some(ready) = sink.take_sidecar(ready) else {
+        return Ok(None);
+    };
+    let parts: Vec<_> = ready.into_iter().map(|(_, p)| p).collect();
+    sidecar_doc::document(&parts, max_mb, &content)
+        .map(Some)
+        .map_err(|source| CookError::Write {
+            path: file.to_string(),
+            source,
+        })
+}
+
 /// With `--shard I/N`: which shard, and every job of the whole cook by
 /// recorded path (what `merge` orders by and checks completeness with).
 fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
@@ -443,6 +504,7 @@ pub fn cook_asset_job(
         cache,
         observer,
         reader: &FileSystem,
+        reuse_packages: true,
     };
     Ok(isolate::cook_asset_isolated(job, &cx))
 }

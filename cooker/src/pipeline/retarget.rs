@@ -3,14 +3,14 @@
 //! target imported and normalized through the cache like any source, then
 //! the retarget stage.
 
-use super::asset::{companions, import_and_normalize, run_import, Source, Stop};
+use super::chain::{import_key, normalize_key};
+use super::ingest::{companions, import_and_normalize, read_policy, run_import, Source, Stop};
 use super::Cook;
-use crate::keys::{import_key, normalize_key, RetargetInputs};
+use crate::keys::RetargetInputs;
 use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport};
 use crate::source::Snapshot;
-use crate::stage::Stage;
-use crate::stages::retarget::{retarget_asset, RetargetedAsset};
+use crate::stages::retarget::{Retarget, RetargetInput, RetargetSpec, RetargetedAsset};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{Diagnostic, Limits};
@@ -91,7 +91,7 @@ pub fn plan(
 pub fn run(
     plan: &RetargetPlan,
     source: &crate::stages::normalize::Normalized,
-    key: &Key,
+    normalize: &Key,
     r: &mut AssetReport,
     cx: &Cook<'_>,
 ) -> Result<RetargetedAsset, Stop> {
@@ -99,7 +99,7 @@ pub fn run(
     let snapshot = Snapshot::with_policy(
         cx.reader,
         cx.options.project_root.as_deref(),
-        super::asset::read_policy(&plan.target_file, &plan.limits),
+        read_policy(&plan.target_file, &plan.limits),
     );
     let (src, _) = Source::read(
         &plan.target_file,
@@ -108,20 +108,28 @@ pub fn run(
         &plan.limits,
     )?;
     let import = import_key(&plan.target_digest, &src.options);
-    let imported = run_import(&src, &import, None, cx)?;
+    let imported = run_import(&src, &plan.target_digest, None, cx)?;
     // The target's own import notes are not the asset's: keep only errors.
     let mut scratch = r.clone();
-    let target = import_and_normalize(&src, &imported, &plan.inputs.target, None, &mut scratch, cx)
-        .map_err(|_| {
+    let target =
+        import_and_normalize(&src, &imported, &import, None, &mut scratch, cx).map_err(|_| {
             Diagnostic::error(
                 "retarget_target",
                 format!("the retarget target '{}' cannot be read", plan.target_file),
             )
             .file(&r.source)
         })?;
-    let out = cx.run(&r.source, Stage::Retarget, None, key, || {
-        retarget_asset(source, &target, &plan.profile, &r.source)
-    })?;
+    let spec = RetargetSpec {
+        normalize,
+        inputs: &plan.inputs,
+    };
+    let input = RetargetInput {
+        source,
+        target: &target,
+        profile: &plan.profile,
+        file: &r.source,
+    };
+    let out = cx.stage::<Retarget>(&r.source.clone(), None, &spec, input)?;
     // The package holds the target skeleton: the report describes it.
     r.skeleton = Some(report::SkeletonReport {
         joints: target.skeleton.joint_count(),

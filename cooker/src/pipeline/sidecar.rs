@@ -6,11 +6,12 @@
 //! trajectory and the events. Built where the data already is (the clip's
 //! verification, its blob, its prepared trajectory), never recomputed.
 
-use super::clip::CookedClip;
+use crate::package_writer::PackageClip;
+use crate::stages::prepare::Prepared;
+use crate::stages::verify::ClipVerification;
 use ludus_anim_report::packed::Packed;
 use ludus_anim_report::sidecar::{
-    BitRates, ClipSidecar, EventMark, Sidecar, TrajectorySidecar, BITS_CONSTANT, BITS_DEFAULT,
-    BITS_RAW,
+    BitRates, ClipSidecar, EventMark, TrajectorySidecar, BITS_CONSTANT, BITS_DEFAULT, BITS_RAW,
 };
 use ludus_anim_runtime::codec::vbr::VbrClip;
 use ludus_anim_runtime::codec::CodecId;
@@ -47,13 +48,20 @@ pub(crate) fn sidecar_file(shard: Option<&ludus_anim_report::farm::ShardInfo>) -
 }
 
 /// One clip's sidecar record (`source` as `report.json` records it).
+/// One cooked clip: its package entry, verification and prepared data.
+pub(crate) struct CookedParts<'a> {
+    pub entry: &'a PackageClip,
+    pub verification: &'a ClipVerification,
+    pub prepared: &'a Prepared,
+}
+
 pub(crate) fn clip_sidecar(
     source: &str,
-    c: &CookedClip,
+    c: &CookedParts<'_>,
     sk: &Skeleton,
     thresholds: &[f32],
 ) -> ClipSidecar {
-    let e = &c.entry;
+    let e = c.entry;
     let mut s = ClipSidecar::new(source, &e.name, &e.profile, e.duration_s);
     let parents: Vec<Option<usize>> = (0..sk.joint_count()).map(|j| sk.parent(j)).collect();
     s.set_joints(sk.names(), &parents, thresholds);
@@ -132,23 +140,4 @@ fn bit_rates(codec: CodecId, blob: &[u8], joints: usize, samples: u32) -> Option
         samples,
         bits: Packed(bits),
     })
-}
-
-/// The cook's sidecar JSON: every clip, the per-time errors left out
-/// when the whole would pass `max_mb`.
-pub(crate) fn sidecar_json(
-    clips: Vec<ClipSidecar>,
-    settings: &SidecarSettings,
-) -> Result<Vec<u8>, serde_json::Error> {
-    let mut side = Sidecar::new(crate::COOKER_VERSION);
-    side.clips = clips;
-    let json = serde_json::to_vec(&side)?;
-    let limit = settings.max_mb.map(|mb| mb * 1024.0 * 1024.0);
-    if limit.is_some_and(|l| json.len() as f64 > l) {
-        for c in &mut side.clips {
-            c.error_q = Packed(Vec::new());
-        }
-        return serde_json::to_vec(&side);
-    }
-    Ok(json)
 }

@@ -39,7 +39,7 @@ use crate::filelock::{self, FileLock};
 use crate::sink::{PublishError, Sink};
 use commit::{apply, read_generation, remove_stale_temp_files, sync_tree, write_commit};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -126,6 +126,27 @@ impl Staging {
         Ok(())
     }
 
+    /// Stage the published `rel` as it is (a hard link) if it starts
+    /// with `header`.
+    fn keep(&self, rel: &str, header: &[u8]) -> io::Result<bool> {
+        let rel_path = checked_rel(rel)?;
+        let target = self.out.join(rel_path);
+        let mut start = vec![0u8; header.len()];
+        let same = File::open(&target).and_then(|mut f| f.read_exact(&mut start));
+        if same.is_err() || start != header {
+            return Ok(false);
+        }
+        let staged = self.dir.join(rel_path);
+        if let Some(parent) = staged.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::hard_link(&target, &staged)?;
+        if let Ok(mut s) = self.staged.lock() {
+            s.push(rel.to_string());
+        }
+        Ok(true)
+    }
+
     fn publish_staged(&self, index: &[&str]) -> Result<(), PublishError> {
         let mut order: Vec<String> = self.staged.lock().map(|s| s.clone()).unwrap_or_default();
         order.retain(|r| !index.contains(&r.as_str()));
@@ -172,6 +193,10 @@ impl Sink for Staging {
             self.path(rel).display(),
             self.dir.display()
         )
+    }
+
+    fn keep_published(&self, rel: &str, header: &[u8]) -> bool {
+        self.keep(rel, header).unwrap_or(false)
     }
 
     fn publish(&self, index: &[(&str, &[u8])]) -> Result<(), PublishError> {

@@ -2,11 +2,15 @@
 
 use super::prepare::{additive_skeleton, Prepared};
 use super::verify::ClipVerification;
-use crate::profile::{CodecChoice, Profile};
+use crate::keys::{KeyInput, KeyWriter};
+use crate::profile::{CodecChoice, Profile, ShellSettings, ThresholdSettings};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::{reference, CodecId};
+use ludus_anim_runtime::package::format::FORMAT_VERSION;
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 
@@ -22,6 +26,77 @@ pub struct Encoded {
     /// to be, and the clip gets a warning.
     #[serde(default)]
     pub budget_exhausted_segments: usize,
+}
+
+/// The encode stage.
+pub struct Encode;
+
+/// What encoding's key covers: the prepared clip, the codec and both codec
+/// versions, the profile's segment length, thresholds and shells, the
+/// encoder slack; for additive clips also the verify and package stage
+/// versions and the package format (their encode is checked applied onto
+/// its base through a written package and the verifier).
+pub struct EncodeSpec<'a> {
+    pub prepare: &'a Key,
+    pub profile: &'a Profile,
+    pub slack: f32,
+    pub additive: bool,
+}
+
+impl KeyInput for EncodeSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let EncodeSpec {
+            prepare,
+            profile,
+            slack,
+            additive,
+        } = self;
+        k.put(*prepare)
+            .put(&profile.codec)
+            .put(&u32::from(CodecId::Vbr.version()))
+            .put(&u32::from(CodecId::Reference.version()))
+            .put(&profile.max_segment_samples)
+            .put(slack)
+            .put(&ThresholdSettings(profile))
+            .put(&ShellSettings(profile));
+        if *additive {
+            k.put(&Stage::Verify.version())
+                .put(&Stage::Package.version())
+                .put(&FORMAT_VERSION);
+        }
+    }
+}
+
+/// The prepared clip, its skeleton, per-joint thresholds and shells, and
+/// how to fail and to check an additive encode.
+pub struct EncodeInput<'a> {
+    pub skeleton: &'a Skeleton,
+    pub prepared: &'a Prepared,
+    pub thresholds: &'a [f32],
+    pub shells: &'a [f32],
+    pub fail: &'a dyn Fn(String) -> Diagnostic,
+    pub check: &'a dyn Fn(&Encoded) -> Result<ClipVerification, Diagnostic>,
+}
+
+impl CookStage for Encode {
+    const STAGE: Stage = Stage::Encode;
+    type Spec<'a> = EncodeSpec<'a>;
+    type Input<'a> = EncodeInput<'a>;
+    type Output = Encoded;
+
+    fn run(spec: &EncodeSpec<'_>, i: EncodeInput<'_>) -> Result<Encoded, Diagnostic> {
+        let (t, s) = (i.thresholds, i.shells);
+        encode_prepared(
+            i.skeleton,
+            i.prepared,
+            spec.profile,
+            t,
+            s,
+            spec.slack,
+            i.fail,
+            i.check,
+        )
+    }
 }
 
 /// `thresholds` and `shells` are per joint (meters). `slack` multiplies the

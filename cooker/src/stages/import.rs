@@ -1,6 +1,8 @@
 //! Import: a source file's bytes (and its companions, through the cook's
 //! snapshot) → a [`SourceAsset`] and what validation found in it.
 
+use crate::keys::{KeyInput, KeyWriter, SourceDigest};
+use crate::stage::{CookStage, Stage};
 use ludus_anim_importers::{import_bytes_with_limits, CompanionReader, ImportOptions, Limits};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{Diagnostic, Diagnostics, SourceAsset, SourceFormat};
@@ -12,6 +14,74 @@ use std::path::Path;
 pub struct Imported {
     pub asset: SourceAsset,
     pub validation: Diagnostics,
+}
+
+/// The import stage.
+pub struct Import;
+
+/// What an import's key covers: the source as read (recorded path, bytes,
+/// format, companions with their hashes) and the import options.
+pub struct ImportSpec<'a> {
+    pub digest: &'a SourceDigest,
+    pub options: &'a ImportOptions,
+}
+
+impl KeyInput for ImportSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let ImportSpec { digest, options } = self;
+        k.put(&digest.path)
+            .put(&digest.bytes)
+            .put(&digest.format)
+            .put(*options)
+            .put(&digest.companions);
+    }
+}
+
+/// The bytes an import reads (their hashes are in the spec).
+pub struct ImportInput<'a> {
+    pub path: &'a Path,
+    pub bytes: &'a [u8],
+    pub companions: &'a dyn CompanionReader,
+    pub limits: &'a Limits,
+}
+
+impl CookStage for Import {
+    const STAGE: Stage = Stage::Import;
+    type Spec<'a> = ImportSpec<'a>;
+    type Input<'a> = ImportInput<'a>;
+    type Output = Imported;
+
+    fn run(spec: &ImportSpec<'_>, i: ImportInput<'_>) -> Result<Imported, Diagnostic> {
+        let format = spec.digest.format;
+        import(
+            i.path,
+            format,
+            i.bytes,
+            spec.options,
+            i.companions,
+            i.limits,
+        )
+        .map_err(|d| *d)
+    }
+}
+
+/// The key under which an import's companion list is remembered: known
+/// from the source's recorded path and bytes alone, before the companions
+/// are read (the same bytes elsewhere name other companions).
+pub fn companions_key(
+    path: &str,
+    format: SourceFormat,
+    bytes: &[u8; 32],
+    options: &ImportOptions,
+) -> ludus_anim_cache::Key {
+    let s = Stage::Import;
+    KeyWriter::stage(s.name(), s.version())
+        .tag("companions")
+        .put(path)
+        .put(bytes)
+        .put(&format)
+        .put(options)
+        .finish()
 }
 
 /// Import and validate one asset under `limits`. A file that cannot be

@@ -14,7 +14,7 @@ pub mod retarget;
 pub mod units;
 pub mod verify;
 
-use crate::stage_cache::{fingerprint_of, Fingerprint};
+use crate::stage::{fingerprint_of, Fingerprint};
 use ludus_anim_model::ResampledClip;
 
 // What each stage's output fingerprint covers (the golden stage-output

@@ -3,8 +3,11 @@
 //! joint indices remapped to the new order, rotation keys normalized and
 //! made hemisphere-continuous. Axes are already converted by importers.
 
+use crate::keys::{KeyInput, KeyWriter};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_model::curve::Interpolation;
-use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint};
+use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceClip, SourceJoint};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::{Skeleton, SkeletonError, Transform};
 
@@ -35,6 +38,40 @@ pub enum NormalizeError {
 
 /// `units_override_m`: meters per source unit chosen by the user
 /// (`--units`), replacing what the file declared.
+/// The normalize stage.
+pub struct Normalize;
+
+/// What normalization's key covers: the import and the units override.
+pub struct NormalizeSpec<'a> {
+    pub import: &'a Key,
+    pub units_m: Option<f32>,
+}
+
+impl KeyInput for NormalizeSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let NormalizeSpec { import, units_m } = self;
+        k.put(*import).put(units_m);
+    }
+}
+
+/// The imported asset and its file (for diagnostics).
+pub struct NormalizeInput<'a> {
+    pub asset: &'a SourceAsset,
+    pub file: &'a str,
+}
+
+impl CookStage for Normalize {
+    const STAGE: Stage = Stage::Normalize;
+    type Spec<'a> = NormalizeSpec<'a>;
+    type Input<'a> = NormalizeInput<'a>;
+    type Output = Normalized;
+
+    fn run(spec: &NormalizeSpec<'_>, i: NormalizeInput<'_>) -> Result<Normalized, Diagnostic> {
+        normalize(i.asset, spec.units_m)
+            .map_err(|e| Diagnostic::error("normalize_failed", e.to_string()).file(i.file))
+    }
+}
+
 pub fn normalize(
     asset: &SourceAsset,
     units_override_m: Option<f32>,

@@ -1,13 +1,78 @@
 //! Package: every cooked clip of an asset → the package bytes (read back
 //! through the runtime once more) and its content-derived file name.
 
+use crate::keys::{KeyInput, KeyWriter, RetargetInputs};
+use crate::manifest::AssetEntry;
 use crate::package_writer::{write_package, PackageClip, PackageContents};
+use crate::profile::Profile;
+use crate::stage::Stage;
 use crate::stages::prepare::Prepared;
+use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
+use ludus_anim_runtime::package::format::FORMAT_VERSION;
 use ludus_anim_runtime::{Package, Skeleton};
+use std::collections::BTreeMap;
 
 /// File extension of packages.
 pub const PACKAGE_EXT: &str = "ludanim";
+
+/// Everything that reaches an asset's package: the key of its whole
+/// record (package bytes, manifest entry, report, sidecar part). It
+/// covers the import key and every setting any stage of the asset reads,
+/// so an unchanged asset is served from that one record. The record is
+/// stored as bytes by the pipeline, not through the generic runner.
+pub struct PackageSpec<'a> {
+    pub import: &'a Key,
+    pub asset_name: &'a str,
+    /// The source path as the package and report record it.
+    pub recorded_path: &'a str,
+    /// blake3 over the source bytes and every companion's bytes.
+    pub source_hash: &'a [u8; 32],
+    pub settings: &'a AssetEntry,
+    pub units_m: Option<f32>,
+    pub encoder_slack: f32,
+    /// Every profile the asset references, by name, after overrides.
+    pub profiles: &'a BTreeMap<String, Profile>,
+    pub default_profile: &'a str,
+    /// The retarget profile and target, for retargeted assets.
+    pub retarget: Option<RetargetInputs>,
+}
+
+impl KeyInput for PackageSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let PackageSpec {
+            import,
+            asset_name,
+            recorded_path,
+            source_hash,
+            settings,
+            units_m,
+            encoder_slack,
+            profiles,
+            default_profile,
+            retarget,
+        } = self;
+        k.put(*import)
+            .tag(crate::COOKER_VERSION)
+            .put(&FORMAT_VERSION)
+            .put(*asset_name)
+            .put(*recorded_path)
+            .put(*source_hash)
+            .put(*settings)
+            .put(units_m)
+            .put(encoder_slack);
+        for s in Stage::ALL {
+            k.put(&s.version());
+        }
+        k.put(*profiles).put(*default_profile).put(retarget);
+    }
+}
+
+/// The whole-asset record's key.
+pub fn package_key(spec: &PackageSpec<'_>) -> Key {
+    let s = Stage::Package;
+    KeyWriter::stage(s.name(), s.version()).put(spec).finish()
+}
 
 /// What the asset-level inputs of a package are.
 pub struct PackageHeader<'a> {

@@ -10,7 +10,10 @@
 //! the error exceeds the profile's tolerance the rate doubles, up to the
 //! profile's maximum.
 
-use crate::profile::{RatePolicy, SampleRate};
+use crate::keys::{KeyInput, KeyWriter};
+use crate::profile::{Profile, RatePolicy, SampleRate, ShellSettings};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
@@ -411,6 +414,70 @@ impl<'a> Probe<'a> {
 
 /// How large a grid the resampler may allocate.
 #[derive(Clone, Copy, Debug)]
+/// The resample stage.
+pub struct Resample;
+
+/// What a clip's resampling key covers: the asset it comes from, the
+/// source clip and cut, the source kind and the profile's sample-rate
+/// table and shell settings.
+pub struct ResampleSpec<'a> {
+    /// Normalize's key, or the retarget stage's for a retargeted asset.
+    pub upstream: &'a Key,
+    pub source_clip: &'a str,
+    pub range: Option<(f32, f32)>,
+    pub kind: SourceKind,
+    pub profile: &'a Profile,
+}
+
+impl KeyInput for ResampleSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let ResampleSpec {
+            upstream,
+            source_clip,
+            range,
+            kind,
+            profile,
+        } = self;
+        k.put(*upstream)
+            .put(*source_clip)
+            .put(range)
+            .put(kind)
+            .put(&profile.sample_rate)
+            .put(&ShellSettings(profile));
+    }
+}
+
+/// The authored clip (cut), its skeleton, the per-joint shells, the grid's
+/// limits, and the file for diagnostics.
+pub struct ResampleInput<'a> {
+    pub clip: &'a SourceClip,
+    pub skeleton: &'a Skeleton,
+    pub shells: &'a [f32],
+    pub limits: GridLimits,
+    pub file: &'a str,
+}
+
+impl CookStage for Resample {
+    const STAGE: Stage = Stage::Resample;
+    type Spec<'a> = ResampleSpec<'a>;
+    type Input<'a> = ResampleInput<'a>;
+    type Output = (ResampledClip, ResampleReport);
+
+    fn run(spec: &ResampleSpec<'_>, i: ResampleInput<'_>) -> Result<Self::Output, Diagnostic> {
+        let policy = &spec.profile.sample_rate;
+        resample(
+            i.clip,
+            i.skeleton,
+            policy,
+            i.shells,
+            spec.kind,
+            LoopMode::Once,
+            &i.limits,
+        )
+        .map_err(|e| e.file(i.file).diagnostic())
+    }
+}
+
 pub struct GridLimits {
     pub max_samples: u64,
     /// Estimated bytes the grid and its later stages may use

@@ -6,6 +6,9 @@
 //! never carried over as prepared deltas.
 
 use super::normalize::Normalized;
+use crate::keys::{KeyInput, KeyWriter, RetargetInputs};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_model::{Diagnostic, Severity};
 use ludus_anim_retarget::{retarget, ClipMetrics, FootTracks, Profile, RetargetPoses};
 use serde::{Deserialize, Serialize};
@@ -30,6 +33,45 @@ impl RetargetedAsset {
         self.diagnostics
             .iter()
             .any(|d| d.severity == Severity::Error)
+    }
+}
+
+/// The retarget stage.
+pub struct Retarget;
+
+/// What the retarget's key covers: the retargeter's version, the source's
+/// normalize key, the profile's content and the target skeleton's
+/// normalize key (which fixes its identity and rest pose).
+pub struct RetargetSpec<'a> {
+    pub normalize: &'a Key,
+    pub inputs: &'a RetargetInputs,
+}
+
+impl KeyInput for RetargetSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let RetargetSpec { normalize, inputs } = self;
+        k.put(&ludus_anim_retarget::RETARGET_VERSION)
+            .put(*normalize)
+            .put(*inputs);
+    }
+}
+
+/// The normalized source and target and the parsed profile.
+pub struct RetargetInput<'a> {
+    pub source: &'a Normalized,
+    pub target: &'a Normalized,
+    pub profile: &'a Profile,
+    pub file: &'a str,
+}
+
+impl CookStage for Retarget {
+    const STAGE: Stage = Stage::Retarget;
+    type Spec<'a> = RetargetSpec<'a>;
+    type Input<'a> = RetargetInput<'a>;
+    type Output = RetargetedAsset;
+
+    fn run(_: &RetargetSpec<'_>, i: RetargetInput<'_>) -> Result<RetargetedAsset, Diagnostic> {
+        retarget_asset(i.source, i.target, i.profile, i.file)
     }
 }
 

@@ -11,7 +11,10 @@
 
 use super::prepare::{verify_additive, Prepared};
 use super::resample::SourcePose;
+use crate::keys::{KeyInput, KeyWriter};
 use crate::package_writer::{write_package, PackageClip, PackageContents};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::SourceKind;
 use ludus_anim_model::{ResampledClip, SourceClip};
@@ -45,6 +48,43 @@ pub struct ClipVerification {
     /// Per scalar curve: largest difference between the decoded channel
     /// and the resampled one over the checked times.
     pub curve_errors: Vec<(String, f32)>,
+}
+
+/// The verify stage.
+pub struct Verify;
+
+/// What verification's key covers: the encoded clip (whose key chains
+/// everything upstream, thresholds included) and the curve threshold.
+pub struct VerifySpec<'a> {
+    pub encode: &'a Key,
+    pub curve_threshold: f32,
+}
+
+impl KeyInput for VerifySpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let VerifySpec {
+            encode,
+            curve_threshold,
+        } = self;
+        k.put(*encode).put(curve_threshold);
+    }
+}
+
+/// Verification's work: a check of the clip's package entry (what
+/// [`verify_in_package`] does with the clip's inputs).
+pub struct VerifyInput<'a> {
+    pub check: &'a dyn Fn() -> Result<ClipVerification, Diagnostic>,
+}
+
+impl CookStage for Verify {
+    const STAGE: Stage = Stage::Verify;
+    type Spec<'a> = VerifySpec<'a>;
+    type Input<'a> = VerifyInput<'a>;
+    type Output = ClipVerification;
+
+    fn run(_: &VerifySpec<'_>, i: VerifyInput<'_>) -> Result<ClipVerification, Diagnostic> {
+        (i.check)()
+    }
 }
 
 /// Write a one-clip package holding `entry`, load it through the runtime

@@ -135,7 +135,7 @@ impl Worker {
         let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
         let sink = PackageSink::new(&self.project.out)?;
         let report = cook_with(&options, &cache, &observer, &reader, &sink)?;
-        let sidecar = crate::sidecar::split(sink.take_sidecar_records());
+        let sidecar = crate::sidecar::by_asset(sink.take_sidecar_parts());
         Ok(Cooked {
             report,
             sidecar,

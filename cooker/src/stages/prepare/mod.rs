@@ -50,6 +50,10 @@ use additive::convert_additive;
 use markers::prepare_markers;
 use root_motion::{drift_figures, extract_root_motion};
 
+use crate::keys::{KeyInput, KeyWriter};
+use crate::profile::{Profile, ShellSettings};
+use crate::stage::{CookStage, Stage};
+use ludus_anim_cache::Key;
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::additive::apply_additive;
 use ludus_anim_runtime::events::Event;
@@ -193,6 +197,74 @@ fn near_list(near: &[String]) -> String {
         String::new()
     } else {
         format!(" (near matches: {})", near.join(", "))
+    }
+}
+
+/// The prepare stage.
+pub struct Prepare;
+
+/// What preparing's key covers: the clip's grid, its prepare settings, the
+/// loop-detection tolerance and shells (from the profile), and the grid an
+/// additive reference reads.
+pub struct PrepareSpec<'a> {
+    pub resample: &'a Key,
+    pub prep: &'a ClipPrepSettings,
+    pub profile: &'a Profile,
+    /// The resample key of the additive reference clip, if any.
+    pub reference: Option<Key>,
+}
+
+impl KeyInput for PrepareSpec<'_> {
+    fn feed(&self, k: &mut KeyWriter) {
+        let PrepareSpec {
+            resample,
+            prep,
+            profile,
+            reference,
+        } = self;
+        k.put(*resample)
+            .put(*prep)
+            .put(&profile.sample_rate.max_resample_error_m)
+            .put(&ShellSettings(profile))
+            .put(reference);
+    }
+}
+
+/// The grid, its skeleton, the per-joint shells, the additive reference's
+/// grid on demand, and where (for diagnostics).
+pub struct PrepareInput<'a> {
+    pub skeleton: &'a Skeleton,
+    pub clip: ResampledClip,
+    pub shells: &'a [f32],
+    pub reference_clip: &'a dyn Fn(&str) -> Option<ResampledClip>,
+    pub file: &'a str,
+}
+
+impl CookStage for Prepare {
+    const STAGE: Stage = Stage::Prepare;
+    type Spec<'a> = PrepareSpec<'a>;
+    type Input<'a> = PrepareInput<'a>;
+    type Output = Prepared;
+
+    /// Loop detection uses the resampling tolerance, not the quality
+    /// threshold, so a quality-only change re-runs nothing before encode.
+    fn run(spec: &PrepareSpec<'_>, i: PrepareInput<'_>) -> Result<Prepared, Diagnostic> {
+        let name = i.clip.name.clone();
+        let tolerance =
+            vec![spec.profile.sample_rate.max_resample_error_m; i.skeleton.joint_count()];
+        prepare(
+            i.skeleton,
+            i.clip,
+            spec.prep,
+            &tolerance,
+            i.shells,
+            i.reference_clip,
+        )
+        .map_err(|e| {
+            Diagnostic::error("prepare_failed", e.to_string())
+                .file(i.file)
+                .clip(&name)
+        })
     }
 }
 
