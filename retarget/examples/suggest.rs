@@ -1,10 +1,10 @@
 //! `cargo run -p ludus-anim-retarget --example suggest -- SOURCE[@UNITS] TARGET[@UNITS]`:
 //! print a suggested profile (what `ludus-anim retarget suggest` will
 //! write once the cooker wires it).
-use ludus_anim_cooker::stages::normalize::normalize;
 use ludus_anim_importers::{import_file, ImportOptions};
+use ludus_anim_normalize::normalize;
 
-fn load(arg: &str) -> Result<ludus_anim_cooker::stages::normalize::Normalized, String> {
+fn load(arg: &str) -> Result<ludus_anim_normalize::Normalized, String> {
     let (path, units) = match arg.split_once('@') {
         Some((p, u)) => (
             p,

@@ -603,7 +603,7 @@ mod tests {
     fn flip_detector_allows_the_sources_own_jumps_and_catches_added_ones() {
         let asset =
             ludus_anim_fixture_gen::rigs::build(&ludus_anim_fixture_gen::rigs::RigSpec::default());
-        let n = ludus_anim_cooker::stages::normalize::normalize(&asset, None).unwrap();
+        let n = ludus_anim_normalize::normalize(&asset, None).unwrap();
         let skel = &n.skeleton;
         let mut profile = crate::suggest(skel, "a", skel, "b");
         profile.contacts.plant = false;

@@ -7,6 +7,7 @@ use crate::plan::{joint, resolve_drives, Chain, Drive};
 use crate::profile::{Profile, Role};
 use crate::rig::{common_ancestor, is_ancestor_or_self};
 use crate::side::Side;
+use crate::twist::TwistPlan;
 use ludus_anim_runtime::math::{Quat, Vec3};
 
 pub(crate) struct Follower {
@@ -16,14 +17,6 @@ pub(crate) struct Follower {
     pub offset: Vec3,
     /// `rot_follow_pose^-1 * rot_joint_pose`, for an undriven follower.
     pub rot_offset: Quat,
-}
-
-pub(crate) struct TwistPlan {
-    pub source: usize,
-    /// Bone axis in the source parent's rotation frame.
-    pub axis_parent: Vec3,
-    /// (target joint, axis in the joint's own local frame, weight).
-    pub targets: Vec<(usize, Vec3, f32)>,
 }
 
 pub(crate) struct ContactPlan {

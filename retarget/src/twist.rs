@@ -13,10 +13,18 @@
 use crate::error::RetargetError;
 use crate::plan::joint;
 use crate::profile::Profile;
-use crate::setup::TwistPlan;
 use crate::side::Side;
-use ludus_anim_runtime::math::{Quat, Transform};
+use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use std::f32::consts::{PI, TAU};
+
+/// One source joint's twist, carried to its target joints.
+pub(crate) struct TwistPlan {
+    pub source: usize,
+    /// Bone axis in the source parent's rotation frame.
+    pub axis_parent: Vec3,
+    /// (target joint, axis in the joint's own local frame, weight).
+    pub targets: Vec<(usize, Vec3, f32)>,
+}
 
 pub(crate) fn plan(
     profile: &Profile,
@@ -63,11 +71,7 @@ pub(crate) fn plan(
 
 /// Twist angle of `local` relative to `pose` about `axis` (parent frame),
 /// wrapped into (-pi, pi].
-pub(crate) fn twist_angle(
-    local: &Transform,
-    pose: &Transform,
-    axis: ludus_anim_runtime::math::Vec3,
-) -> f32 {
+pub(crate) fn twist_angle(local: &Transform, pose: &Transform, axis: Vec3) -> f32 {
     let d = local.rotation * pose.rotation.conjugate();
     let s = d.x * axis.x + d.y * axis.y + d.z * axis.z;
     wrap(2.0 * s.atan2(d.w))

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 fn time(
     name: &str,
-    src: &ludus_anim_cooker::stages::normalize::Normalized,
-    tgt: &ludus_anim_cooker::stages::normalize::Normalized,
+    src: &ludus_anim_normalize::Normalized,
+    tgt: &ludus_anim_normalize::Normalized,
     p: &Profile,
 ) {
     let poses =

@@ -6,7 +6,7 @@ use common::*;
 use ludus_anim_fixture_gen::rigs::{build, RigSpec};
 use ludus_anim_retarget::{retarget, suggest, Profile, ProfileError, RetargetError, RetargetPoses};
 
-fn pair() -> (ludus_anim_cooker::stages::normalize::Normalized, Profile) {
+fn pair() -> (ludus_anim_normalize::Normalized, Profile) {
     let n = norm(&build(&RigSpec::default()));
     let p = suggest(&n.skeleton, "a.glb", &n.skeleton, "b.glb");
     (n, p)

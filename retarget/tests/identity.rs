@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use ludus_anim_retarget::suggest;
 
-fn identity_on(n: &ludus_anim_cooker::stages::normalize::Normalized, name: &str) {
+fn identity_on(n: &ludus_anim_normalize::Normalized, name: &str) {
     let mut profile = suggest(&n.skeleton, name, &n.skeleton, name);
     // Plants move feet to one position per contact: not an identity.
     profile.contacts.plant = false;

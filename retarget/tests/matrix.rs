@@ -4,10 +4,10 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::stages::normalize::Normalized;
 use ludus_anim_fixture_gen::rigs::{
     build, BoneAxes, Motion, Naming, RestPose, RigSpec, RootPlacement, Units,
 };
+use ludus_anim_normalize::Normalized;
 use ludus_anim_retarget::{suggest, RetargetError, RetargetPoses, Retargeted};
 
 fn rig(spec: RigSpec) -> Normalized {

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::stages::normalize::Normalized;
+use ludus_anim_normalize::Normalized;
 use ludus_anim_retarget::{suggest, Profile, Retargeted};
 
 /// cgspeed's CMU conversion: 1 unit = 1/0.45 inch.

@@ -11,7 +11,7 @@ pub mod package;
 pub mod prepare;
 pub mod resample;
 pub mod retarget;
-pub mod units;
+
 pub mod verify;
 
 use crate::stage::{fingerprint_of, Fingerprint};

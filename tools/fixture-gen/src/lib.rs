@@ -24,6 +24,7 @@ pub mod math;
 pub mod mesh;
 pub mod rigs;
 mod rigs_motion;
+mod rigs_spec;
 pub mod skeleton;
 
 use clips::{ClipSpec, Interpolation, Pose, Property, Target};

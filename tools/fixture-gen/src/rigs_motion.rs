@@ -2,7 +2,7 @@
 //! Plain f64 std math: these rigs are generated at test time and never
 //! committed, so libm differences across platforms do not matter here.
 
-use crate::rigs::{Motion, Naming, RestPose, RigSpec, RootPlacement, ANKLE_M, WALK_S};
+use crate::rigs_spec::{Motion, Naming, RestPose, RigSpec, RootPlacement, ANKLE_M, WALK_S};
 use glam::{DQuat, DVec3};
 use std::f64::consts::{PI, TAU};
 

@@ -4,6 +4,7 @@
 //! for real through the cooker library with timings zeroed, so the text is
 //! exact; the snapshots live in `tests/snapshots/`.
 
+#[path = "dashboard_common/mod.rs"]
 mod common;
 
 use common::fixtures::standard_at;

@@ -2,7 +2,7 @@
 //! hero and crowd with sidecars, against a baseline with one clip changed,
 //! rendered by the `report` command and opened from a file in headless
 //! Chromium (Debian's `chromium`, driven over the DevTools protocol on a
-//! pipe by `browser_check.py`, Python standard library only).
+//! pipe by `tests/dashboard_browser_check.py`, Python standard library only).
 //!
 //! Asserts: no console error or exception; every request is `file:` or
 //! `data:`; one table row per clip; a real mouse click on a header sorts
@@ -13,6 +13,7 @@
 //! `LUDUS_DASHBOARD_SCREENSHOTS=DIR` also copies the screenshots there
 //! (how `docs/dashboard/*.png` are made).
 
+#[path = "dashboard_common/mod.rs"]
 mod common;
 
 use ludus_anim_dashboard::{run, ReportArgs};
@@ -49,7 +50,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn browser_check(chromium: &Path, html: &Path, out: &Path) -> serde_json::Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser_check.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/dashboard_browser_check.py");
     let o = Command::new("python3")
         .arg(script)
         .arg(chromium)

@@ -5,6 +5,7 @@
 //! the shared fixtures, a realistic sidecar whose maxima are the cook's
 //! own, with the sizes the docs quote.
 
+#[path = "dashboard_common/mod.rs"]
 mod common;
 
 use common::fixtures::standard_at;
