@@ -564,3 +564,42 @@ fn the_sidecar_is_kept_when_unchanged_and_rebuilt_whole_otherwise() {
     assert_eq!(back["clips"], doc["clips"]);
     assert_ne!(std::fs::metadata(&side).unwrap().ino(), inode);
 }
+
+/// Source stamps (`cooker/src/stamps.rs`) let an unchanged asset be served
+/// without reading its source; a rewrite of the same size right after a
+/// cook must still be seen (the stamp changes, or was never recorded for
+/// a file that young).
+#[test]
+fn a_same_size_rewrite_after_stamps_were_recorded_is_cooked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    // Stamps are recorded only for files older than two seconds.
+    std::thread::sleep(Duration::from_millis(2100));
+    cook_project(d);
+    assert!(d.join("cache/source-stamps").is_file());
+    let r = cook_project(d);
+    assert_eq!(r["stages"]["package"]["hits"], 2);
+    let before = packages(&d.join("out"));
+    // Same length, other bytes: the glb's JSON chunk names a clip "walk";
+    // rename it "wolk" in one file.
+    let npc = d.join("src/npc.glb");
+    let mut b = std::fs::read(&npc).unwrap();
+    let at = b.windows(6).position(|w| w == b"\"walk\"").unwrap();
+    b[at + 2] = b'o';
+    std::fs::write(&npc, &b).unwrap();
+    let r = cook_project(d);
+    assert_eq!(
+        r["stages"]["package"]["hits"], 1,
+        "npc must be cooked again"
+    );
+    let clips: Vec<&str> = r["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["clips"].as_array().unwrap())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(clips.contains(&"wolk"), "{clips:?}");
+    assert_ne!(packages(&d.join("out")), before);
+}

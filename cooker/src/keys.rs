@@ -16,15 +16,21 @@ use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{SourceFormat, SourceKind};
 use std::collections::BTreeMap;
 
+/// How stage outputs are encoded in the cache (`stage_cache`: 1,
+/// zstd-compressed postcard); in every key, so a cache written with
+/// another encoding is never read.
+pub const ENTRY_FORMAT: u32 = 1;
+
 /// A key under construction: typed fields over the cache crate's
 /// length-prefixed, tagged [`KeyBuilder`].
 pub struct KeyWriter(KeyBuilder);
 
 impl KeyWriter {
-    /// A key seeded with a stage's name and code version.
+    /// A key seeded with a stage's name and code version and the cache's
+    /// entry encoding ([`ENTRY_FORMAT`]).
     pub fn stage(name: &str, version: u32) -> KeyWriter {
         let mut b = KeyBuilder::new();
-        b.str(name).u32(version);
+        b.str(name).u32(version).u32(ENTRY_FORMAT);
         KeyWriter(b)
     }
 

@@ -42,6 +42,7 @@ pub mod source;
 pub mod stage;
 pub mod stage_cache;
 pub mod stages;
+pub mod stamps;
 pub mod suggest;
 
 /// The cooker's name and version as packages record it. Only what changes

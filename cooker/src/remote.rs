@@ -252,24 +252,7 @@ fn stage_stats(stats: &RemoteStats) -> std::collections::BTreeMap<String, Remote
     stats
         .by_tag
         .iter()
-        .map(|(tag, t)| {
-            (
-                tag.to_string(),
-                RemoteStageStats {
-                    hits: t.hits,
-                    misses: t.misses,
-                    corrupt: t.corrupt,
-                    errors: t.errors,
-                    skipped: t.skipped,
-                    bytes_down: t.bytes_down,
-                    uploads: t.uploads,
-                    bytes_up: t.bytes_up,
-                    upload_errors: t.upload_errors,
-                    dropped_uploads: t.dropped_uploads,
-                    skipped_uploads: t.skipped_uploads,
-                },
-            )
-        })
+        .map(|(tag, t)| (tag.to_string(), *t))
         .collect()
 }
 

@@ -5,6 +5,7 @@
 //! [`Snapshot`], so the bytes that are hashed into the keys are the bytes
 //! that are imported.
 
+use crate::stamps::FileStamp;
 use ludus_anim_importers::{read_regular_file, CompanionReader};
 use std::collections::BTreeMap;
 use std::io;
@@ -37,6 +38,11 @@ pub trait SourceReader: Sync {
     fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
         Ok(ludus_anim_importers::companion::normalize(path))
     }
+    /// The file's change stamp (`crate::stamps`), if this reader has
+    /// them; `None` makes every cook read the file.
+    fn stamp(&self, _path: &Path) -> Option<FileStamp> {
+        None
+    }
 }
 
 /// Sources on the local file system: only regular files are read (never a
@@ -61,6 +67,9 @@ impl SourceReader for FileSystem {
             path
         };
         p.canonicalize()
+    }
+    fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        FileStamp::of(path)
     }
 }
 
@@ -87,6 +96,8 @@ impl SourceReader for InMemory {
 pub struct ReadFile {
     pub bytes: std::sync::Arc<Vec<u8>>,
     pub hash: [u8; 32],
+    /// The file's stamp, taken before its bytes were read.
+    pub stamp: Option<FileStamp>,
 }
 
 /// What one asset may read: files up to `max_bytes`, and companions only
@@ -117,6 +128,9 @@ pub struct Snapshot<'a> {
     reader: &'a dyn SourceReader,
     root: Option<PathBuf>,
     files: Mutex<Vec<(PathBuf, ReadFile)>>,
+    /// Inputs known unchanged by their stamps, not read (`paths` lists
+    /// them too).
+    unread: Mutex<Vec<PathBuf>>,
     policy: ReadPolicy,
 }
 
@@ -143,6 +157,7 @@ impl<'a> Snapshot<'a> {
             reader,
             root: root.map(Path::to_path_buf),
             files: Mutex::new(Vec::new()),
+            unread: Mutex::new(Vec::new()),
             policy,
         }
     }
@@ -166,12 +181,13 @@ impl<'a> Snapshot<'a> {
         if let Some((_, f)) = files.iter().find(|(p, _)| p == path) {
             return Ok(f.clone());
         }
-        let bytes = self
-            .reader
-            .read_bounded(&self.location(path), self.policy.max_bytes)?;
+        let location = self.location(path);
+        let stamp = self.reader.stamp(&location);
+        let bytes = self.reader.read_bounded(&location, self.policy.max_bytes)?;
         let f = ReadFile {
             hash: *blake3::hash(&bytes).as_bytes(),
             bytes: std::sync::Arc::new(bytes),
+            stamp,
         };
         files.push((path.to_path_buf(), f.clone()));
         Ok(f)
@@ -208,12 +224,37 @@ impl<'a> Snapshot<'a> {
 }
 
 impl Snapshot<'_> {
-    /// Every file read so far, in the order first read.
+    /// Every input so far: the files read, in the order first read, then
+    /// those known unchanged by their stamps.
     pub fn paths(&self) -> Vec<PathBuf> {
-        self.files
+        let mut v: Vec<PathBuf> = self
+            .files
             .lock()
             .map(|f| f.iter().map(|(p, _)| p.clone()).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        v.extend(self.unread.lock().map(|u| u.clone()).unwrap_or_default());
+        v
+    }
+
+    /// `path`'s stamp now, from the reader.
+    pub fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        self.reader
+            .stamp(&self.location(&crate::paths::normalize(path)))
+    }
+
+    /// The stamp `path` had when this snapshot read it.
+    pub fn stamp_of_read(&self, path: &Path) -> Option<(PathBuf, FileStamp)> {
+        let path = crate::paths::normalize(path);
+        let files = self.files.lock().ok()?;
+        let (_, f) = files.iter().find(|(p, _)| *p == path)?;
+        Some((path.clone(), f.stamp?))
+    }
+
+    /// Count `paths` as inputs without reading them.
+    pub fn note_unread(&self, paths: impl IntoIterator<Item = PathBuf>) {
+        if let Ok(mut u) = self.unread.lock() {
+            u.extend(paths);
+        }
     }
 }
 

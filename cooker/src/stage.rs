@@ -44,6 +44,13 @@ pub trait CookStage {
     /// Cached under the key; fingerprinted for the golden guard.
     type Output: Serialize + DeserializeOwned + Fingerprint;
 
+    /// Whether the runner stores the output. A stage whose output only
+    /// the next stage reads, and only when that stage misses, is not
+    /// stored (its downstream output carries what else is needed): the
+    /// pipeline looks the downstream stage up first and runs this one
+    /// only on a miss, so the cache holds what later stages read.
+    const CACHED: bool = true;
+
     /// The output, or a located error (errors are never cached).
     fn run(spec: &Self::Spec<'_>, input: Self::Input<'_>) -> Result<Self::Output, Diagnostic>;
 
@@ -105,11 +112,12 @@ stage_list! {
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
     Import: "import", version 4, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 5: the recorded (root-relative) path in its located
+    /// continuity. 6: the record carries the import's notes (the import
+    /// itself is no longer stored). 5: the recorded (root-relative) path in its located
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 5, per Asset, reads [Import];
+    Normalize: "normalize", version 6, per Asset, reads [Import];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar.
@@ -121,11 +129,12 @@ stage_list! {
     /// diagnostics).
     Resample: "resample", version 3, per Clip, reads [Normalize, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
-    /// 5: loop seam error with the six-vertex metric (4: a warning when
+    /// 6: the record carries the grid's resampling report (the grid
+    /// itself is no longer stored). 5: loop seam error with the six-vertex metric (4: a warning when
     /// the root-motion joint's ancestor travels; 3: warnings as located
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
-    Prepare: "prepare", version 5, per Clip, reads [Resample];
+    Prepare: "prepare", version 6, per Clip, reads [Resample];
     /// Codec blob. 7: VBR codec v4 (8 zero bytes after the last segment).
     /// 6: the search's work budget (hostile deep chains keep
     /// more bits instead of taking minutes; real rigs unchanged), the

@@ -5,6 +5,7 @@
 //! pipeline sees one interface.
 
 use crate::stage::{Fingerprint, Stage};
+use crate::stamps::StampMemo;
 use ludus_anim_cache::{CacheError, Key, Store};
 use ludus_anim_report::{RemoteReport, StageStats};
 use serde::de::DeserializeOwned;
@@ -116,6 +117,9 @@ pub struct StageCache {
     notices: Mutex<Vec<String>>,
     /// When set, every stage output's fingerprint, for the golden test.
     fingerprints: Option<Mutex<Vec<StageFingerprint>>>,
+    /// The local cache directory's source stamps (`crate::stamps`), for
+    /// cooks that read sources from the file system.
+    stamps: Option<StampMemo>,
 }
 
 impl StageCache {
@@ -125,7 +129,21 @@ impl StageCache {
             counters: StageCounters::default(),
             notices: Mutex::new(Vec::new()),
             fingerprints: None,
+            stamps: None,
         }
+    }
+
+    /// This cache with the source stamps kept in `cache_dir`.
+    pub fn with_stamps(self, cache_dir: &std::path::Path) -> StageCache {
+        StageCache {
+            stamps: Some(StampMemo::open(cache_dir)),
+            ..self
+        }
+    }
+
+    /// The source stamps, if this cache keeps them.
+    pub fn stamps(&self) -> Option<&StampMemo> {
+        self.stamps.as_ref()
     }
 
     /// A cache on a local store (or none).
@@ -193,10 +211,13 @@ impl StageCache {
         n
     }
 
-    /// Finish the backend's pending work.
+    /// Finish the backend's pending work; save the source stamps.
     pub fn flush(&self) {
         if let Some(b) = &self.backend {
             b.flush();
+        }
+        if let Some(s) = &self.stamps {
+            s.save();
         }
     }
 
@@ -220,7 +241,17 @@ impl StageCache {
     pub fn lookup_bytes(&self, stage: Stage, key: &Key) -> Option<(Vec<u8>, Tier)> {
         let backend = self.backend.as_ref()?;
         match backend.lookup(stage, key) {
-            Ok(v) => v,
+            Ok(Some((packed, tier))) => match unpack(&packed) {
+                Some(v) => Some((v, tier)),
+                None => {
+                    self.notice(format!(
+                        "cache entry {} is not a compressed stage output; recomputing",
+                        key.to_hex()
+                    ));
+                    None
+                }
+            },
+            Ok(None) => None,
             Err(e @ CacheError::Corrupt { .. }) => {
                 self.notice(e.to_string());
                 None
@@ -234,7 +265,7 @@ impl StageCache {
 
     pub fn put_bytes(&self, stage: Stage, key: &Key, bytes: &[u8]) {
         if let Some(backend) = &self.backend {
-            if let Err(e) = backend.put(stage, key, bytes) {
+            if let Err(e) = backend.put(stage, key, &pack(bytes)) {
                 self.notice(format!("cache write failed (the cook goes on): {e}"));
             }
         }
@@ -294,5 +325,63 @@ impl StageCache {
             .record(stage, false, start.elapsed().as_nanos() as u64);
         self.record_fingerprint(stage, v.fingerprint());
         Ok((v, None))
+    }
+}
+
+/// Stage outputs are stored zstd-compressed (level [`ZSTD_LEVEL`]): grids
+/// of transforms and error tables shrink 2.5-4.5x, which is most of the
+/// cache. An entry is `Z`, the raw length (u64 little-endian), then one
+/// zstd frame; the length bounds the decompression, so a hostile entry
+/// cannot make it allocate more than it declares (at most
+/// [`MAX_ENTRY_BYTES`]). The encoding is part of every key
+/// (`keys::ENTRY_FORMAT`), so entries of another encoding are never asked
+/// for.
+pub const ZSTD_LEVEL: i32 = 1;
+/// The largest stage output an entry may declare.
+pub const MAX_ENTRY_BYTES: u64 = 1 << 31;
+
+fn pack(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() / 3 + 16);
+    out.push(b'Z');
+    out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+    match zstd::bulk::compress(raw, ZSTD_LEVEL) {
+        Ok(z) => out.extend_from_slice(&z),
+        // Compression of an in-memory buffer does not fail in practice;
+        // an entry that cannot be made is simply not usable (a miss).
+        Err(_) => out.clear(),
+    }
+    out
+}
+
+fn unpack(entry: &[u8]) -> Option<Vec<u8>> {
+    let (tag, rest) = entry.split_first()?;
+    let (len, frame) = rest.split_first_chunk::<8>()?;
+    let len = u64::from_le_bytes(*len);
+    if *tag != b'Z' || len > MAX_ENTRY_BYTES {
+        return None;
+    }
+    let raw = zstd::bulk::decompress(frame, usize::try_from(len).ok()?).ok()?;
+    (raw.len() as u64 == len).then_some(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_refuse_what_they_did_not_write() {
+        let raw: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
+        let e = pack(&raw);
+        assert!(e.len() < raw.len() / 4);
+        assert_eq!(unpack(&e), Some(raw.clone()));
+        assert_eq!(unpack(&pack(&[])), Some(Vec::new()));
+        assert_eq!(unpack(b"postcard bytes"), None);
+        let mut lying = e.clone();
+        lying[1..9].copy_from_slice(&10u64.to_le_bytes());
+        assert_eq!(unpack(&lying), None, "declared length too small");
+        let mut huge = e.clone();
+        huge[1..9].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(unpack(&huge), None);
+        assert_eq!(unpack(&e[..e.len() - 3]), None, "truncated frame");
     }
 }

@@ -3,57 +3,13 @@
 
 use std::sync::Mutex;
 
-/// One tag's remote traffic. Every [`RemoteCache::fetch`](crate::RemoteCache::fetch)
-/// counts exactly one of `hits`, `misses`, `corrupt`, `errors` or
-/// `skipped`; every upload request exactly one of `uploads`,
-/// `upload_errors`, `dropped_uploads` or `skipped_uploads`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TagStats {
-    /// Downloads that passed the entry check.
-    pub hits: u64,
-    /// Objects the server does not have (404).
-    pub misses: u64,
-    /// Downloads that failed the entry check or the size limit (a miss).
-    pub corrupt: u64,
-    /// Lookups that failed: network, timeout, unexpected status (a miss).
-    pub errors: u64,
-    /// Lookups not sent because the remote was disabled (a miss).
-    pub skipped: u64,
-    /// Entry bytes downloaded by hits (headers included).
-    pub bytes_down: u64,
-    /// Entries stored on the server.
-    pub uploads: u64,
-    /// Entry bytes uploaded (headers included).
-    pub bytes_up: u64,
-    /// Uploads the server or the network refused.
-    pub upload_errors: u64,
-    /// Uploads dropped because the write-behind queue was full.
-    pub dropped_uploads: u64,
-    /// Uploads not sent: the remote was disabled, or closed before they
-    /// were sent.
-    pub skipped_uploads: u64,
-}
-
-impl TagStats {
-    /// Lookups that found no usable entry, whatever the reason.
-    pub fn all_misses(&self) -> u64 {
-        self.misses + self.corrupt + self.errors + self.skipped
-    }
-
-    fn add(&mut self, o: &TagStats) {
-        self.hits += o.hits;
-        self.misses += o.misses;
-        self.corrupt += o.corrupt;
-        self.errors += o.errors;
-        self.skipped += o.skipped;
-        self.bytes_down += o.bytes_down;
-        self.uploads += o.uploads;
-        self.bytes_up += o.bytes_up;
-        self.upload_errors += o.upload_errors;
-        self.dropped_uploads += o.dropped_uploads;
-        self.skipped_uploads += o.skipped_uploads;
-    }
-}
+/// One tag's remote traffic: the report's per-stage type, so the
+/// report carries these counters as they are. Every
+/// [`RemoteCache::fetch`](crate::RemoteCache::fetch) counts exactly one of
+/// `hits`, `misses`, `corrupt`, `errors` or `skipped`; every upload request
+/// exactly one of `uploads`, `upload_errors`, `dropped_uploads` or
+/// `skipped_uploads`.
+pub use ludus_anim_report::RemoteStageStats as TagStats;
 
 /// A snapshot of all counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -330,6 +330,12 @@ pub struct TimeCounts {
     pub refined: usize,
 }
 
+impl TimeCounts {
+    pub fn total(&self) -> usize {
+        self.samples + self.interior + self.seam + self.keys + self.random + self.refined
+    }
+}
+
 /// How a clip was retargeted and how well (metrics as defined in
 /// `schemas/retarget.md`: foot skating and contact preservation, end
 /// effector error, bone-length deviation, angular jumps, twist ranges).

@@ -11,8 +11,6 @@
 //! ([`golden_max`]) and the report adds the clip's f32 floor
 //! ([`crate::floor`]).
 
-use serde::{Deserialize, Serialize};
-
 /// Quarter points: where the codec's error is checked inside an interval.
 pub const CODEC_FRACTIONS: [f32; 3] = [0.25, 0.5, 0.75];
 
@@ -36,25 +34,9 @@ pub const SOURCE_FRACTIONS: [f32; 9] = [
 /// from its grid so they are the same on every cook).
 pub const RANDOM_TIMES: usize = 64;
 
-/// How many checked times of each kind (after removing duplicates, each
-/// time counted once, under the first kind that produced it in this
-/// order: samples, interior, seam, keys, random; `refined` are the peak
-/// search's evaluations).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimeCounts {
-    pub samples: usize,
-    pub interior: usize,
-    pub seam: usize,
-    pub keys: usize,
-    pub random: usize,
-    pub refined: usize,
-}
-
-impl TimeCounts {
-    pub fn total(&self) -> usize {
-        self.samples + self.interior + self.seam + self.keys + self.random + self.refined
-    }
-}
+/// How many times of each kind were checked: the report's type, so
+/// verification's counts reach `report.json` as they are.
+pub use ludus_anim_report::TimeCounts;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {

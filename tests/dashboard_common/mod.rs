@@ -14,25 +14,9 @@ use ludus_anim_report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_report::Report;
 use std::path::{Path, PathBuf};
 
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The shared fixtures, or `None` with a message (CI has them).
-pub fn shared_fixtures() -> Option<PathBuf> {
-    let p = std::env::var_os("LUDUS_SHARED_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/fixtures"));
-    if p.join("MANIFEST.tsv").is_file() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped: shared fixtures not found at {} (set LUDUS_SHARED_FIXTURES); CI has them",
-            p.display()
-        );
-        None
-    }
-}
+#[path = "../common/mod.rs"]
+mod shared;
+pub use shared::{repo, shared_fixtures};
 
 /// Every importable file under the shared fixtures' gltf, fbx and bvh
 /// folders, sorted.

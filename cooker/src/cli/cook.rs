@@ -293,10 +293,11 @@ fn open_cache(a: &CookArgs, p: &Project, out: &Output) -> Result<StageCache, Rem
             return Ok(StageCache::local(None));
         }
     };
-    Ok(match p.remote.clone() {
+    let cache = match p.remote.clone() {
         Some(config) => StageCache::new(Some(Box::new(FarmCache::open(store, config)?))),
         None => StageCache::local(Some(store)),
-    })
+    };
+    Ok(cache.with_stamps(&p.cache_dir))
 }
 
 fn observer(json: bool, out: &Output, assets: usize) -> Box<dyn Observer> {

@@ -3,19 +3,17 @@
 
 use super::chain::{import_key, AssetKeys, ClipKeys, ClipSpec};
 use super::clip::{cook_clip, ClipJob, CookedClip};
-use super::ingest::{
-    companions, import_and_normalize, read_policy, run_import, source_hash, Source, Stop,
-};
+use super::ingest::{companions, ingest, read_policy, source_hash, Source, Stop};
 use super::plan::{plan_clips, ClipPlan};
 use super::sidecar_doc::AssetSidecar;
 use super::{Cook, PackageBytes};
 use crate::events::CookEvent;
+use crate::keys::SourceDigest;
 use crate::manifest::AssetJob;
 use crate::report::{self, AssetReport, AssetStatus, ManifestAsset, ManifestClip};
 use crate::source::Snapshot;
 use crate::stage::{CookStage, Stage};
 use crate::stage_cache::Tier;
-use crate::stages::import::Imported;
 use crate::stages::normalize::Normalized;
 use crate::stages::package::{package, PackageHeader, PackageSpec};
 use crate::stages::prepare::Prepared;
@@ -23,12 +21,13 @@ use crate::stages::resample::{Resample, ResampleSpec};
 use crate::stages::retarget::RetargetedAsset;
 use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::limits::{source_bytes, Limits, MemoryBudget};
+use ludus_anim_model::limits::{Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_report::sidecar_parts::SidecarPart;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 /// Everything one asset's cook produced.
@@ -116,63 +115,55 @@ fn cook_format<'a>(
     r: &mut AssetReport,
     cx: &Cook<'a>,
 ) -> Result<AssetResult, Stop> {
-    let options = ImportOptions {
-        keep_unused_leaves: job
-            .settings
-            .keep_unused_leaves
-            .unwrap_or(cx.options.import.keep_unused_leaves),
-        custom_curves: job.settings.curves.clone(),
-    };
+    let options = import_options(job, cx);
+    if let Some(done) = unchanged_asset(job, file, snapshot, limits, &options, cx)? {
+        return Ok(done);
+    }
     let (src, bytes_hash) = Source::read(file, snapshot, options, limits)?;
     let (digest, fresh) = companions(&src, &bytes_hash, cx)?;
     let source_hash = source_hash(&src, &digest)?;
+    remember_stamps(file, snapshot, &digest, &source_hash, cx);
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
-    let asset_name = job
-        .path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("asset")
-        .to_string();
-    let units_m = job
-        .settings
-        .units
-        .map(|u| u.meters())
-        .or(cx.options.units_override_m);
     let retarget = super::retarget::plan(job, file, snapshot, cx)?;
-    let import = import_key(&digest, &src.options);
-    let keys = AssetKeys::derive(&PackageSpec {
-        import: &import,
-        asset_name: &asset_name,
-        recorded_path: file,
-        source_hash: &source_hash,
-        settings: &job.settings,
-        units_m,
-        encoder_slack: cx.options.encoder_slack,
-        profiles: &cx
-            .profiles
-            .referenced_by(&job.settings, &cx.options.default_profile),
-        default_profile: &cx.options.default_profile,
-        retarget: retarget.as_ref().map(|p| p.inputs.clone()),
-    });
+    let keys = asset_keys(
+        job,
+        file,
+        &digest,
+        &source_hash,
+        &src.options,
+        &retarget,
+        cx,
+    );
     if cx.reuse_packages {
         if let Some(done) = cached_asset(&keys.package, file, cx) {
             return Ok(done);
         }
     }
-    let imported = run_import(&src, &digest, fresh, cx)?;
-    let budget = charge_import(&imported, file, src.limits)?;
-    let norm = import_and_normalize(&src, &imported, &keys.import, units_m, r, cx)?;
+    let budget = MemoryBudget::new(src.limits.max_asset_memory_bytes);
+    let units_m = units_m(job, cx);
+    let ingested = ingest(
+        &src,
+        &digest,
+        fresh,
+        &keys.import,
+        units_m,
+        Some(&budget),
+        r,
+        cx,
+    )?;
+    let norm = &ingested.norm;
     let retargeted = match (&retarget, &keys.retarget) {
-        (Some(plan), Some(_)) => Some(super::retarget::run(plan, &norm, &keys.normalize, r, cx)?),
+        (Some(plan), Some(_)) => Some(super::retarget::run(plan, norm, &keys.normalize, r, cx)?),
         _ => None,
     };
+    let asset_name = asset_name(job);
     let asset = AssetWork {
         file,
         asset_name: &asset_name,
         source_hash,
-        norm: retargeted.as_ref().map_or(&norm, |t| &t.asset),
+        norm: retargeted.as_ref().map_or(norm, |t| &t.asset),
         keys: &keys,
-        kind: imported.asset.format.kind(),
+        kind: ingested.import.kind,
         retarget: retargeted.as_ref().zip(retarget.as_ref()),
         limits: src.limits,
         budget: &budget,
@@ -180,17 +171,128 @@ fn cook_format<'a>(
     cook_clips(&asset, job, r, cx)
 }
 
-/// The asset's memory budget, charged with what stays alive until the
-/// package is written: the imported clips and their normalized copy.
-fn charge_import(imported: &Imported, file: &str, limits: &Limits) -> Result<MemoryBudget, Stop> {
-    let budget = MemoryBudget::new(limits.max_asset_memory_bytes);
-    budget
-        .charge(
-            "the imported clips and their normalized copy",
-            source_bytes(&imported.asset).saturating_mul(2),
-        )
-        .map_err(|e| e.file(file).diagnostic())?;
-    Ok(budget)
+fn import_options(job: &AssetJob, cx: &Cook<'_>) -> ImportOptions {
+    ImportOptions {
+        keep_unused_leaves: job
+            .settings
+            .keep_unused_leaves
+            .unwrap_or(cx.options.import.keep_unused_leaves),
+        custom_curves: job.settings.curves.clone(),
+    }
+}
+
+fn asset_name(job: &AssetJob) -> String {
+    job.path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("asset")
+        .to_string()
+}
+
+fn units_m(job: &AssetJob, cx: &Cook<'_>) -> Option<f32> {
+    job.settings
+        .units
+        .map(|u| u.meters())
+        .or(cx.options.units_override_m)
+}
+
+/// The asset's key chain from its sources' hashes and its settings.
+fn asset_keys(
+    job: &AssetJob,
+    file: &str,
+    digest: &SourceDigest,
+    source_hash: &[u8; 32],
+    options: &ImportOptions,
+    retarget: &Option<super::retarget::RetargetPlan>,
+    cx: &Cook<'_>,
+) -> AssetKeys {
+    let import = import_key(digest, options);
+    AssetKeys::derive(&PackageSpec {
+        import: &import,
+        asset_name: &asset_name(job),
+        recorded_path: file,
+        source_hash,
+        settings: &job.settings,
+        units_m: units_m(job, cx),
+        encoder_slack: cx.options.encoder_slack,
+        profiles: &cx
+            .profiles
+            .referenced_by(&job.settings, &cx.options.default_profile),
+        default_profile: &cx.options.default_profile,
+        retarget: retarget.as_ref().map(|p| p.inputs.clone()),
+    })
+}
+
+/// The asset served whole from its package record without reading its
+/// source or companions, when their stamps say they are the files last
+/// hashed (`crate::stamps`); `None`: read and cook as usual.
+fn unchanged_asset(
+    job: &AssetJob,
+    file: &str,
+    snapshot: &Snapshot<'_>,
+    limits: &Limits,
+    options: &ImportOptions,
+    cx: &Cook<'_>,
+) -> Result<Option<AssetResult>, Stop> {
+    let Some(stamps) = cx.cache.stamps().filter(|_| cx.reuse_packages) else {
+        return Ok(None);
+    };
+    let Some(memo) = stamps.lookup(file, limits.max_file_bytes, |p| snapshot.stamp(p)) else {
+        return Ok(None);
+    };
+    let Some(format) = SourceFormat::of_path(Path::new(file)) else {
+        return Ok(None);
+    };
+    let digest = SourceDigest {
+        path: file.to_string(),
+        format,
+        bytes: memo.bytes_hash,
+        companions: memo.companions.clone(),
+    };
+    let retarget = super::retarget::plan(job, file, snapshot, cx)?;
+    let keys = asset_keys(
+        job,
+        file,
+        &digest,
+        &memo.source_hash,
+        options,
+        &retarget,
+        cx,
+    );
+    let done = cached_asset(&keys.package, file, cx);
+    if done.is_some() {
+        snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
+    }
+    Ok(done)
+}
+
+/// Remember the stamps the asset's files had when they were read, with
+/// the hashes they gave.
+fn remember_stamps(
+    file: &str,
+    snapshot: &Snapshot<'_>,
+    digest: &SourceDigest,
+    source_hash: &[u8; 32],
+    cx: &Cook<'_>,
+) {
+    let Some(stamps) = cx.cache.stamps() else {
+        return;
+    };
+    let names = std::iter::once(file).chain(digest.companions.iter().map(|(p, _)| p.as_str()));
+    let files: Option<Vec<_>> = names
+        .map(|p| snapshot.stamp_of_read(Path::new(p)))
+        .collect();
+    if let Some(files) = files {
+        stamps.record(
+            file,
+            crate::stamps::SourceMemo {
+                files,
+                bytes_hash: digest.bytes,
+                companions: digest.companions.clone(),
+                source_hash: *source_hash,
+            },
+        );
+    }
 }
 
 /// The whole asset from the cache, if its package key hits and the

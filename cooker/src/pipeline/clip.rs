@@ -8,14 +8,16 @@ use super::Cook;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
 use crate::report::{
-    ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks, TimeCounts,
+    ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks,
 };
 use crate::stages::encode::{Encode, EncodeInput, EncodeSpec, Encoded};
 use crate::stages::normalize::Normalized;
-use crate::stages::prepare::{MarkerKind, Prepare, PrepareInput, PrepareSpec, Prepared};
+use crate::stages::prepare::{
+    MarkerKind, Prepare, PrepareInput, PrepareSpec, Prepared, PreparedClip,
+};
 use crate::stages::resample::{GridLimits, Resample, ResampleInput, ResampleReport, ResampleSpec};
 use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyInput, VerifySpec};
-use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
+use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
 
@@ -76,9 +78,10 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         .joint_settings(sk.names(), job.norm.file_shells_m.as_deref());
     let js = JointSettings { thresholds, shells };
     let mut decisions = Vec::new();
-    let (mut resampled, rs_report) =
-        run_resample(job.plan, &job.spec.resample(), job, &js.shells, cx)?;
-    resampled.name = name.to_string();
+    let PreparedClip {
+        prepared,
+        resample: rs_report,
+    } = prepare_clip(job, &js, cx)?;
     decisions.extend(rs_report.decisions.iter().map(|d| Decision {
         kind: d.kind.clone(),
         detail: format!("clip '{name}': {}", d.detail),
@@ -92,7 +95,6 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
             ),
         ));
     }
-    let prepared = run_prepare(job, resampled, &js, cx)?;
     decisions.extend(prepared.decisions.iter().cloned());
     let encoded = run_encode(job, &prepared, &js, &rs_report, cx)?;
     let mut entry = package_clip(job, &prepared, &encoded, &rs_report);
@@ -153,7 +155,6 @@ fn run_resample(
     shells: &[f32],
     cx: &Cook<'_>,
 ) -> Result<(ResampledClip, ResampleReport), Diagnostic> {
-    let over = |e: LimitExceeded| e.file(job.file).diagnostic();
     let limits = GridLimits {
         max_samples: job.limits.max_samples_per_clip,
         max_bytes: job.budget.remaining(),
@@ -169,15 +170,24 @@ fn run_resample(
         file: job.file,
     };
     let (grid, report) = cx.stage::<Resample>(job.file, Some(&plan.name), spec, input)?;
-    // The grid (and what later stages derive from it) stays until the
-    // asset is packaged.
-    let bytes = u64::from(grid.num_samples)
-        .saturating_mul(grid.joint_count as u64)
+    charge_grid(job, &plan.name, grid.num_samples, grid.joint_count)?;
+    Ok((grid, report))
+}
+
+/// The grid (and what later stages derive from it) stays until the asset
+/// is packaged: the asset's budget is charged with it.
+fn charge_grid(
+    job: &ClipJob<'_>,
+    clip: &str,
+    samples: u32,
+    joints: usize,
+) -> Result<(), Diagnostic> {
+    let bytes = u64::from(samples)
+        .saturating_mul(joints as u64)
         .saturating_mul(BYTES_PER_JOINT_SAMPLE);
     job.budget
-        .charge(&format!("clip '{}'", plan.name), bytes)
-        .map_err(|e| over(e.clip(plan.name.clone())))?;
-    Ok((grid, report))
+        .charge(&format!("clip '{clip}'"), bytes)
+        .map_err(|e| e.clip(clip.to_string()).file(job.file).diagnostic())
 }
 
 /// The sum of every joint's depth (a root is 1): the encoder's work per
@@ -193,32 +203,43 @@ fn depth_sum(sk: &ludus_anim_runtime::Skeleton) -> u64 {
 /// Prepare: loops, root motion, additive reference, markers. Loop
 /// detection uses the resampling tolerance, not the quality threshold, so
 /// a quality-only change re-runs nothing before encode.
-fn run_prepare(
+/// The clip prepared: prepare's record, looked up first (it carries the
+/// resampling report, so a hit needs no grid), or the clip resampled and
+/// prepared now.
+fn prepare_clip(
     job: &ClipJob<'_>,
-    resampled: ResampledClip,
     js: &JointSettings,
     cx: &Cook<'_>,
-) -> Result<Prepared, Diagnostic> {
-    let reference_clip = |wanted: &str| -> Option<ResampledClip> {
-        let (rp, spec) = job.reference.filter(|(rp, _)| rp.name == wanted)?;
-        let (mut c, _) = run_resample(rp, spec, job, &js.shells, cx).ok()?;
-        c.name = wanted.to_string();
-        Some(c)
-    };
+) -> Result<PreparedClip, Diagnostic> {
+    let name = &job.plan.name;
     let spec = PrepareSpec {
         resample: &job.keys.resample,
         prep: &job.plan.prep,
         profile: job.profile,
         reference: job.spec.reference,
     };
+    if let Some(pc) = cx.cached::<Prepare>(job.file, Some(name), &spec) {
+        let clip = &pc.prepared.clip;
+        charge_grid(job, name, clip.num_samples, clip.joint_count)?;
+        return Ok(pc);
+    }
+    let (mut grid, report) = run_resample(job.plan, &job.spec.resample(), job, &js.shells, cx)?;
+    grid.name = name.clone();
+    let reference_clip = |wanted: &str| -> Option<ResampledClip> {
+        let (rp, spec) = job.reference.filter(|(rp, _)| rp.name == wanted)?;
+        let (mut c, _) = run_resample(rp, spec, job, &js.shells, cx).ok()?;
+        c.name = wanted.to_string();
+        Some(c)
+    };
     let input = PrepareInput {
         skeleton: &job.norm.skeleton,
-        clip: resampled,
+        clip: grid,
+        resample: report,
         shells: &js.shells,
         reference_clip: &reference_clip,
         file: job.file,
     };
-    cx.stage::<Prepare>(job.file, Some(&job.plan.name), &spec, input)
+    cx.stage::<Prepare>(job.file, Some(name), &spec, input)
 }
 
 fn run_encode(
@@ -353,8 +374,8 @@ fn clip_report(
         worst_time_s: v.codec.worst_time_s,
         times_checked: v.codec.times_checked,
         checks: Some(TimeChecks {
-            codec: counts(&v.codec.counts),
-            source: counts(&v.source_counts),
+            codec: v.codec.counts,
+            source: v.source_counts,
             f32_floor_m: v.floor_m,
             contract: v.contract.clone(),
         }),
@@ -447,17 +468,6 @@ fn budget_warning(job: &ClipJob<'_>, encoded: &Encoded) -> Diagnostic {
     d.file = Some(job.file.to_string());
     d.clip = Some(job.plan.name.clone());
     d
-}
-
-fn counts(c: &ludus_anim_verify::TimeCounts) -> TimeCounts {
-    TimeCounts {
-        samples: c.samples,
-        interior: c.interior,
-        seam: c.seam,
-        keys: c.keys,
-        random: c.random,
-        refined: c.refined,
-    }
 }
 
 /// Some joint's measured error exceeds its threshold by more than the f32

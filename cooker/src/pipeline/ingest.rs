@@ -8,12 +8,12 @@ use super::Cook;
 use crate::keys::SourceDigest;
 use crate::report::{self, AssetReport, SkeletonReport};
 use crate::source::{ReadPolicy, Snapshot};
-use crate::stage::{CookStage, Fingerprint, Stage};
+use crate::stage::{Fingerprint, Stage};
 use crate::stages::import::{companions_key, import, Import, ImportInput, ImportSpec, Imported};
-use crate::stages::normalize::{Normalize, NormalizeInput, NormalizeSpec, Normalized};
+use crate::stages::normalize::{Ingested, Normalize, NormalizeInput, NormalizeSpec};
 use ludus_anim_cache::Key;
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::limits::{CompanionRoot, Limits};
+use ludus_anim_model::limits::{source_bytes, CompanionRoot, Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
 use std::path::Path;
 use std::sync::Arc;
@@ -111,24 +111,69 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The source's import (its diagnostics into the report; errors stop the
-/// asset) and its normalization (`import`: the import's key).
-pub(super) fn import_and_normalize(
+/// The source imported and normalized, its notes into the report (an
+/// import with errors stops the asset). Normalize is looked up first: its
+/// record carries what the report needs of the import, so an unchanged
+/// source is not imported at all (`fresh`: an import that already ran for
+/// the companion list). `budget` is charged with the imported clips and
+/// their normalized copy before normalizing.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ingest(
     src: &Source<'_>,
-    imported: &Imported,
+    digest: &SourceDigest,
+    fresh: Option<Imported>,
     import: &Key,
     units_m: Option<f32>,
+    budget: Option<&MemoryBudget>,
     r: &mut AssetReport,
     cx: &Cook<'_>,
-) -> Result<Normalized, Stop> {
-    record_import(imported, r)?;
+) -> Result<Ingested, Stop> {
     let file = src.file;
     let spec = NormalizeSpec { import, units_m };
-    let input = NormalizeInput {
-        asset: &imported.asset,
-        file,
+    let ing = match cx.cached::<Normalize>(file, None, &spec) {
+        Some(ing) => {
+            charge(budget, ing.import.source_bytes, file)?;
+            ing
+        }
+        None => {
+            let imported = run_import(src, digest, fresh, cx)?;
+            if imported.validation.has_errors() || imported.asset.diagnostics.has_errors() {
+                return Err(record_import(&imported, r));
+            }
+            charge(budget, source_bytes(&imported.asset), file)?;
+            let input = NormalizeInput {
+                imported: &imported,
+                file,
+            };
+            cx.stage::<Normalize>(file, None, &spec, input)?
+        }
     };
-    let norm = cx.stage::<Normalize>(file, None, &spec, input)?;
+    report_ingest(&ing, r);
+    Ok(ing)
+}
+
+/// Charge the asset's budget with the imported clips and their
+/// normalized copy.
+fn charge(budget: Option<&MemoryBudget>, bytes: u64, file: &str) -> Result<(), Stop> {
+    let Some(budget) = budget else {
+        return Ok(());
+    };
+    budget
+        .charge(
+            "the imported clips and their normalized copy",
+            bytes.saturating_mul(2),
+        )
+        .map_err(|e| Stop::Failed(e.file(file).diagnostic()))
+}
+
+/// The import's decisions and diagnostics, then normalize's, into the
+/// report; the skeleton's entry if it has none yet.
+fn report_ingest(ing: &Ingested, r: &mut AssetReport) {
+    let (notes, norm) = (&ing.import, &ing.norm);
+    r.decisions
+        .extend(notes.decisions.iter().map(report::decision));
+    r.diagnostics
+        .extend(notes.diagnostics.iter().map(report::diagnostic));
     r.decisions
         .extend(norm.decisions.iter().map(report::decision));
     r.diagnostics
@@ -138,10 +183,9 @@ pub(super) fn import_and_normalize(
             joints: norm.skeleton.joint_count(),
             identity: norm.skeleton.identity().to_hex(),
             unit_scale_m: norm.unit_scale_m,
-            source_axes: imported.asset.source_axes.description.clone(),
+            source_axes: notes.source_axes.clone(),
         });
     }
-    Ok(norm)
 }
 
 /// Companion files (a .gltf's .bin buffers) are part of the import's
@@ -205,9 +249,9 @@ pub(super) fn source_hash(src: &Source<'_>, digest: &SourceDigest) -> Result<[u8
     Ok(*h.finalize().as_bytes())
 }
 
-/// Import through the cache (an import that already ran for the
-/// companion list is stored now).
-pub(super) fn run_import(
+/// Import (not stored: normalize's record carries what is read of it);
+/// an import that already ran for the companion list is counted now.
+fn run_import(
     src: &Source<'_>,
     digest: &SourceDigest,
     fresh: Option<Imported>,
@@ -219,7 +263,6 @@ pub(super) fn run_import(
     };
     match fresh {
         Some(i) => {
-            cx.cache.put(Stage::Import, &Import::key(&spec), &i);
             cx.cache.record_fingerprint(Stage::Import, i.fingerprint());
             Ok(i)
         }
@@ -235,9 +278,9 @@ pub(super) fn run_import(
     }
 }
 
-/// The import's decisions and diagnostics go into the report; errors stop
-/// the asset.
-pub(super) fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<(), Stop> {
+/// An import with errors: its decisions and diagnostics go into the
+/// report, and the asset stops.
+fn record_import(imported: &Imported, r: &mut AssetReport) -> Stop {
     let asset = &imported.asset;
     r.decisions
         .extend(asset.decisions.iter().map(report::decision));
@@ -245,8 +288,5 @@ pub(super) fn record_import(imported: &Imported, r: &mut AssetReport) -> Result<
         .extend(asset.diagnostics.0.iter().map(report::diagnostic));
     r.diagnostics
         .extend(imported.validation.0.iter().map(report::diagnostic));
-    if imported.validation.has_errors() || asset.diagnostics.has_errors() {
-        return Err(Stop::Recorded);
-    }
-    Ok(())
+    Stop::Recorded
 }

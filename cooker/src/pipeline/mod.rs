@@ -242,9 +242,32 @@ impl Cook<'_> {
         spec: &S::Spec<'_>,
         input: S::Input<'_>,
     ) -> Result<S::Output, Diagnostic> {
+        if !S::CACHED {
+            let start = Instant::now();
+            let out = S::run(spec, input)?;
+            self.cache.record_fingerprint(S::STAGE, out.fingerprint());
+            self.record(source, S::STAGE, clip, None, start);
+            return Ok(out);
+        }
         self.run(source, S::STAGE, clip, &S::key(spec), || {
             S::run(spec, input)
         })
+    }
+
+    /// Stage `S`'s cached output for `spec`, counted and told as a hit;
+    /// `None` (nothing counted) when it must run: the pipeline looks a
+    /// stage up before producing the inputs it would need.
+    pub fn cached<S: CookStage>(
+        &self,
+        source: &str,
+        clip: Option<&str>,
+        spec: &S::Spec<'_>,
+    ) -> Option<S::Output> {
+        let start = Instant::now();
+        let (out, tier) = self.cache.lookup::<S::Output>(S::STAGE, &S::key(spec))?;
+        self.cache.record_fingerprint(S::STAGE, out.fingerprint());
+        self.record(source, S::STAGE, clip, Some(tier), start);
+        Some(out)
     }
 
     /// Run `stage` through the cache and tell the observer.

@@ -4,7 +4,7 @@
 //! the retarget stage.
 
 use super::chain::{import_key, normalize_key};
-use super::ingest::{companions, import_and_normalize, read_policy, run_import, Source, Stop};
+use super::ingest::{companions, ingest, read_policy, Source, Stop};
 use super::Cook;
 use crate::keys::RetargetInputs;
 use crate::manifest::AssetJob;
@@ -108,24 +108,25 @@ pub fn run(
         &plan.limits,
     )?;
     let import = import_key(&plan.target_digest, &src.options);
-    let imported = run_import(&src, &plan.target_digest, None, cx)?;
     // The target's own import notes are not the asset's: keep only errors.
     let mut scratch = r.clone();
-    let target =
-        import_and_normalize(&src, &imported, &import, None, &mut scratch, cx).map_err(|_| {
+    let digest = &plan.target_digest;
+    let ingested =
+        ingest(&src, digest, None, &import, None, None, &mut scratch, cx).map_err(|_| {
             Diagnostic::error(
                 "retarget_target",
                 format!("the retarget target '{}' cannot be read", plan.target_file),
             )
             .file(&r.source)
         })?;
+    let target = &ingested.norm;
     let spec = RetargetSpec {
         normalize,
         inputs: &plan.inputs,
     };
     let input = RetargetInput {
         source,
-        target: &target,
+        target,
         profile: &plan.profile,
         file: &r.source,
     };
@@ -135,7 +136,7 @@ pub fn run(
         joints: target.skeleton.joint_count(),
         identity: target.skeleton.identity().to_hex(),
         unit_scale_m: target.unit_scale_m,
-        source_axes: imported.asset.source_axes.description.clone(),
+        source_axes: ingested.import.source_axes.clone(),
     });
     r.decisions
         .extend(out.asset.decisions.iter().map(report::decision));

@@ -48,9 +48,17 @@ pub(super) fn write_commit(dir: &Path, generation: u64, order: &[String]) -> io:
 pub(super) fn apply(out: &Path, dir: &Path, order: &[String], generation: u64) -> io::Result<()> {
     let with_path =
         |p: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", p.display()));
+    // A directory is flushed once a run of renames into it ends (the
+    // packages, then each top-level file on its own), so every package
+    // rename is durable before the report's and the manifest's.
+    let mut pending: Option<std::path::PathBuf> = None;
     for rel in order {
         let rel = checked_rel(rel)?;
         let (from, to) = (dir.join(rel), out.join(rel));
+        let parent = to.parent().map(Path::to_path_buf);
+        if pending.is_some() && pending != parent {
+            pending.take().iter().for_each(|p| sync_dir(p));
+        }
         match std::fs::rename(&from, &to) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -59,10 +67,12 @@ pub(super) fn apply(out: &Path, dir: &Path, order: &[String], generation: u64) -
         // Renaming a hard link onto its own file changes nothing and
         // leaves the link: remove it, so nothing stale is ever re-applied.
         let _ = std::fs::remove_file(&from);
-        if let Some(parent) = to.parent() {
-            sync_dir(parent);
+        pending = parent;
+        if rel.components().count() == 1 {
+            pending.take().iter().for_each(|p| sync_dir(p));
         }
     }
+    pending.iter().for_each(|p| sync_dir(p));
     let g = out.join(GENERATION_FILE);
     crate::fsutil::write_atomic(&g, format!("{generation}\n").as_bytes())
         .map_err(|e| with_path(&g, e))

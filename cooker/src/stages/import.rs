@@ -50,6 +50,9 @@ impl CookStage for Import {
     type Spec<'a> = ImportSpec<'a>;
     type Input<'a> = ImportInput<'a>;
     type Output = Imported;
+    /// Only normalize reads the imported asset, and normalize's record
+    /// carries the import's notes: stored, it would be read by nobody.
+    const CACHED: bool = false;
 
     fn run(spec: &ImportSpec<'_>, i: ImportInput<'_>) -> Result<Imported, Diagnostic> {
         let format = spec.digest.format;

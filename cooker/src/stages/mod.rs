@@ -30,7 +30,7 @@ impl Fingerprint for retarget::RetargetedAsset {
         fingerprint_of(self)
     }
 }
-impl Fingerprint for normalize::Normalized {
+impl Fingerprint for normalize::Ingested {
     fn fingerprint(&self) -> [u8; 32] {
         fingerprint_of(self)
     }
@@ -40,7 +40,7 @@ impl Fingerprint for (ResampledClip, resample::ResampleReport) {
         fingerprint_of(self)
     }
 }
-impl Fingerprint for prepare::Prepared {
+impl Fingerprint for prepare::PreparedClip {
     fn fingerprint(&self) -> [u8; 32] {
         fingerprint_of(self)
     }

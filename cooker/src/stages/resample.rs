@@ -462,6 +462,9 @@ impl CookStage for Resample {
     type Spec<'a> = ResampleSpec<'a>;
     type Input<'a> = ResampleInput<'a>;
     type Output = (ResampledClip, ResampleReport);
+    /// Only prepare reads the grid, on its misses, and prepare's record
+    /// carries the report: stored, the grid would be read by nobody.
+    const CACHED: bool = false;
 
     fn run(spec: &ResampleSpec<'_>, i: ResampleInput<'_>) -> Result<Self::Output, Diagnostic> {
         let policy = &spec.profile.sample_rate;

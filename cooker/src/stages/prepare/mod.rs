@@ -53,6 +53,7 @@ use root_motion::{drift_figures, extract_root_motion};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::profile::{Profile, ShellSettings};
 use crate::stage::{CookStage, Stage};
+use crate::stages::resample::ResampleReport;
 use ludus_anim_cache::Key;
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::additive::apply_additive;
@@ -235,6 +236,8 @@ impl KeyInput for PrepareSpec<'_> {
 pub struct PrepareInput<'a> {
     pub skeleton: &'a Skeleton,
     pub clip: ResampledClip,
+    /// The grid's resampling report, stored with the prepared clip.
+    pub resample: ResampleReport,
     pub shells: &'a [f32],
     pub reference_clip: &'a dyn Fn(&str) -> Option<ResampledClip>,
     pub file: &'a str,
@@ -244,18 +247,19 @@ impl CookStage for Prepare {
     const STAGE: Stage = Stage::Prepare;
     type Spec<'a> = PrepareSpec<'a>;
     type Input<'a> = PrepareInput<'a>;
-    type Output = Prepared;
+    type Output = PreparedClip;
 
     /// Loop detection uses the resampling tolerance, not the quality
     /// threshold, so a quality-only change re-runs nothing before encode.
-    fn run(spec: &PrepareSpec<'_>, i: PrepareInput<'_>) -> Result<Prepared, Diagnostic> {
+    fn run(spec: &PrepareSpec<'_>, i: PrepareInput<'_>) -> Result<PreparedClip, Diagnostic> {
         let name = i.clip.name.clone();
         let tolerance =
             vec![spec.profile.sample_rate.max_resample_error_m; i.skeleton.joint_count()];
-        prepare(
+        let prep = spec.prep;
+        let prepared = prepare(
             i.skeleton,
             i.clip,
-            spec.prep,
+            prep,
             &tolerance,
             i.shells,
             i.reference_clip,
@@ -264,8 +268,21 @@ impl CookStage for Prepare {
             Diagnostic::error("prepare_failed", e.to_string())
                 .file(i.file)
                 .clip(&name)
+        })?;
+        Ok(PreparedClip {
+            prepared,
+            resample: i.resample,
         })
     }
+}
+
+/// What prepare stores: the prepared clip and its grid's resampling
+/// report (figures, decisions, warnings), so a clip whose prepare hits is
+/// not resampled.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PreparedClip {
+    pub prepared: Prepared,
+    pub resample: ResampleReport,
 }
 
 /// Prepare one resampled clip (see the module documentation for the order
