@@ -85,7 +85,7 @@ fn inspect_prints_text_and_json() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         v["format_version"],
-        ludus_anim_runtime::package::format::FORMAT_VERSION
+        ludus_anim_format::package::FORMAT_VERSION
     );
     assert_eq!(v["clips"].as_array().unwrap().len(), 3);
 }

@@ -15,15 +15,17 @@ use ludus_anim_cooker::stages::prepare::{
     MarkerSpec, PrepareError, Prepared, RootMotionPolicy, RootMotionSettings,
 };
 use ludus_anim_cooker::stages::resample::{resample, GridLimits, SourceKind};
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::math::{interpolate, Affine3A, Quat, Transform, Vec3};
+use ludus_anim_format::package::HEADER_SIZE;
+use ludus_anim_format::reference;
+use ludus_anim_format::trajectory::extract_planar;
 use ludus_anim_importers::{import_file, ImportOptions};
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::additive::apply_additive;
-use ludus_anim_runtime::codec::{reference, CodecId};
+use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::events::{crossed_events, Crossing, Direction, PlaybackLatch};
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::math::{interpolate, Affine3A, Quat, Transform, Vec3};
-use ludus_anim_runtime::package::format::HEADER_SIZE;
-use ludus_anim_runtime::root_motion::{extract_planar, RigidTransform};
+use ludus_anim_runtime::root_motion::RigidTransform;
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Package, Skeleton};

@@ -12,8 +12,8 @@ use ludus_anim_cooker::manifest::AssetJob;
 use ludus_anim_cooker::pipeline::{cook_asset_job, CookOptions};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::stage_cache::StageCache;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::package::format::HEADER_SIZE;
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::package::HEADER_SIZE;
 use ludus_anim_runtime::{Package, Transform};
 
 fn cooked(codec: CodecChoice) -> Vec<u8> {
@@ -119,7 +119,7 @@ fn reference_package_survives_truncation_and_corruption() {
 #[test]
 fn version_mismatch_is_a_clear_error() {
     let mut b = cooked(CodecChoice::Reference);
-    let next = ludus_anim_runtime::package::format::FORMAT_VERSION + 1;
+    let next = ludus_anim_format::package::FORMAT_VERSION + 1;
     b[8..12].copy_from_slice(&next.to_le_bytes());
     let e = Package::load(&b).unwrap_err().to_string();
     assert!(

@@ -8,10 +8,10 @@
 //! the runtime's `VbrClip`.
 
 use ludus_anim_compress::{encode_vbr, measure_errors, EncodeSettings};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_importers::{sjson, ImportOptions};
 use ludus_anim_model::{ResampledClip, SourceAsset};
 use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::timing::{LoopMode, SamplePosition};
 use ludus_anim_runtime::{JointId, Skeleton};
 use std::collections::BTreeMap;

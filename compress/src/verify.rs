@@ -4,10 +4,10 @@
 //! every midpoint, the clip end and, for looping clips, both sides of the
 //! seam. A blob this accepts is a blob verification accepts.
 
+use ludus_anim_format::math::{interpolate, Transform};
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::vbr::VbrClip;
 use ludus_anim_runtime::codec::CodecError;
-use ludus_anim_runtime::math::{interpolate, Transform};
 use ludus_anim_runtime::timing::sample_position;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_verify::{check_times, pose_errors, Scratch};

@@ -6,8 +6,8 @@ mod common;
 
 use common::{random_clip, Rng};
 use ludus_anim_compress::{encode_vbr, EncodeSettings};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::{JointId, Skeleton};
 use std::time::{Duration, Instant};
 

@@ -6,9 +6,9 @@ mod common;
 
 use common::{random_clip, random_skeleton, worst_ratio, Rng};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::timing::{sample_position, LoopMode, SamplePosition};
 use ludus_anim_runtime::{JointId, Skeleton};
 use proptest::prelude::*;

@@ -10,7 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
-use ludus_anim_runtime::math::{Affine3A, Transform};
+use ludus_anim_format::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::Package;
 use ludus_anim_runtime::codec::vbr::CachedTrack;
 use ludus_anim_runtime::DecodeContext;

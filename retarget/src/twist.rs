@@ -15,7 +15,7 @@ use crate::plan::joint;
 use crate::profile::Profile;
 use crate::setup::TwistPlan;
 use crate::side::Side;
-use ludus_anim_runtime::math::{Quat, Transform};
+use ludus_anim_format::math::{Quat, Transform};
 use std::f32::consts::{PI, TAU};
 
 pub(crate) fn plan(
@@ -66,7 +66,7 @@ pub(crate) fn plan(
 pub(crate) fn twist_angle(
     local: &Transform,
     pose: &Transform,
-    axis: ludus_anim_runtime::math::Vec3,
+    axis: ludus_anim_format::math::Vec3,
 ) -> f32 {
     let d = local.rotation * pose.rotation.conjugate();
     let s = d.x * axis.x + d.y * axis.y + d.z * axis.z;
@@ -93,7 +93,7 @@ pub(crate) fn unwrap(angles: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ludus_anim_runtime::math::Vec3;
+    use ludus_anim_format::math::Vec3;
 
     #[test]
     fn twist_is_measured_about_the_axis_and_unwrapped() {

@@ -22,7 +22,7 @@ pub use times::{
 };
 
 use glam::{DAffine3, DQuat, DVec3};
-use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
+use ludus_anim_format::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::Skeleton;
 use serde::{Deserialize, Serialize};

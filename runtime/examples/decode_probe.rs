@@ -24,7 +24,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use ludus_anim_runtime::math::Transform;
+use ludus_anim_format::math::Transform;
 use ludus_anim_runtime::package::Package;
 
 fn fail(msg: String) -> ! {

@@ -29,8 +29,8 @@
 //! `avx2`; whole-pose modes); `--isa-ab L1,L2` alternates two levels pass by pass and,
 //! timed, prints both and the ratio L2 / L1 of the same chunks.
 
+use ludus_anim_format::math::Transform;
 use ludus_anim_runtime::codec::vbr::Isa;
-use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Package;
 use ludus_anim_runtime::DecodeContext;
 use std::time::Instant;

@@ -66,12 +66,11 @@
 // ... and each of its unsafe blocks states why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod hash;
-pub mod math;
 pub mod skeleton;
 pub mod timing;
 
-pub use math::{Affine3A, Quat, Transform, Vec3};
+pub use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
+pub(crate) use ludus_anim_format::{hash, math};
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
 pub use timing::{sample_position, LoopMode, SamplePosition};
 pub mod additive;

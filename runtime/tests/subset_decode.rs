@@ -1,7 +1,8 @@
 //! Decoding a subset of joints gives exactly the full pose's values for
 //! those joints, for both codecs, at sample times and between samples.
 
-use ludus_anim_runtime::codec::{reference, ClipCodec, CodecId};
+use ludus_anim_format::reference;
+use ludus_anim_runtime::codec::{ClipCodec, CodecId};
 use ludus_anim_runtime::timing::SamplePosition;
 use ludus_anim_runtime::{Quat, Transform, Vec3};
 

@@ -2,10 +2,8 @@
 //! smooth motion, from a small deterministic generator.
 #![allow(dead_code)]
 
+use ludus_anim_format::math::{interpolate, virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::math::{
-    interpolate, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
-};
 use ludus_anim_runtime::timing::{LoopMode, SamplePosition};
 use ludus_anim_runtime::{JointId, Skeleton};
 

@@ -163,10 +163,9 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
     let Some(buffers) = copies(bytes, joints * 40) else {
         return DecodeFigures::default();
     };
-    // The copies are byte-identical to `bytes`, already checksum-verified.
     let packages: Vec<Package<'_>> = buffers
         .iter()
-        .filter_map(|b| ludus_anim_runtime::package::load_ignoring_checksum(b).ok())
+        .filter_map(|b| Package::load(b).ok())
         .collect();
     let views: Vec<Copy<'_>> = packages
         .iter()

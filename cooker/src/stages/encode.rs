@@ -4,9 +4,10 @@ use super::prepare::{additive_skeleton, Prepared};
 use super::verify::ClipVerification;
 use crate::profile::{CodecChoice, Profile};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_format::reference;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::{reference, CodecId};
+use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 

@@ -11,11 +11,11 @@
 //! profile's maximum.
 
 use crate::profile::{RatePolicy, SampleRate};
+use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
 use ludus_anim_model::{Decision, Diagnostic, SourceClip};
-use ludus_anim_runtime::hash::fnv1a64;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{golden_max, pose_errors, Scratch, PEAK_SEARCHES, SOURCE_FRACTIONS};

@@ -2,10 +2,10 @@
 #![allow(dead_code)]
 
 use ludus_anim_cooker::stages::normalize::{normalize, Normalized};
+use ludus_anim_format::math::{Affine3A, Quat, Transform};
 use ludus_anim_importers::{import_bytes, import_file, ImportOptions};
 use ludus_anim_model::{SourceAsset, SourceClip, SourceFormat};
 use ludus_anim_retarget::{retarget, Profile, RetargetPoses, Retargeted};
-use ludus_anim_runtime::math::{Affine3A, Quat, Transform};
 use ludus_anim_runtime::Skeleton;
 use std::path::{Path, PathBuf};
 

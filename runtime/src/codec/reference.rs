@@ -7,9 +7,7 @@ use super::CodecError;
 use crate::math::{interpolate, Quat, Transform, Vec3};
 use crate::timing::SamplePosition;
 
-pub const VERSION: u16 = 1;
-/// Bytes per joint per sample.
-pub const RECORD_BYTES: usize = 40;
+pub use ludus_anim_format::reference::{RECORD_BYTES, VERSION};
 
 #[derive(Clone, Copy, Debug)]
 pub struct ReferenceClip<'a> {
@@ -117,18 +115,4 @@ impl<'a> ReferenceClip<'a> {
         }
         true
     }
-}
-
-/// Serialize poses in the reference layout (the cooker's encoder for this
-/// codec; it lives here so layout and reader cannot drift apart).
-/// Cook-time (feature `cook`).
-#[cfg(feature = "cook")]
-pub fn encode(samples: &[Transform]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
-    for t in samples {
-        for v in t.to_array() {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out
 }

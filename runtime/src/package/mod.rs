@@ -27,11 +27,6 @@ mod bytes;
 mod clip;
 mod clip_record;
 mod curve;
-/// The byte layout: public only to cook-time crates (feature `cook`).
-#[cfg(feature = "cook")]
-pub mod format;
-#[cfg(not(feature = "cook"))]
-mod format;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -50,6 +45,7 @@ use bytes::Bytes;
 use clip_record::{parse_clips, ClipContext};
 use curve::parse_curve;
 use format::*;
+use ludus_anim_format::package as format;
 use records::{parse_events, parse_skeleton};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -129,7 +125,7 @@ impl<'a> Package<'a> {
             b: bytes,
             what: "header",
         };
-        let stored = file.u64(32)?;
+        let stored = file.u64(CHECKSUM_OFFSET as u64)?;
         let body = bytes.get(HEADER_SIZE..).ok_or(PackageError::Truncated {
             what: "header",
             start: 0,
@@ -330,13 +326,4 @@ fn check_header(bytes: &[u8]) -> Result<u32, PackageError> {
         });
     }
     Ok(version)
-}
-
-/// Structural validation without the checksum, for robustness tests that
-/// corrupt bytes and must reach the deeper checks, and for the benchmark.
-/// Cook-time (feature `cook`): a game always verifies the checksum.
-#[cfg(feature = "cook")]
-pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
-    let version = check_header(bytes)?;
-    Package::load_unchecked_checksum(bytes, version)
 }

@@ -69,13 +69,13 @@ fn decode_b<S: AsMut<[rtb::codec::vbr::CachedTrack]>>(
     (p, c, sp, st): (
         &rtb::package::Package<'_>,
         &rtb::Clip<'_>,
-        &[rtb::math::Transform],
+        &[rtb::Transform],
         &rtb::codec::vbr::StaticTracks<'_>,
     ),
-    (shared, jb): (&[rtb::math::Transform], &[u32]),
-    own: Option<&mut Vec<rtb::math::Transform>>,
+    (shared, jb): (&[rtb::Transform], &[u32]),
+    own: Option<&mut Vec<rtb::Transform>>,
     t: f32,
-    ob: &mut [rtb::math::Transform],
+    ob: &mut [rtb::Transform],
 ) -> bool {
     match kb {
         "pose-cached" => {
@@ -248,7 +248,7 @@ fn main() {
                 .clips()
                 .first()
                 .unwrap_or_else(|| fail("B: no clip".into()));
-            let mut sp = vec![rtb::math::Transform::IDENTITY; joints];
+            let mut sp = vec![rtb::Transform::IDENTITY; joints];
             if !c.static_pose(p.sample_defaults(c), &mut sp) {
                 fail("B: no static pose".into())
             }
@@ -323,10 +323,10 @@ fn main() {
     let ka = ma.split('=').next().unwrap_or("").to_string();
     let kb = mb.split('=').next().unwrap_or("").to_string();
     let mut oa = vec![rt_filing::math::Transform::IDENTITY; joints];
-    let mut ob = vec![rtb::math::Transform::IDENTITY; joints];
+    let mut ob = vec![rtb::Transform::IDENTITY; joints];
     // `pose-out`: each copy writes its own output, as cold as its clip.
     let mut outs = if mb == "pose-out" {
-        vec![vec![rtb::math::Transform::IDENTITY; joints]; n]
+        vec![vec![rtb::Transform::IDENTITY; joints]; n]
     } else {
         Vec::new()
     };

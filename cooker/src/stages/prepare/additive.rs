@@ -4,10 +4,10 @@
 
 use super::root_motion::hemisphere_continuity;
 use super::{check_grid, AdditiveReference, PrepareError, Prepared};
+use ludus_anim_format::additive::make_additive;
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::math::Transform;
 use ludus_anim_model::{Decision, ResampledClip};
-use ludus_anim_runtime::additive::make_additive;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;

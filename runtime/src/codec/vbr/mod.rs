@@ -32,12 +32,6 @@
 
 mod batch;
 mod decode;
-/// The layout and reconstruction formulas shared with the encoder; public
-/// only to cook-time crates (feature `cook`).
-#[cfg(feature = "cook")]
-pub mod format;
-#[cfg(not(feature = "cook"))]
-mod format;
 mod index;
 #[allow(unsafe_code)]
 mod isa;
@@ -57,6 +51,7 @@ pub use format::VERSION;
 pub use index::{IndexView, VbrIndex, CHECKPOINT};
 pub use isa::Isa;
 pub(crate) use isa::SupportedIsa;
+use ludus_anim_format::vbr as format;
 pub(crate) use playback::CacheView;
 pub use playback::{CachedTrack, TrackCache};
 pub use statics::StaticTracks;
