@@ -7,13 +7,13 @@ use ludus_anim_cooker::package_writer::{
     write_package, CurveEntry, PackageClip, PackageContents, QuantizedCurve,
 };
 use ludus_anim_cooker::profile::{Profile, BUNDLED, DEFAULT_CURVE_ERROR_THRESHOLD};
+use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::package::reseal_checksum;
 use ludus_anim_format::package::{
     CURVE_BITS_RAW, CURVE_MAX_QUANT_BITS, CURVE_RECORD_SIZE, HEADER_SIZE, SECTION_CURVES,
     SECTION_ENTRY_SIZE,
 };
-use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::package::CurveComposition;
 use ludus_anim_runtime::{
     JointId, LoopMode, Package, PackageError, SamplePosition, Skeleton, Transform, NO_PARENT,

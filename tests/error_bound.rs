@@ -95,7 +95,10 @@ fn measure_clip(clip: &Clip<'_>, pkg: &Package<'_>, src: &SourcePose, m: &mut Me
     let seed = ludus_anim_format::hash::fnv1a64(clip.name().as_bytes());
     let mut f = Found::default();
     for t in random_times(seed, dur) {
-        assert!(clip.sample(t, defaults, &mut decoded), "decode at {t}");
+        assert!(
+            clip.sample(t, defaults, &mut decoded).is_ok(),
+            "decode at {t}"
+        );
         let p = clip.position(t);
         src.evaluate((p.i0 as f32 / rate).min(dur), &mut a);
         src.evaluate((p.i1 as f32 / rate).min(dur), &mut b);

@@ -20,10 +20,10 @@ use crate::profile::{Profile, ShellSettings, ThresholdSettings};
 use crate::settings::ClipPrepSettings;
 use crate::stage::Stage;
 use ludus_anim_cache::{Key, KeyBuilder};
+use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{SourceFormat, SourceKind};
-use ludus_anim_runtime::codec::CodecId;
 use std::collections::BTreeMap;
 
 /// A key under construction: typed fields over the cache crate's

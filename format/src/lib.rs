@@ -7,8 +7,10 @@
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
 //! - [`package`]: the package v2 byte layout and the checksum.
-//! - [`vbr`]: the VBR blob layout, rate bytes and reconstruction formulas.
-//! - [`reference`]: the reference codec's layout and encoder.
+//! - [`vbr`]: the VBR blob layout, rate bytes and reconstruction formulas;
+//!   [`vbr_layout`]: a cook-side reader of a blob's structure.
+//! - [`codec`]: the codec ids; [`reference`]: the reference codec's layout
+//!   and encoder.
 //! - Cook-side helpers, kept beside the formulas they must match:
 //!   [`additive::make_additive`], [`trajectory`] extraction.
 //!
@@ -17,6 +19,7 @@
 #![deny(unsafe_code)]
 
 pub mod additive;
+pub mod codec;
 pub mod hash;
 pub mod math;
 pub mod package;
@@ -24,3 +27,4 @@ pub mod reference;
 pub mod rigid;
 pub mod trajectory;
 pub mod vbr;
+pub mod vbr_layout;

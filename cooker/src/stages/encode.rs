@@ -4,10 +4,10 @@ use super::prepare::{additive_skeleton, Prepared};
 use super::verify::ClipVerification;
 use crate::profile::{CodecChoice, Profile};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::reference;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 
@@ -121,7 +121,7 @@ fn tighten(skeleton: &Skeleton, aim: &mut [f32], thresholds: &[f32], per_joint_m
 
 /// `CodecId` lives in the runtime, which has no serde by default.
 mod codec_id_serde {
-    use ludus_anim_runtime::codec::CodecId;
+    use ludus_anim_format::codec::CodecId;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(c: &CodecId, s: S) -> Result<S::Ok, S::Error> {

@@ -2,44 +2,15 @@
 //! decoding then reads only through the validated view, writes into
 //! caller-owned buffers and never allocates or panics.
 
-pub mod reference;
-pub mod vbr;
+pub(crate) mod reference;
+#[cfg(test)]
+mod subset_tests;
+pub(crate) mod vbr;
 
 use crate::math::Transform;
 use crate::timing::SamplePosition;
 
-/// Codec identifiers as stored in the package clip table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u16)]
-pub enum CodecId {
-    /// Uncompressed, uniformly sampled f32 TRS (fixtures, diagnostics).
-    Reference = 0,
-    /// ACL-design variable bit rate (see `schemas/codec-vbr.md`).
-    Vbr = 1,
-}
-
-impl CodecId {
-    pub fn from_u16(v: u16) -> Option<CodecId> {
-        match v {
-            0 => Some(CodecId::Reference),
-            1 => Some(CodecId::Vbr),
-            _ => None,
-        }
-    }
-    pub fn name(&self) -> &'static str {
-        match self {
-            CodecId::Reference => "reference",
-            CodecId::Vbr => "vbr",
-        }
-    }
-    /// Version of the blob layout this runtime decodes.
-    pub fn version(&self) -> u16 {
-        match self {
-            CodecId::Reference => reference::VERSION,
-            CodecId::Vbr => vbr::VERSION,
-        }
-    }
-}
+pub use ludus_anim_format::codec::CodecId;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CodecError {

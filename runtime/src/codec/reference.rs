@@ -7,7 +7,7 @@ use super::CodecError;
 use crate::math::{interpolate, Quat, Transform, Vec3};
 use crate::timing::SamplePosition;
 
-pub use ludus_anim_format::reference::{RECORD_BYTES, VERSION};
+use ludus_anim_format::reference::RECORD_BYTES;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ReferenceClip<'a> {

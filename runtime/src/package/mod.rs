@@ -31,13 +31,13 @@ mod records;
 #[cfg(test)]
 mod tests;
 
+pub use crate::codec::CodecError;
 pub use bytes::Strings;
 pub(crate) use clip::Timing;
 pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
 pub use curve::{CurveChannel, CurveComposition};
 
 use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::CodecError;
 use crate::hash::fnv1a64;
 use crate::math::Transform;
 use crate::skeleton::{Skeleton, SkeletonError};

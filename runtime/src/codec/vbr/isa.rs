@@ -6,8 +6,7 @@
 //! one-instruction widenings and shifts by register: a pose decodes in
 //! 7-13% fewer instructions (cachegrind, anchor clips; SSE4.1 alone, the
 //! level ACL's anchor build used, saves 3-4%, too little for a third
-//! copy of the loop), and takes 3-5% less time (cold, `decode_rotate
-//! --isa-ab`). Joint requests keep the inlined baseline code: one joint
+//! copy of the loop), and takes 3-5% less time (cold). Joint requests keep the inlined baseline code: one joint
 //! pays more for a call into another level's code than its instructions
 //! save, and a 10-joint subset in AVX2 (7-10% fewer instructions) was no
 //! faster while it doubled the decoder's code.

@@ -47,8 +47,7 @@ mod tests;
 mod tests_random;
 mod tracks;
 
-pub use format::VERSION;
-pub use index::{IndexView, VbrIndex, CHECKPOINT};
+pub use index::{IndexView, VbrIndex};
 pub use isa::Isa;
 pub(crate) use isa::SupportedIsa;
 use ludus_anim_format::vbr as format;
