@@ -240,7 +240,7 @@ impl PlaybackLatch {
 /// Beyond this many cycles from zero an absolute time is treated as
 /// invalid (the update delivers nothing): `k * duration` must stay exact
 /// enough in `f64` for the crossing predicate to be monotone.
-pub const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
+pub(crate) const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
 
 /// Write the events crossed by the update `old_abs -> new_abs` into `out`
 /// in playback order and return how many were written (see the module

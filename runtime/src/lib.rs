@@ -52,6 +52,8 @@
 #![deny(unsafe_code)]
 // ... and each of its unsafe blocks states why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
+// Every `pub` item is public API (`tests/public_api.rs` lists them).
+#![deny(unreachable_pub)]
 
 pub mod skeleton;
 pub mod timing;

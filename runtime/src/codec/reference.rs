@@ -10,14 +10,14 @@ use crate::timing::SamplePosition;
 use ludus_anim_format::reference::RECORD_BYTES;
 
 #[derive(Clone, Copy, Debug)]
-pub struct ReferenceClip<'a> {
+pub(crate) struct ReferenceClip<'a> {
     data: &'a [u8],
     joint_count: usize,
     num_samples: u32,
 }
 
 impl<'a> ReferenceClip<'a> {
-    pub fn parse(
+    pub(crate) fn parse(
         blob: &'a [u8],
         joint_count: usize,
         num_samples: u32,
@@ -45,17 +45,17 @@ impl<'a> ReferenceClip<'a> {
         })
     }
 
-    pub fn joint_count(&self) -> usize {
+    pub(crate) fn joint_count(&self) -> usize {
         self.joint_count
     }
-    pub fn num_samples(&self) -> u32 {
+    pub(crate) fn num_samples(&self) -> u32 {
         self.num_samples
     }
 
     /// The stored transform of `joint` at `sample` (both in range by the
     /// caller's contract; out-of-range indices return identity).
     #[inline]
-    pub fn sample(&self, sample: u32, joint: usize) -> Transform {
+    pub(crate) fn sample(&self, sample: u32, joint: usize) -> Transform {
         let at = (sample as usize * self.joint_count + joint) * RECORD_BYTES;
         let Some(rec) = self.data.get(at..at + RECORD_BYTES) else {
             return Transform::IDENTITY;
@@ -74,7 +74,7 @@ impl<'a> ReferenceClip<'a> {
 
     /// Decode only `joints` into `out` (same length).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_joints(
+    pub(crate) fn decode_joints(
         &self,
         pos: SamplePosition,
         joints: &[u32],
@@ -100,7 +100,7 @@ impl<'a> ReferenceClip<'a> {
 
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
+    pub(crate) fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
         if out.len() != self.joint_count || pos.i0 >= self.num_samples || pos.i1 >= self.num_samples
         {
             return false;

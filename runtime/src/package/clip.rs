@@ -421,7 +421,7 @@ impl<'a> Clip<'a> {
     }
 
     /// Index range of this clip's curves in [`super::Package::curves`].
-    pub fn curve_range(&self) -> std::ops::Range<usize> {
+    pub(crate) fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()
     }
 
@@ -494,7 +494,7 @@ pub(crate) struct Timing {
 
 impl Timing {
     #[inline(always)]
-    pub fn position(&self, t: f32) -> SamplePosition {
+    pub(crate) fn position(&self, t: f32) -> SamplePosition {
         sample_position(
             t,
             self.duration_s,

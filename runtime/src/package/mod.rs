@@ -32,7 +32,7 @@ mod records;
 mod tests;
 
 pub use crate::codec::CodecError;
-pub use bytes::Strings;
+pub(crate) use bytes::Strings;
 pub(crate) use clip::Timing;
 pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
 pub use curve::{CurveChannel, CurveComposition};
@@ -98,7 +98,6 @@ pub struct Package<'a> {
     format_version: u32,
     meta: Meta<'a>,
     skeleton: Skeleton,
-    strings: Strings<'a>,
     clips: Vec<Clip<'a>>,
     curves: Vec<CurveChannel<'a>>,
     /// `joint_count` copies of [`ADDITIVE_IDENTITY`]: the defaults additive
@@ -178,7 +177,6 @@ impl<'a> Package<'a> {
             format_version: version,
             meta,
             skeleton,
-            strings,
             clips,
             curves,
             additive_defaults: vec![ADDITIVE_IDENTITY; joint_count],
@@ -207,9 +205,6 @@ impl<'a> Package<'a> {
     }
     pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {
         self.curves.get(clip.curve_range()).unwrap_or(&[])
-    }
-    pub fn strings(&self) -> &Strings<'a> {
-        &self.strings
     }
 
     /// The `defaults` to pass to [`Clip::sample`] for `clip`: the rest pose
