@@ -7,13 +7,14 @@ use ludus_anim_cooker::package_writer::{
     write_package, CurveEntry, PackageClip, PackageContents, QuantizedCurve,
 };
 use ludus_anim_cooker::profile::{Profile, BUNDLED, DEFAULT_CURVE_ERROR_THRESHOLD};
-use ludus_anim_runtime::codec::CodecId;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::package::format::{
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::package::reseal_checksum;
+use ludus_anim_format::package::{
     CURVE_BITS_RAW, CURVE_MAX_QUANT_BITS, CURVE_RECORD_SIZE, HEADER_SIZE, SECTION_CURVES,
     SECTION_ENTRY_SIZE,
 };
-use ludus_anim_runtime::package::{load_ignoring_checksum, CurveComposition};
+use ludus_anim_runtime::package::CurveComposition;
 use ludus_anim_runtime::{
     JointId, LoopMode, Package, PackageError, SamplePosition, Skeleton, Transform, NO_PARENT,
 };
@@ -415,7 +416,8 @@ fn section(bytes: &[u8], kind: u32) -> (usize, Vec<u8>) {
 fn invalid_after(what: &str, bytes: &[u8], edit: impl Fn(&mut [u8])) -> PackageError {
     let mut b = bytes.to_vec();
     edit(&mut b);
-    match load_ignoring_checksum(&b) {
+    reseal_checksum(&mut b);
+    match Package::load(&b) {
         Err(e) => e,
         Ok(_) => panic!("{what}: the edited package must not load"),
     }
@@ -429,7 +431,7 @@ fn malformed_curve_records_are_typed_errors() {
         N,
         chans.iter().map(|(e, _, _)| e.clone()).collect(),
     )]);
-    assert!(load_ignoring_checksum(&bytes).is_ok());
+    assert!(Package::load(&bytes).is_ok());
     let (curv, _) = section(&bytes, SECTION_CURVES);
     // Record 0: the 9-bit sine; record 2: the constant; record 4: raw.
     let rec = |i: usize| curv + 16 + i * CURVE_RECORD_SIZE;
@@ -515,7 +517,8 @@ fn every_curve_byte_corruption_is_an_error_or_a_valid_view() {
             for v in [bytes[i] ^ 0x01, bytes[i] ^ 0x80, 0x00, 0xff] {
                 let mut b = bytes.clone();
                 b[i] = v;
-                if let Ok(p) = load_ignoring_checksum(&b) {
+                reseal_checksum(&mut b);
+                if let Ok(p) = Package::load(&b) {
                     for c in p.clips() {
                         for ch in p.clip_curves(c) {
                             for time in [0.0, 0.51, 1.0, 5.0, f32::NAN] {

@@ -1,20 +1,19 @@
-//! Every decode path gives the bits of `Clip::sample`, on real cooked
-//! packages: the bundled fixtures and, when `../shared/anchors` is present,
-//! the ACL anchor clips the bench measures (cooked in centimetres as the
-//! bench does). Paths: `sample_static`, `sample_packed`, `sample_joints`
-//! (indexed), `sample_joints_static`, the walk without the index
-//! (`ClipCodec::decode_joints`), and a `DecodeContext` per instruction-set
-//! level the CPU runs (its whole poses with and without a `TrackCache`),
-//! played forward, backward and seeking at random, for
-//! poses, subsets and masks (sparse and dense). Times and subsets are
-//! drawn by proptest, plus a grid that hits every sample, every segment
-//! boundary and the blends between.
+//! Every request a `Player` decodes gives the bits of `Clip::sample`, on
+//! real cooked packages: the bundled fixtures and, when `../shared/anchors`
+//! is present, the ACL anchor clips the bench measures (cooked in
+//! centimetres as the bench does). Players: one bound at creation, one
+//! rebound from another clip (`Player::bind`), one moved by `advance`;
+//! played forward, backward and seeking at random, for whole poses, joint
+//! subsets and masks (sparse and dense). Times and subsets are drawn by
+//! proptest, plus a grid that hits every sample, every segment boundary
+//! and the blends between. (The decoders' internal paths, every
+//! instruction-set level among them, are compared by the runtime's unit
+//! tests.)
 
 mod common;
 use common::*;
 
-use ludus_anim_runtime::codec::vbr::{CachedTrack, Isa};
-use ludus_anim_runtime::{DecodeContext, Package, Transform};
+use ludus_anim_runtime::{Clip, Package, Player, Request, Transform};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -77,9 +76,6 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
     let c = &p.clips()[clip];
     let n = p.skeleton().joint_count();
     let defaults = p.sample_defaults(c);
-    let mut static_pose = vec![Transform::IDENTITY; n];
-    assert!(c.static_pose(defaults, &mut static_pose));
-    let statics = c.static_tracks(defaults).unwrap();
     let subset: Vec<u32> = subset.iter().map(|&j| j % n as u32).collect();
     let mut mask = vec![0u64; n.div_ceil(64)];
     let mut seed = mask_seed | 1;
@@ -99,91 +95,54 @@ fn check(pkg: &[u8], clip: usize, times: &[f32], subset: &[u32], mask_seed: u64)
     }
     let (mut want, mut got) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
     let mut sub = vec![Transform::IDENTITY; subset.len()];
-    // One context per instruction-set level this CPU runs: every level
-    // must give the bits of `Clip::sample` (which runs at the best one).
-    let mut contexts: Vec<DecodeContext> = Isa::ALL
-        .into_iter()
-        .filter(|i| i.supported())
-        .map(|isa| {
-            let mut ctx = DecodeContext::new(c);
-            assert!(ctx.set_isa(isa));
-            ctx
-        })
-        .collect();
-    // One playback track cache per context, shared by its whole-pose
-    // requests (their entries are the clip's, whatever the request).
-    let mut caches: Vec<_> = contexts.iter().map(|_| c.track_cache()).collect();
-    // And one over entries the caller placed (a slice of its arena).
-    let mut arena = vec![CachedTrack::EMPTY; c.track_cache_len() + 3];
-    let mut placed = c.track_cache_in(&mut arena[3..]);
-    let mut placed_ctx = DecodeContext::new(c);
+    let other = &p.clips()[(clip + 1) % p.clips().len()];
+    let mut rebound = Player::new(other, p.sample_defaults(other)).unwrap();
+    rebound.bind(c, defaults).unwrap();
+    let mut players = [Player::new(c, defaults).unwrap(), rebound];
+    let mut advanced = Player::new(c, defaults).unwrap();
     for &t in times {
+        for player in &mut players {
+            player.seek(t);
+        }
+        advanced.advance(t - advanced.time());
         let at = format!("{} at t = {t}", c.name());
-        assert!(c.sample(t, defaults, &mut want));
+        assert!(c.sample(t, defaults, &mut want).is_ok());
         let want_sub: Vec<Transform> = subset.iter().map(|&j| want[j as usize]).collect();
-        assert!(c.sample_static(t, &static_pose, &mut got));
-        assert_eq!(bits(&want), bits(&got), "sample_static, {at}");
-        assert!(c.sample_packed(t, &statics, &mut got));
-        assert_eq!(bits(&want), bits(&got), "sample_packed, {at}");
-        assert!(c.sample_joints(t, defaults, &subset, &mut sub));
-        assert_eq!(bits(&want_sub), bits(&sub), "sample_joints, {at}");
-        assert!(c.sample_joints_static(t, &static_pose, &subset, &mut sub));
-        assert_eq!(bits(&want_sub), bits(&sub), "sample_joints_static, {at}");
-        assert!(c
-            .codec()
-            .decode_joints(c.position(t), defaults, &subset, &mut sub));
-        assert_eq!(bits(&want_sub), bits(&sub), "walk, {at}");
-        placed_ctx.seek(t);
-        assert!(placed_ctx.sample_static_cached(&mut placed, &static_pose, &mut got));
-        assert_eq!(bits(&want), bits(&got), "placed track cache, {at}");
-        for (ctx, tc) in contexts.iter_mut().zip(&mut caches) {
-            let at = format!("{at}, {}", ctx.isa().name());
-            ctx.seek(t);
-            assert!(ctx.sample_static_cached(tc, &static_pose, &mut got));
-            assert_eq!(
-                bits(&want),
-                bits(&got),
-                "context sample_static_cached, {at}"
-            );
-            assert!(ctx.sample_cached(tc, defaults, &mut got));
-            assert_eq!(bits(&want), bits(&got), "context sample_cached, {at}");
-            assert!(ctx.sample_packed_cached(tc, &statics, &mut got));
-            assert_eq!(
-                bits(&want),
-                bits(&got),
-                "context sample_packed_cached, {at}"
-            );
-            assert!(ctx.sample(defaults, &mut got));
-            assert_eq!(bits(&want), bits(&got), "context sample, {at}");
-            assert!(ctx.sample_static(&static_pose, &mut got));
-            assert_eq!(bits(&want), bits(&got), "context sample_static, {at}");
-            assert!(ctx.sample_packed(&statics, &mut got));
-            assert_eq!(bits(&want), bits(&got), "context sample_packed, {at}");
-            assert!(ctx.sample_joints(defaults, &subset, &mut sub));
-            assert_eq!(bits(&want_sub), bits(&sub), "context sample_joints, {at}");
-            assert!(ctx.sample_joints_static(&static_pose, &subset, &mut sub));
-            assert_eq!(bits(&want_sub), bits(&sub), "context joints static, {at}");
+        for (k, player) in players.iter_mut().enumerate() {
+            let at = format!("{at}, player {k}");
+            assert!(player.decode(Request::Pose, &mut got).is_ok());
+            assert_eq!(bits(&want), bits(&got), "pose, {at}");
+            assert!(player.decode(Request::Joints(&subset), &mut sub).is_ok());
+            assert_eq!(bits(&want_sub), bits(&sub), "joints, {at}");
             got.fill(Transform::IDENTITY);
-            assert!(ctx.sample_masked(&static_pose, &mask, &mut got));
+            assert!(player.decode(Request::Mask(&mask), &mut got).is_ok());
             for j in 0..n {
                 if mask[j / 64] >> (j % 64) & 1 == 1 {
                     assert_eq!(bits(&want[j..=j]), bits(&got[j..=j]), "mask j{j}, {at}");
                 }
             }
         }
+        check_advanced(c, defaults, &mut advanced, &mut got);
     }
+}
+
+/// A player moved by `advance` decodes at its own time as `Clip::sample`.
+fn check_advanced(
+    c: &Clip<'_>,
+    defaults: &[Transform],
+    player: &mut Player,
+    got: &mut [Transform],
+) {
+    let mut want = vec![Transform::IDENTITY; got.len()];
+    assert!(c.sample(player.time(), defaults, &mut want).is_ok());
+    assert!(player.decode(Request::Pose, got).is_ok());
+    assert_eq!(bits(&want), bits(got), "advanced to {}", player.time());
 }
 
 /// Every sample and the midpoints between, forward then backward, for
 /// every clip: all segment boundaries, both directions of play.
 #[test]
 fn every_path_matches_sample_on_a_grid() {
-    for isa in Isa::ALL.into_iter().filter(|i| !i.supported()) {
-        eprintln!(
-            "skipped: instruction-set level {} (this CPU does not run it)",
-            isa.name()
-        );
-    }
     for (name, bytes) in cooked() {
         let p = Package::load(bytes).unwrap();
         let n = p.skeleton().joint_count() as u32;

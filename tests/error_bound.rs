@@ -23,9 +23,9 @@ use common::*;
 use ludus_anim_cooker::profile::Profile;
 use ludus_anim_cooker::stages::normalize::normalize;
 use ludus_anim_cooker::stages::resample::SourcePose;
+use ludus_anim_format::math::interpolate;
 use ludus_anim_importers::{import_file, ImportOptions};
 use ludus_anim_model::{SourceFormat, SourceKind};
-use ludus_anim_runtime::math::interpolate;
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::{Package, Skeleton, Transform};
 use ludus_anim_verify::{pose_errors, Scratch};
@@ -92,10 +92,13 @@ fn measure_clip(clip: &Clip<'_>, pkg: &Package<'_>, src: &SourcePose, m: &mut Me
     let mut grid = vec![Transform::IDENTITY; n];
     let defaults = pkg.sample_defaults(clip);
     let (rate, dur) = (clip.sample_rate_hz(), clip.duration_s());
-    let seed = ludus_anim_runtime::hash::fnv1a64(clip.name().as_bytes());
+    let seed = ludus_anim_format::hash::fnv1a64(clip.name().as_bytes());
     let mut f = Found::default();
     for t in random_times(seed, dur) {
-        assert!(clip.sample(t, defaults, &mut decoded), "decode at {t}");
+        assert!(
+            clip.sample(t, defaults, &mut decoded).is_ok(),
+            "decode at {t}"
+        );
         let p = clip.position(t);
         src.evaluate((p.i0 as f32 / rate).min(dur), &mut a);
         src.evaluate((p.i1 as f32 / rate).min(dur), &mut b);

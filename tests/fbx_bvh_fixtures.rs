@@ -77,7 +77,7 @@ fn component_positions(p: &Package<'_>, clip: &str, t: f32) -> Vec<(String, Vec3
     let sk = p.skeleton();
     let c = p.clip(clip).unwrap_or_else(|| panic!("clip {clip}"));
     let mut local = vec![Transform::IDENTITY; sk.joint_count()];
-    assert!(c.sample(t, sk.rest_pose(), &mut local));
+    assert!(c.sample(t, sk.rest_pose(), &mut local).is_ok());
     let mut comp = vec![Affine3A::IDENTITY; sk.joint_count()];
     sk.local_to_component(&local, &mut comp);
     (0..sk.joint_count())

@@ -12,9 +12,9 @@ use ludus_anim_cooker::manifest::AssetJob;
 use ludus_anim_cooker::pipeline::{cook_asset_job, CookOptions};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::stage_cache::StageCache;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::package::format::HEADER_SIZE;
-use ludus_anim_runtime::{Package, Transform};
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::package::HEADER_SIZE;
+use ludus_anim_runtime::{Package, Player, Request, Transform};
 
 fn cooked(codec: CodecChoice) -> Vec<u8> {
     let mut options = CookOptions::for_files(vec![], std::env::temp_dir(), "standard");
@@ -40,17 +40,19 @@ fn patch(bytes: &mut [u8]) {
     }
 }
 
-/// Load, and if it loads, sample every clip at a few times (both decode paths).
+/// Load, and if it loads, sample every clip at a few times (one-shot, and
+/// a player's pose, joints and mask).
 fn exercise(bytes: &[u8]) -> bool {
     match Package::load(bytes) {
         Err(_) => false,
         Ok(p) => {
             let rest = p.skeleton().rest_pose().to_vec();
             let mut out = vec![Transform::IDENTITY; rest.len()];
-            let mut static_pose = vec![Transform::IDENTITY; rest.len()];
+            let mut joints = vec![Transform::IDENTITY; 2];
+            let mask = vec![u64::MAX >> 1; rest.len().div_ceil(64)];
             for c in p.clips() {
                 // Corrupt packages must not panic; the results do not matter.
-                let _ = c.static_pose(&rest, &mut static_pose);
+                let mut player = Player::new(c, &rest).ok();
                 for t in [
                     0.0,
                     0.013,
@@ -60,7 +62,12 @@ fn exercise(bytes: &[u8]) -> bool {
                     f32::NAN,
                 ] {
                     let _ = c.sample(t, &rest, &mut out);
-                    let _ = c.sample_static(t, &static_pose, &mut out);
+                    if let Some(player) = player.as_mut() {
+                        player.seek(t);
+                        let _ = player.decode(Request::Pose, &mut out);
+                        let _ = player.decode(Request::Joints(&[0, 7]), &mut joints);
+                        let _ = player.decode(Request::Mask(&mask), &mut out);
+                    }
                 }
                 for ch in p.clip_curves(c) {
                     ch.evaluate(c.position(0.3));
@@ -119,7 +126,7 @@ fn reference_package_survives_truncation_and_corruption() {
 #[test]
 fn version_mismatch_is_a_clear_error() {
     let mut b = cooked(CodecChoice::Reference);
-    let next = ludus_anim_runtime::package::format::FORMAT_VERSION + 1;
+    let next = ludus_anim_format::package::FORMAT_VERSION + 1;
     b[8..12].copy_from_slice(&next.to_le_bytes());
     let e = Package::load(&b).unwrap_err().to_string();
     assert!(

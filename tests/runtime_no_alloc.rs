@@ -4,20 +4,17 @@
 //! markers, additive clips), and every shared fixture (glTF, FBX, BVH;
 //! morph-weight and custom curves) when `../shared` is present. Loading
 //! allocates and happens before counting starts; then every clip is
-//! decoded at many times through every runtime path a game uses per frame
-//! (`Clip::sample`, `static_pose` + `sample_static`, `sample_packed`, `sample_joints`,
-//! `sample_joints_static`, a `DecodeContext` (pose, subset, mask, seek back,
-//! whole poses through a `TrackCache`),
-//! curve evaluation, event crossings, root-motion deltas, FK, additive
+//! decoded at many times through every runtime call a game makes per frame
+//! (`Clip::sample`; a `Player`, bound before counting: seek, advance back,
+//! whole pose, joint subsets in both orders, a mask), curve evaluation, event crossings, root-motion deltas, FK, additive
 //! application), and the test asserts that not one allocation happened.
 
 mod common;
 use common::*;
 
 use ludus_anim_runtime::additive::apply_additive_pose;
-use ludus_anim_runtime::codec::vbr::{StaticTracks, TrackCache};
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
-use ludus_anim_runtime::{Affine3A, Clip, DecodeContext, Package, Transform};
+use ludus_anim_runtime::{Affine3A, Clip, Package, Player, Request, Transform};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
@@ -148,13 +145,8 @@ fn cooked_packages() -> Vec<(String, Vec<u8>)> {
 }
 
 /// Buffers a game owns for one clip, made before counting.
-struct Buffers<'a> {
+struct Buffers {
     rest: Vec<Transform>,
-    static_pose: Vec<Transform>,
-    /// Packed static tracks (bind time: they allocate, before counting).
-    statics: StaticTracks<'a>,
-    /// A playing instance's track cache (made at bind time too).
-    tracks: TrackCache<'a>,
     direct: Vec<Transform>,
     fast: Vec<Transform>,
     additive: Vec<Transform>,
@@ -165,15 +157,12 @@ struct Buffers<'a> {
     crossings: Vec<Crossing>,
 }
 
-impl Buffers<'_> {
+impl Buffers {
     fn new(p: &Package<'_>) -> Self {
         let n = p.skeleton().joint_count();
         let picked: Vec<u32> = (0..n as u32).step_by(3).collect();
         Buffers {
             rest: p.skeleton().rest_pose().to_vec(),
-            static_pose: vec![Transform::IDENTITY; n],
-            statics: StaticTracks::default(),
-            tracks: TrackCache::default(),
             direct: vec![Transform::IDENTITY; n],
             fast: vec![Transform::IDENTITY; n],
             additive: vec![Transform::IDENTITY; n],
@@ -190,24 +179,25 @@ impl Buffers<'_> {
 /// at `prev`); returns a checksum so nothing is optimized away, and
 /// panics (outside the counted region's allocations: a panic message
 /// allocates, which also fails the count) on any refused call.
-fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers<'_>, prev: f64, t: f64) -> f32 {
+fn frame(
+    p: &Package<'_>,
+    c: &Clip<'_>,
+    player: &mut Player,
+    b: &mut Buffers,
+    prev: f64,
+    t: f64,
+) -> f32 {
     let defaults = p.sample_defaults(c);
     let ts = t as f32;
-    assert!(c.sample(ts, defaults, &mut b.direct));
-    assert!(c.sample_static(ts, &b.static_pose, &mut b.fast));
-    assert!(c.sample_packed(ts, &b.statics, &mut b.fast));
-    assert!(c.sample_joints(ts, defaults, &b.ascending, &mut b.subset));
-    assert!(c.sample_joints(ts, defaults, &b.descending, &mut b.subset));
-    assert!(c.sample_joints_static(ts, &b.static_pose, &b.descending, &mut b.subset));
-    let mut ctx = DecodeContext::new(c);
-    ctx.seek(ts);
-    assert!(ctx.sample_static(&b.static_pose, &mut b.fast));
-    assert!(ctx.sample_packed(&b.statics, &mut b.fast));
-    // Through the instance's track cache: filled, then read.
-    assert!(ctx.sample_static_cached(&mut b.tracks, &b.static_pose, &mut b.fast));
-    assert!(ctx.sample_packed_cached(&mut b.tracks, &b.statics, &mut b.fast));
-    assert!(ctx.sample_cached(&mut b.tracks, defaults, &mut b.direct));
-    assert!(ctx.sample_joints_static(&b.static_pose, &b.ascending, &mut b.subset));
+    assert!(c.sample(ts, defaults, &mut b.direct).is_ok());
+    player.seek(ts);
+    assert!(player.decode(Request::Pose, &mut b.fast).is_ok());
+    assert!(player
+        .decode(Request::Joints(&b.ascending), &mut b.subset)
+        .is_ok());
+    assert!(player
+        .decode(Request::Joints(&b.descending), &mut b.subset)
+        .is_ok());
     let mask = [0x5555_5555_5555_5555u64; 4];
     let words = b.fast.len().div_ceil(64);
     let tail = b.fast.len() % 64;
@@ -217,10 +207,12 @@ fn frame(p: &Package<'_>, c: &Clip<'_>, b: &mut Buffers<'_>, prev: f64, t: f64) 
         if tail != 0 {
             m[words - 1] &= (1u64 << tail) - 1;
         }
-        assert!(ctx.sample_masked(&b.static_pose, &m[..words], &mut b.fast));
+        assert!(player
+            .decode(Request::Mask(&m[..words]), &mut b.fast)
+            .is_ok());
     }
-    ctx.advance(-0.01);
-    assert!(ctx.sample(defaults, &mut b.direct));
+    player.advance(-0.01);
+    assert!(player.decode(Request::Pose, &mut b.direct).is_ok());
     let pose = if c.is_additive() {
         assert!(apply_additive_pose(
             &b.rest,
@@ -271,21 +263,19 @@ fn decoding_and_sampling_never_allocate() {
             additive += usize::from(c.is_additive());
             curves += p.clip_curves(c).len();
             let d = c.duration_s() as f64;
-            b.statics = c.static_tracks(p.sample_defaults(c)).unwrap();
-            b.tracks = c.track_cache();
+            // Bind time (once per clip instance; it allocates), then
+            // frames: forward, across loops, at the ends, and non-finite.
+            let mut player = Player::new(c, p.sample_defaults(c)).unwrap();
             let (calls, sum) = count(|| {
-                // Bind time (once per clip and skeleton), then frames:
-                // forward, across loops, at the ends, and non-finite.
-                assert!(c.static_pose(p.sample_defaults(c), &mut b.static_pose));
                 let mut sum = 0.0;
                 let mut prev = -0.25 * d;
                 for k in 0..200 {
                     let t = k as f64 * d * 0.0173 - 0.1 * d;
-                    sum += frame(&p, c, &mut b, prev, t);
+                    sum += frame(&p, c, &mut player, &mut b, prev, t);
                     prev = t;
                 }
                 for t in [0.0, d, 2.5 * d, 1e9, f64::NAN] {
-                    sum += frame(&p, c, &mut b, prev, t);
+                    sum += frame(&p, c, &mut player, &mut b, prev, t);
                 }
                 sum
             });

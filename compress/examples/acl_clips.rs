@@ -5,14 +5,15 @@
 //! and `acl_dev_clips.csv`). Same conditions as the ACL run: 0.01 cm
 //! threshold, the file's shell distance (3 cm), the file's sample grid.
 //! Errors are measured by decoding every sample and every midpoint through
-//! the runtime's `VbrClip`.
+//! the runtime's decoder (`Clip::from_blob`).
 
 use ludus_anim_compress::{encode_vbr, measure_errors, EncodeSettings};
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_importers::{sjson, ImportOptions};
 use ludus_anim_model::{ResampledClip, SourceAsset};
-use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
-use ludus_anim_runtime::timing::{LoopMode, SamplePosition};
+use ludus_anim_runtime::timing::LoopMode;
+use ludus_anim_runtime::Clip;
 use ludus_anim_runtime::{JointId, Skeleton};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -305,7 +306,14 @@ fn main() {
             &settings.joint_shell_m,
         )
         .expect("decodes");
-        let vbr = VbrClip::parse(&enc.blob, j, n).expect("parses");
+        let timing = (
+            l.clip.duration_s,
+            l.clip.sample_rate_hz,
+            n,
+            l.clip.loop_mode,
+        );
+        let vbr = Clip::from_blob(CodecId::Vbr, &enc.blob, j, timing).expect("parses");
+        let rate = l.clip.sample_rate_hz;
         // STATS=1: per-clip overhead breakdown of the blob (layout v2) on stderr.
         if std::env::var("STATS").is_ok() {
             blob_stats(&name, &enc.blob);
@@ -323,31 +331,23 @@ fn main() {
         let rest = l.skeleton.rest_pose();
         let mut warm = Vec::new();
         for _ in 0..if fast { 10 } else { 300 } {
-            let pos: Vec<SamplePosition> = (0..64)
+            let pos: Vec<f32> = (0..64)
                 .map(|_| {
                     let i0 = (next() % n as u64) as u32;
-                    SamplePosition {
-                        i0,
-                        i1: (i0 + 1).min(n - 1),
-                        alpha: (next() % 1000) as f32 / 1000.0,
-                    }
+                    (i0 as f32 + (next() % 1000) as f32 / 1000.0) / rate
                 })
                 .collect();
             let t = Instant::now();
             for p in &pos {
-                std::hint::black_box(vbr.decode_pose(*p, rest, &mut out));
+                std::hint::black_box(vbr.sample(*p, rest, &mut out).is_ok());
                 std::hint::black_box(&out);
             }
             warm.push(t.elapsed().as_secs_f64() * 1e9 / 64.0);
         }
         for k in 0..decode_loop {
             let i0 = (k as u32 * 7919) % n;
-            let p = SamplePosition {
-                i0,
-                i1: (i0 + 1).min(n - 1),
-                alpha: 0.3,
-            };
-            std::hint::black_box(vbr.decode_pose(p, rest, &mut out));
+            let p = (i0 as f32 + 0.3) / rate;
+            std::hint::black_box(vbr.sample(p, rest, &mut out).is_ok());
             std::hint::black_box(&out);
         }
         let mut cold = Vec::new();
@@ -357,13 +357,9 @@ fn main() {
             }
             std::hint::black_box(&evict);
             let i0 = (next() % n as u64) as u32;
-            let p = SamplePosition {
-                i0,
-                i1: (i0 + 1).min(n - 1),
-                alpha: 0.5,
-            };
+            let p = (i0 as f32 + 0.5) / rate;
             let t = Instant::now();
-            std::hint::black_box(vbr.decode_pose(p, rest, &mut out));
+            std::hint::black_box(vbr.sample(p, rest, &mut out).is_ok());
             std::hint::black_box(&out);
             cold.push(t.elapsed().as_secs_f64() * 1e9);
         }

@@ -4,9 +4,8 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{random_clip, random_skeleton, worst_ratio, Rng};
+use common::{decoder, random_clip, random_skeleton, worst_ratio, Rng};
 use ludus_anim_compress::{encode_vbr, EncodeSettings};
-use ludus_anim_runtime::codec::vbr::VbrClip;
 use std::time::Instant;
 
 fn main() {
@@ -18,9 +17,9 @@ fn main() {
         let t = Instant::now();
         let enc = encode_vbr(&sk, &clip, &settings).expect("encode");
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let vbr = VbrClip::parse(&enc.blob, joints, samples).expect("parse");
+        let vbr = decoder(&enc.blob, &sk, &clip);
         let (ratio, err) = worst_ratio(
-            |p, o| vbr.decode_pose(p, sk.rest_pose(), o),
+            |t, o| vbr.sample(t, sk.rest_pose(), o).is_ok(),
             &sk,
             &clip,
             &settings.joint_threshold_m,

@@ -12,11 +12,11 @@
 //! test through the hierarchy is ours.
 
 use crate::prep::Prep;
-use ludus_anim_runtime::codec::vbr::format::{
+use ludus_anim_format::math::{virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
+use ludus_anim_format::vbr::{
     component_stored, finish_rotation, rotation_clip_range, rotation_from_xyz, ROTATION_RANGE_STEP,
     ROTATION_RANGE_ZERO,
 };
-use ludus_anim_runtime::math::{virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
 
 /// Fraction of each joint's limit that default/constant substitutions may
 /// use (measured over the subtree, all substitutions together).

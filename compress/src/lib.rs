@@ -34,7 +34,7 @@ mod verify;
 mod writer;
 
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::CodecError;
+use ludus_anim_runtime::package::CodecError;
 use ludus_anim_runtime::Skeleton;
 
 pub use verify::{measure_errors, ErrorReport};

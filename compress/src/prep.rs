@@ -3,8 +3,8 @@
 //! midpoint between consecutive samples, and per-joint dominant shells.
 
 use crate::{EncodeError, EncodeSettings};
+use ludus_anim_format::math::{interpolate, Affine3A, Transform};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::math::{interpolate, Affine3A, Transform};
 use ludus_anim_runtime::skeleton::local_to_component;
 use ludus_anim_runtime::Skeleton;
 

@@ -8,7 +8,7 @@
 //! quantize uniformly).
 
 use crate::classify::AnimTrack;
-use ludus_anim_runtime::codec::vbr::format::{
+use ludus_anim_format::vbr::{
     dequantize, dequantize_constant, rate_id, rotation_from_xyz, segment_bias_scale,
     FULL_SEGMENT_RANGE, RATE_BITS, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
 };

@@ -34,12 +34,12 @@
 use crate::classify::{Plan, Track};
 use crate::prep::Prep;
 use crate::quantize::{quantize, seg_range, Quantized, SegRange};
-use ludus_anim_runtime::codec::vbr::format::{
+use ludus_anim_format::math::{
+    interpolate, nlerp_shortest, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
+};
+use ludus_anim_format::vbr::{
     finish_rotation, rate_id, track_sample_bits, NUM_RATES, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
     SEGMENT_RANGE_BYTES,
-};
-use ludus_anim_runtime::math::{
-    interpolate, nlerp_shortest, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
 };
 
 /// Fraction of the dominant-shell limit one track may use in isolation

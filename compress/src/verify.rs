@@ -4,12 +4,12 @@
 //! every midpoint, the clip end and, for looping clips, both sides of the
 //! seam. A blob this accepts is a blob verification accepts.
 
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::math::{interpolate, Transform};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::codec::CodecError;
-use ludus_anim_runtime::math::{interpolate, Transform};
+use ludus_anim_runtime::package::CodecError;
 use ludus_anim_runtime::timing::sample_position;
-use ludus_anim_runtime::Skeleton;
+use ludus_anim_runtime::{Clip, Skeleton};
 use ludus_anim_verify::{check_times, pose_errors, Scratch};
 
 /// Errors measured through the runtime decoder.
@@ -38,7 +38,8 @@ pub fn measure_errors(
 ) -> Result<ErrorReport, CodecError> {
     let j = skeleton.joint_count();
     let n = clip.num_samples;
-    let vbr = VbrClip::parse(blob, j, n)?;
+    let timing = (clip.duration_s, clip.sample_rate_hz, n, clip.loop_mode);
+    let decoder = Clip::from_blob(CodecId::Vbr, blob, j, timing)?;
     let mut report = ErrorReport {
         per_joint: vec![0.0; j],
         ..Default::default()
@@ -52,7 +53,8 @@ pub fn measure_errors(
     let looping = clip.loop_mode.is_looping();
     for t in check_times(clip.duration_s, clip.sample_rate_hz, n, looping) {
         let pos = sample_position(t, clip.duration_s, clip.sample_rate_hz, n, clip.loop_mode);
-        if !vbr.decode_pose(pos, rest, &mut decoded) {
+        // `Clip::sample` maps `t` to `pos` with this same function.
+        if decoder.sample(t, rest, &mut decoded).is_err() {
             return Err(CodecError::Invalid {
                 what: "vbr decode failed",
             });

@@ -6,7 +6,7 @@ use crate::quantize::{quantize, seg_range};
 use crate::search::Segment;
 use crate::verify::ErrorReport;
 use crate::{EncodeError, EncodeStats};
-use ludus_anim_runtime::codec::vbr::format::{
+use ludus_anim_format::vbr::{
     has_segment_range, rate_id, table_widths, track_sample_bits, varint, width_byte, KIND_ANIMATED,
     KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT, RATE_BITS, RATE_CONSTANT, RATE_RAW,
     ROTATION_CLIP_RANGE_BYTES, SEGMENT_PADDING, SEGMENT_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,

@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{random_clip, random_skeleton, worst_ratio, Rng};
+use common::{decoder, random_clip, random_skeleton, worst_ratio, Rng};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
-use ludus_anim_runtime::timing::{sample_position, LoopMode, SamplePosition};
-use ludus_anim_runtime::{JointId, Skeleton};
+use ludus_anim_runtime::timing::LoopMode;
+use ludus_anim_runtime::{Clip, JointId, Player, Request, Skeleton};
 use proptest::prelude::*;
 
 fn chain_skeleton(rest: Vec<Transform>) -> Skeleton {
@@ -44,9 +44,9 @@ fn clip_of(joints: usize, poses: Vec<Transform>, rate: f32) -> ResampledClip {
 
 fn check_roundtrip(sk: &Skeleton, clip: &ResampledClip, settings: &EncodeSettings) -> Vec<u8> {
     let enc = encode_vbr(sk, clip, settings).expect("encodes");
-    let vbr = VbrClip::parse(&enc.blob, sk.joint_count(), clip.num_samples).expect("parses");
+    let vbr = decoder(&enc.blob, sk, clip);
     let (ratio, _) = worst_ratio(
-        |p, o| vbr.decode_pose(p, sk.rest_pose(), o),
+        |t, o| vbr.sample(t, sk.rest_pose(), o).is_ok(),
         sk,
         clip,
         &settings.joint_threshold_m,
@@ -96,10 +96,11 @@ fn default_and_constant_tracks_are_exact() {
     assert_eq!(enc.stats.animated_tracks, 1);
     assert_eq!(enc.stats.constant_tracks, 3);
     assert_eq!(enc.stats.default_tracks, 5);
-    let vbr = VbrClip::parse(&enc.blob, 3, 40).expect("parses");
+    let vbr = decoder(&enc.blob, &sk, &clip);
     let mut out = vec![Transform::IDENTITY; 3];
     for i in 0..40 {
-        assert!(vbr.decode_sample(i, sk.rest_pose(), &mut out));
+        let t = i as f32 / clip.sample_rate_hz;
+        assert!(vbr.sample(t, sk.rest_pose(), &mut out).is_ok());
         assert_eq!(out[0], rest[0], "default is exactly the rest value");
         assert_eq!(out[2].rotation, rest[2].rotation);
         assert_eq!(out[2].scale, rest[2].scale);
@@ -173,14 +174,9 @@ fn quaternion_sign_flips_interpolate_on_the_short_arc() {
     let settings = EncodeSettings::uniform(2, 1e-4, 0.03);
     check_roundtrip(&sk, &clip, &settings);
     let enc = encode_vbr(&sk, &clip, &settings).expect("encodes");
-    let vbr = VbrClip::parse(&enc.blob, 2, 30).expect("parses");
+    let vbr = decoder(&enc.blob, &sk, &clip);
     let mut out = vec![Transform::IDENTITY; 2];
-    let pos = SamplePosition {
-        i0: 4,
-        i1: 5,
-        alpha: 0.5,
-    };
-    assert!(vbr.decode_pose(pos, sk.rest_pose(), &mut out));
+    assert!(vbr.sample(4.5 / 30.0, sk.rest_pose(), &mut out).is_ok());
     let expect = Quat::from_rotation_y(4.5 * 0.05) * Quat::from_rotation_x(0.2);
     assert!(out[0].rotation.dot(expect).abs() > 0.9999);
 }
@@ -198,59 +194,43 @@ fn exact_sample_times_clip_end_and_segment_boundaries() {
     settings.max_segment_samples = 8;
     let enc = encode_vbr(&sk, &clip, &settings).expect("encodes");
     assert_eq!(enc.stats.segment_count, 53);
-    let vbr = VbrClip::parse(&enc.blob, 12, N).expect("parses");
+    let vbr = decoder(&enc.blob, &sk, &clip);
     let rest = sk.rest_pose();
     let mut a = vec![Transform::IDENTITY; 12];
     let mut b = vec![Transform::IDENTITY; 12];
+    let mut player = Player::new(&vbr, rest).expect("binds");
+    // The same blob at 1 Hz: time i is exactly sample i.
+    let exact_timing = ((N - 1) as f32, 1.0, N, LoopMode::Once);
+    let exact = Clip::from_blob(CodecId::Vbr, &enc.blob, 12, exact_timing).expect("parses");
+    let joints: Vec<u32> = (0..12).rev().collect();
+    let mut sub = vec![Transform::IDENTITY; 12];
     for i in 0..N {
-        // Exact time of sample i equals decoding the sample itself.
-        let pos = sample_position(i as f32 / 30.0, clip.duration_s, 30.0, N, LoopMode::Once);
-        assert!(vbr.decode_pose(pos, rest, &mut a));
-        assert!(vbr.decode_sample(i, rest, &mut b));
+        // The exact time of sample i decodes the sample itself (to within
+        // the time's rounding); the player (segment by segment, through
+        // its track cache) and a joint request give the one-shot's bits.
+        let t = i as f32 / 30.0;
+        assert!(vbr.sample(t, rest, &mut a).is_ok());
+        assert!(exact.sample(i as f32, rest, &mut b).is_ok());
         for k in 0..12 {
             assert!(a[k].translation.abs_diff_eq(b[k].translation, 1e-6));
             assert!(a[k].rotation.dot(b[k].rotation).abs() > 1.0 - 1e-6);
         }
-    }
-    // Clip end and beyond clamp to the last sample.
-    let end = sample_position(
-        clip.duration_s + 1.0,
-        clip.duration_s,
-        30.0,
-        N,
-        LoopMode::Once,
-    );
-    assert!(vbr.decode_pose(end, rest, &mut a));
-    assert!(vbr.decode_sample(N - 1, rest, &mut b));
-    assert_eq!(a, b);
-    // Blends across every segment boundary.
-    let starts: Vec<u32> = (1..vbr.segment_count())
-        .map(|s| vbr.segment_start(s))
-        .collect();
-    for &s in &starts {
-        let pos = SamplePosition {
-            i0: s - 1,
-            i1: s,
-            alpha: 0.5,
-        };
-        assert!(vbr.decode_pose(pos, rest, &mut a));
-        let joints: Vec<u32> = (0..12).rev().collect();
-        let mut sub = vec![Transform::IDENTITY; 12];
-        assert!(vbr.decode_joints(pos, rest, &joints, &mut sub));
+        player.seek(t);
+        assert!(player.decode(Request::Pose, &mut b).is_ok());
+        assert_eq!(a, b);
+        // Midway to the next sample: blends across every segment boundary.
+        let t = (i as f32 + 0.5) / 30.0;
+        assert!(vbr.sample(t, rest, &mut a).is_ok());
+        player.seek(t);
+        assert!(player.decode(Request::Joints(&joints), &mut sub).is_ok());
         for (k, &j) in joints.iter().enumerate() {
             assert_eq!(sub[k], a[j as usize]);
         }
     }
-    // Out of range positions are refused.
-    assert!(!vbr.decode_pose(
-        SamplePosition {
-            i0: N,
-            i1: N,
-            alpha: 0.0
-        },
-        rest,
-        &mut a
-    ));
+    // Clip end and beyond clamp to the last sample.
+    assert!(vbr.sample(clip.duration_s + 1.0, rest, &mut a).is_ok());
+    assert!(vbr.sample(clip.duration_s, rest, &mut b).is_ok());
+    assert_eq!(a, b);
 }
 
 #[test]
@@ -263,29 +243,22 @@ fn validator_survives_truncation_and_corruption() {
         .blob;
     let rest = sk.rest_pose();
     let mut out = vec![Transform::IDENTITY; 9];
+    let timing = (clip.duration_s, 30.0, 45, clip.loop_mode);
+    fn parse(b: &[u8], timing: (f32, f32, u32, LoopMode)) -> bool {
+        Clip::from_blob(CodecId::Vbr, b, 9, timing).is_ok()
+    }
     for n in 0..blob.len() {
-        assert!(
-            VbrClip::parse(&blob[..n], 9, 45).is_err(),
-            "truncation to {n} accepted"
-        );
+        assert!(!parse(&blob[..n], timing), "truncation to {n} accepted");
     }
     let mut accepted = 0;
     for i in 0..blob.len() {
         for _ in 0..6 {
             let mut b = blob.clone();
             b[i] = (rng.next() & 0xff) as u8;
-            if let Ok(v) = VbrClip::parse(&b, 9, 45) {
+            if let Ok(v) = Clip::from_blob(CodecId::Vbr, &b, 9, timing) {
                 accepted += 1;
                 for s in (0..45).step_by(4) {
-                    let _ = v.decode_pose(
-                        SamplePosition {
-                            i0: s,
-                            i1: (s + 1).min(44),
-                            alpha: 0.5,
-                        },
-                        rest,
-                        &mut out,
-                    );
+                    let _ = v.sample((s as f32 + 0.5) / 30.0, rest, &mut out);
                 }
             }
         }

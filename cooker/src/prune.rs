@@ -13,7 +13,7 @@
 use crate::publish::{lock_out, recover_locked};
 use crate::report::PackageManifest;
 use crate::sink::PublishError;
-use ludus_anim_runtime::package::format::MAGIC;
+use ludus_anim_format::package::MAGIC;
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};

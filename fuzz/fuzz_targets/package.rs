@@ -1,19 +1,17 @@
 //! Package bytes -> `Package::load`; every clip that loads is sampled at
 //! edge times (negative, NaN, infinite, huge, every sample and midpoint
-//! near the ends) through the decode paths (rest pose, static pose,
-//! packed static tracks, a 20-joint subset, a decode context with a track
-//! cache checked bit for bit against one without), its curves evaluated, its
-//! events crossed forward, backward and across loops, its root-motion
-//! deltas taken, and the pose run through FK. Any panic is a bug: the
-//! runtime's contract is a valid view or a typed error.
+//! near the ends) one-shot (`Clip::sample`) and through a `Player` (whole
+//! pose, a 20-joint subset, a mask), the player's poses checked bit for bit
+//! against the one-shot's while it plays forward (its track cache filling
+//! and hitting) and seeks back; its curves evaluated, its events crossed
+//! forward, backward and across loops, its root-motion deltas taken, and
+//! the pose run through FK. Any panic is a bug: the runtime's contract is
+//! a valid view or a typed error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
-use ludus_anim_runtime::math::{Affine3A, Transform};
-use ludus_anim_runtime::package::Package;
-use ludus_anim_runtime::codec::vbr::CachedTrack;
-use ludus_anim_runtime::DecodeContext;
+use ludus_anim_runtime::{Affine3A, Package, Player, Request, Transform};
 
 const TIMES: [f32; 10] = [
     0.0,
@@ -38,45 +36,33 @@ fuzz_target!(|data: &[u8]| {
     let mut crossings = [Crossing::EMPTY; 8];
     for c in p.clips() {
         let defaults = p.sample_defaults(c);
-        c.static_pose(defaults, &mut fixed);
-        let statics = c.static_tracks(defaults);
+        let Ok(mut player) = Player::new(c, defaults) else {
+            continue;
+        };
         let subset: Vec<u32> = (0..n.min(20)).map(|k| (k * 7 % n.max(1)) as u32).collect();
         let mut sub = vec![Transform::IDENTITY; subset.len()];
+        let mask = vec![0x9249_2492_4924_9249u64; n.div_ceil(64)];
         let d = c.duration_s();
         let edges = [d, d * 0.5, d + 1e-3, -d, d * 1e6];
         for t in TIMES.iter().chain(&edges) {
-            c.sample(*t, defaults, &mut out);
-            c.sample_static(*t, &fixed, &mut out);
-            if let Some(st) = &statics {
-                let _ = c.sample_packed(*t, st, &mut out);
-            }
-            let _ = c.sample_joints_static(*t, &fixed, &subset, &mut sub);
+            let _ = c.sample(*t, defaults, &mut out);
+            player.seek(*t);
+            let _ = player.decode(Request::Joints(&subset), &mut sub);
+            let _ = player.decode(Request::Mask(&mask), &mut fixed);
             skeleton.local_to_component(&out, &mut comp);
             for ch in p.clip_curves(c) {
                 ch.evaluate(c.position(*t));
             }
         }
-        // A playing instance with a track cache, played forward (fills
-        // and hits) and seeking back: the bits of the uncached requests.
-        let mut ctx = DecodeContext::new(c);
-        let mut tracks = c.track_cache();
-        // And one over entries in the instance's own memory.
-        let mut placed = c.track_cache_in([CachedTrack::EMPTY; 24]);
+        // Played forward (the track cache fills and hits) and seeking
+        // back: the bits of the one-shot decode.
         let mut want = vec![Transform::IDENTITY; n];
         for k in 0..24 {
             let t = if k < 20 { d * k as f32 / 19.0 } else { TIMES[k % TIMES.len()] };
-            ctx.seek(t);
-            if ctx.sample_static(&fixed, &mut want) {
-                assert!(ctx.sample_static_cached(&mut tracks, &fixed, &mut out));
-                assert_eq!(bits(&want), bits(&out), "cached static pose at {t}");
-                assert!(ctx.sample_static_cached(&mut placed, &fixed, &mut out));
-                assert_eq!(bits(&want), bits(&out), "placed cache at {t}");
-            }
-            if let Some(st) = &statics {
-                if ctx.sample_packed(st, &mut want) {
-                    assert!(ctx.sample_packed_cached(&mut tracks, st, &mut out));
-                    assert_eq!(bits(&want), bits(&out), "cached packed pose at {t}");
-                }
+            player.seek(t);
+            if c.sample(t, defaults, &mut want).is_ok() {
+                assert!(player.decode(Request::Pose, &mut out).is_ok());
+                assert_eq!(bits(&want), bits(&out), "player pose at {t}");
             }
         }
         let track = c.event_track();

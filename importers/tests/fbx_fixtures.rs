@@ -2,10 +2,10 @@
 //! cleanly, clip counts match the manifest, rest-pose FK matches ufbx's own
 //! node (or bind) matrices, and the binary/ASCII twins agree.
 
+use ludus_anim_format::math::Affine3A;
 use ludus_anim_importers::{fbx, ImportOptions};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{SourceAsset, Transform};
-use ludus_anim_runtime::math::Affine3A;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -2,10 +2,10 @@
 //! a synthetic two-joint skeleton, and a broken corpus that must give
 //! `ImportError::Malformed`, never a panic.
 
+use ludus_anim_format::math::Affine3A;
 use ludus_anim_importers::{fbx, ImportError, ImportOptions};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{SourceAsset, Transform, Vec3};
-use ludus_anim_runtime::math::Affine3A;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 

@@ -8,10 +8,10 @@
 use base64::Engine;
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
+use ludus_anim_format::math::Affine3A;
 use ludus_anim_importers::{import_file, ImportOptions};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{Curve, Interpolation, Quat, SourceAsset, SourceSkeleton, Vec3};
-use ludus_anim_runtime::math::Affine3A;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

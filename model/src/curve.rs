@@ -4,7 +4,7 @@
 //! LINEAR rotation is slerp (glTF), CUBICSPLINE is cubic Hermite with the
 //! stored tangents scaled by the key interval (glTF 2.0 spec, Appendix C).
 
-use ludus_anim_runtime::math::{slerp_shortest, Quat, Vec3};
+use ludus_anim_format::math::{slerp_shortest, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,6 +13,7 @@
 
 pub mod curve;
 pub mod diagnostics;
+pub mod events;
 pub mod format;
 pub mod limits;
 pub mod resampled;
@@ -28,5 +29,5 @@ pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
 };
 
-pub use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+pub use ludus_anim_format::math::{Quat, Transform, Vec3};
 pub use ludus_anim_runtime::package::MarkerKind;

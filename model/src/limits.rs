@@ -471,7 +471,7 @@ pub fn source_bytes(asset: &SourceAsset) -> u64 {
 mod tests {
     use super::*;
     use crate::source::SourceJoint;
-    use ludus_anim_runtime::math::Transform;
+    use ludus_anim_format::math::Transform;
 
     fn chain(n: usize) -> SourceSkeleton {
         SourceSkeleton {

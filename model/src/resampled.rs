@@ -1,6 +1,6 @@
 //! A clip on a uniform sample grid, ready for an encoder.
 
-use ludus_anim_runtime::math::{interpolate, Transform};
+use ludus_anim_format::math::{interpolate, Transform};
 use ludus_anim_runtime::timing::{sample_position, LoopMode, SamplePosition};
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,7 @@
 use crate::curve::Curve;
 use crate::diagnostics::{Decision, Diagnostic, Diagnostics};
 use crate::format::SourceFormat;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::package::MarkerKind;
 use ludus_anim_runtime::skeleton::MIN_SCALE;
 use serde::{Deserialize, Serialize};

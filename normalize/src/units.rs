@@ -18,8 +18,8 @@
 //!    extent lies outside 0.3–4 m gets a warning suggesting the `--units`
 //!    that would make it 1–2.5 m.
 
+use ludus_anim_format::math::{Affine3A, Vec3};
 use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceSkeleton};
-use ludus_anim_runtime::math::{Affine3A, Vec3};
 
 /// Meters per unit of the CMU cgspeed BVH conversion: 1/0.45 inch.
 pub const CMU_CGSPEED_M: f32 = 0.056_444_44; // 0.0254 / 0.45

@@ -1,8 +1,8 @@
 //! Bake times and baked target clips.
 
 use crate::rig::PoseFk;
+use ludus_anim_format::math::{Quat, Transform};
 use ludus_anim_model::{Curve, Interpolation, JointTracks, SourceClip};
-use ludus_anim_runtime::math::{Quat, Transform};
 
 /// The clip's key times, plus a uniform grid at `rate_hz` inside any gap
 /// longer than one grid step (IK and planting are not linear between

@@ -4,7 +4,7 @@
 //! character's left), so a Z-up source (MakeHuman BVH) or a character
 //! facing -Z retargets without editing either file.
 
-use ludus_anim_runtime::math::{Mat3A, Quat, Vec3};
+use ludus_anim_format::math::{Mat3A, Quat, Vec3};
 
 /// Parse `+x`, `-y`, `z` (sign optional) into a unit axis.
 pub fn axis(name: &str) -> Result<Vec3, String> {

@@ -11,7 +11,7 @@
 //! For a clip detected as a loop, a contact across the seam is one plant
 //! (shifted by the clip's displacement at the end), so the seam closes.
 
-use ludus_anim_runtime::math::Vec3;
+use ludus_anim_format::math::Vec3;
 
 /// Contact flags for canonical positions `pos` (Y up) at `times`: within
 /// `max_height` (m) of the lowest position and slower than `max_speed`

@@ -13,7 +13,7 @@ use crate::contacts::horizontal_speeds;
 use crate::metrics::{skate_speed, ClipData};
 use crate::profile::ContactSpec;
 use crate::transfer::Ctx;
-use ludus_anim_runtime::math::Vec3;
+use ludus_anim_format::math::Vec3;
 use serde::{Deserialize, Serialize};
 
 /// One target contact joint, sampled at `i / rate_hz`.

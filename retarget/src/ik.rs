@@ -8,7 +8,7 @@
 //! target; the foot keeps its component rotation.
 
 use crate::rig::PoseFk;
-use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
 use ludus_anim_runtime::Skeleton;
 
 pub(crate) struct TwoBone {
@@ -117,7 +117,7 @@ pub(crate) fn smooth_drop(x: &[f32], radius: usize, wrap: bool) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ludus_anim_runtime::math::Transform;
+    use ludus_anim_format::math::Transform;
     use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 
     fn leg() -> (Skeleton, PoseFk) {

@@ -58,8 +58,8 @@ pub use profile::Profile;
 pub use setup::RootScales;
 pub use suggest::{rest_kind, suggest};
 
+use ludus_anim_format::math::rotation_angle;
 use ludus_anim_model::{Decision, Diagnostic, Diagnostics, SourceClip};
-use ludus_anim_runtime::math::rotation_angle;
 use ludus_anim_runtime::Skeleton;
 use rig::{sample_clip, PoseFk};
 use side::Side;

@@ -7,8 +7,8 @@ use crate::profile::{Budgets, ContactSpec, Role};
 use crate::rig::PoseFk;
 use crate::side::Side;
 use crate::transfer::Ctx;
+use ludus_anim_format::math::{rotation_angle, Vec3};
 use ludus_anim_model::Diagnostic;
-use ludus_anim_runtime::math::{rotation_angle, Vec3};
 use serde::Serialize;
 
 /// A worst value and where it happened.
@@ -593,7 +593,7 @@ mod tests {
     use super::*;
     use crate::poses::RetargetPoses;
     use crate::rig::sample_clip;
-    use ludus_anim_runtime::math::Quat;
+    use ludus_anim_format::math::Quat;
 
     /// The flip detector compares each joint with its own source at the
     /// same frame: a fast source motion passes, a jump the retarget adds

@@ -8,7 +8,7 @@ use crate::profile::ContactSpec;
 use crate::rig::PoseFk;
 use crate::setup::ContactPlan;
 use crate::transfer::Ctx;
-use ludus_anim_runtime::math::Vec3;
+use ludus_anim_format::math::Vec3;
 
 /// Source contact flags, one list per contact joint.
 pub(crate) fn source_contacts(

@@ -9,8 +9,8 @@ use crate::error::RetargetError;
 use crate::plan::Chain;
 use crate::profile::{MismatchPolicy, Profile, Role};
 use crate::side::Side;
+use ludus_anim_format::math::Vec3;
 use ludus_anim_model::Diagnostic;
-use ludus_anim_runtime::math::Vec3;
 
 /// Name of the rest kind an arm-to-spine angle suggests.
 pub fn pose_kind(deg: f32) -> &'static str {

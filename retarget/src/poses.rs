@@ -6,8 +6,8 @@ use crate::error::RetargetError;
 use crate::profile::{PoseKind, PoseSpec, Profile};
 use crate::rig::{sample_clip, PoseFk};
 use crate::suggestion::hint;
+use ludus_anim_format::math::{Quat, Transform};
 use ludus_anim_model::SourceClip;
-use ludus_anim_runtime::math::{Quat, Transform};
 use ludus_anim_runtime::Skeleton;
 
 /// The two resolved retarget poses (local transforms in skeleton order).

@@ -6,8 +6,8 @@
 //! rotation transfer works with (a rotation delta must not pick up a
 //! parent's non-uniform scale).
 
+use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
 use ludus_anim_model::SourceClip;
-use ludus_anim_runtime::math::{Affine3A, Quat, Transform, Vec3};
 use ludus_anim_runtime::Skeleton;
 
 /// A local pose and its component-space transforms.

@@ -16,7 +16,7 @@
 use crate::rig::PoseFk;
 use crate::setup::Setup;
 use crate::side::Side;
-use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
 
 /// Target component-space placements for one frame.
 pub(crate) struct RootFrame {

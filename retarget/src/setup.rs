@@ -8,7 +8,7 @@ use crate::profile::{Profile, Role};
 use crate::rig::{common_ancestor, is_ancestor_or_self};
 use crate::side::Side;
 use crate::twist::TwistPlan;
-use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
 
 pub(crate) struct Follower {
     pub joint: usize,

@@ -4,7 +4,7 @@
 use crate::basis::basis;
 use crate::profile::SideSpec;
 use crate::rig::PoseFk;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::Skeleton;
 
 pub(crate) struct Side<'a> {

@@ -7,7 +7,7 @@ use crate::posecheck::pose_kind;
 use crate::profile::*;
 use crate::rig::{common_ancestor, is_ancestor_or_self, path_down, PoseFk};
 use glam::EulerRot;
-use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
 use ludus_anim_runtime::Skeleton;
 
 /// What the suggester found on one skeleton.

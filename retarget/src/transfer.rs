@@ -22,7 +22,7 @@ use crate::rig::PoseFk;
 use crate::root::root_frame;
 use crate::setup::Setup;
 use crate::side::Side;
-use ludus_anim_runtime::math::{slerp_shortest, Quat, Vec3};
+use ludus_anim_format::math::{slerp_shortest, Quat, Vec3};
 
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {

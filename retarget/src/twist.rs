@@ -14,7 +14,7 @@ use crate::error::RetargetError;
 use crate::plan::joint;
 use crate::profile::Profile;
 use crate::side::Side;
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use std::f32::consts::{PI, TAU};
 
 /// One source joint's twist, carried to its target joints.
@@ -97,7 +97,7 @@ pub(crate) fn unwrap(angles: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ludus_anim_runtime::math::Vec3;
+    use ludus_anim_format::math::Vec3;
 
     #[test]
     fn twist_is_measured_about_the_axis_and_unwrapped() {

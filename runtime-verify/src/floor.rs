@@ -17,7 +17,7 @@
 
 use crate::{fk64, Scratch};
 use glam::{DAffine3, DQuat};
-use ludus_anim_runtime::math::{interpolate, Transform};
+use ludus_anim_format::math::{interpolate, Transform};
 use ludus_anim_runtime::Skeleton;
 
 /// Blend factors probed in every interval (0 is the normalization of a

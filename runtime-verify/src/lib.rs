@@ -22,9 +22,9 @@ pub use times::{
 };
 
 use glam::{DAffine3, DQuat, DVec3};
-use ludus_anim_runtime::math::{rotation_angle, Quat, Transform};
+use ludus_anim_format::math::{rotation_angle, Quat, Transform};
 use ludus_anim_runtime::package::Clip;
-use ludus_anim_runtime::Skeleton;
+use ludus_anim_runtime::{Player, Request, Skeleton};
 use serde::{Deserialize, Serialize};
 
 /// Reusable buffers for pose comparisons (allocated once per clip).
@@ -325,8 +325,8 @@ impl<'a, F: FnMut(f32, &mut [Transform], &mut [Transform]) -> bool> Measurer<'a,
 /// `± peak_h` of the worst ([`verify_poses`]). `reference(t, out)` writes
 /// the expected local pose at time `t`.
 ///
-/// The clip is decoded both ways games can: from its static pose
-/// (`Clip::sample_static`, measured) and directly (`Clip::sample`). The two
+/// The clip is decoded both ways there are: by a playing instance
+/// (`Player`, measured) and one-shot (`Clip::sample`). The two
 /// must agree bit for bit; a time where they do not counts as a failed
 /// decode (infinite error), so a divergence fails the cook.
 pub fn verify_clip(
@@ -340,8 +340,7 @@ pub fn verify_clip(
 ) -> ErrorStats {
     let rest = skeleton.rest_pose();
     let n = skeleton.joint_count();
-    let mut static_pose = vec![Transform::IDENTITY; n];
-    let have_static = clip.static_pose(rest, &mut static_pose);
+    let mut player = Player::new(clip, rest).ok();
     let mut direct = vec![Transform::IDENTITY; n];
     verify_poses(
         skeleton,
@@ -351,9 +350,12 @@ pub fn verify_clip(
         thresholds,
         |t, expected, actual| {
             reference(t, expected);
-            have_static
-                && clip.sample_static(t, &static_pose, actual)
-                && clip.sample(t, rest, &mut direct)
+            let Some(player) = player.as_mut() else {
+                return false;
+            };
+            player.seek(t);
+            player.decode(Request::Pose, actual).is_ok()
+                && clip.sample(t, rest, &mut direct).is_ok()
                 && actual
                     .iter()
                     .zip(&direct)

@@ -1,31 +1,30 @@
-//! Decoder tuning aid (timings live in `ludus-anim bench`).
+//! Decoder tuning aid (timings live in `ludus-anim bench` and
+//! `tools/acl-harness`).
 //!
 //! `cargo run --release -p ludus-anim-runtime --example decode_probe -- MODE PKG...`
 //! - `dump`: print every clip's decoded poses (full pose and a joint
 //!   subset) at 4,000 times as f32 bit patterns, one line per pose. A
 //!   decoder change that must not change results keeps this output
-//!   byte-identical (diff it before and after). Also checks that the
-//!   static-pose and packed decodes (`Clip::sample_static`,
-//!   `Clip::sample_packed`) and a context's decodes through a track cache
-//!   (`sample_static_cached`) give exactly the bits of
-//!   `Clip::sample`, and exits with status 1 where it does not.
-//! - `loop N` / `loop-static N` / `loop-joints N`: decode one clip of the
+//!   byte-identical (diff it before and after). The full pose is
+//!   `Clip::sample`'s; the subset a `Player`'s `Request::Joints`. Also
+//!   checks that a `Player`'s whole pose (`Request::Pose`, its track
+//!   cache filled by the sweep and passed by at the random times) and a
+//!   masked pose (`Request::Mask`) give exactly the bits of `Clip::sample`,
+//!   and exits with status 1 where they do not.
+//! - `loop N` / `loop-player N` / `loop-joints N`: decode one clip of the
 //!   first package N times at pseudo-random times with `Clip::sample` /
-//!   `Clip::sample_static` / `Clip::sample_joints` (`loop-packed`:
-//!   `Clip::sample_packed`) (the five joints `dump`
-//!   picks for pose 0), nothing else (also `loop-context`: a
-//!   `DecodeContext` pose; `loop-joint=J` / `loop-walk=J`: joint J, by
-//!   default the last, through the index / by the walk; `loop-sub10` /
-//!   `loop-sub10-walk`: ten joints spread over the skeleton): a steady target for `perf record` or
-//!   `valgrind --tool=callgrind` instruction counts. The clip is the first
-//!   one unless `--clip NAME` follows N. Instructions per pose: the
-//!   difference of two runs' totals over the difference of their N.
+//!   a `Player`'s whole pose / its `Request::Joints` of the five joints
+//!   `dump` picks for pose 0 (`loop-joint=J`: joint J, by default the
+//!   last; `loop-sub10`: ten joints spread over the skeleton), nothing
+//!   else: a steady target for `perf record` or `valgrind
+//!   --tool=callgrind` instruction counts. The clip is the first one
+//!   unless `--clip NAME` follows N. Instructions per pose: the difference
+//!   of two runs' totals over the difference of their N.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use ludus_anim_runtime::math::Transform;
-use ludus_anim_runtime::package::Package;
+use ludus_anim_runtime::{Package, Player, Request, Transform};
 
 fn fail(msg: String) -> ! {
     eprintln!("decode_probe: {msg}");
@@ -58,7 +57,6 @@ fn main() {
     for path in paths {
         let bytes = std::fs::read(path).unwrap_or_else(|e| fail(format!("{path}: {e}")));
         let package = Package::load(&bytes).unwrap_or_else(|e| fail(format!("{path}: {e}")));
-        let rest_pose = package.skeleton().rest_pose();
         let joints = package.skeleton().joint_count();
         let mut out = vec![Transform::IDENTITY; joints];
         for clip in package.clips() {
@@ -72,17 +70,13 @@ fn main() {
                 seed ^= seed << 17;
                 (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s()
             };
-            let mut static_pose = vec![Transform::IDENTITY; joints];
-            if !clip.static_pose(rest_pose, &mut static_pose) {
-                fail(format!("{path}: {}: no static pose", clip.name()));
-            }
-            let statics = clip
-                .static_tracks(rest_pose)
-                .unwrap_or_else(|| fail(format!("{path}: {}: no static tracks", clip.name())));
+            let rest_pose = package.sample_defaults(clip);
+            let mut player = Player::new(clip, rest_pose)
+                .unwrap_or_else(|e| fail(format!("{path}: {}: {e}", clip.name())));
             if mode.starts_with("loop") {
                 let times: Vec<f32> = (0..1024).map(|_| next_time()).collect();
                 let picked: Vec<u32> = (0..5).map(|k| ((k * 13) % joints) as u32).collect();
-                // `loop-joint=J` / `loop-walk=J`: joint J (default: the last).
+                // `loop-joint=J`: joint J (default: the last).
                 let one = mode
                     .split_once('=')
                     .and_then(|(_, j)| j.parse::<u32>().ok())
@@ -93,54 +87,33 @@ fn main() {
                     .map(|k| (k * joints / joints.min(10)) as u32)
                     .collect();
                 let mut sub = vec![Transform::IDENTITY; picked.len().max(ten.len())];
-                let mut ctx = ludus_anim_runtime::DecodeContext::new(clip);
                 let kind = mode.split('=').next().unwrap_or("");
                 for i in 0..count {
                     let t = times[i % times.len()];
+                    player.seek(t);
                     let ok = match kind {
                         "loop" => clip.sample(t, rest_pose, &mut out),
-                        "loop-static" => clip.sample_static(t, &static_pose, &mut out),
-                        "loop-packed" => clip.sample_packed(t, &statics, &mut out),
-                        "loop-context" => {
-                            ctx.seek(t);
-                            ctx.sample_static(&static_pose, &mut out)
-                        }
-                        "loop-joint" => {
-                            clip.sample_joints_static(t, &static_pose, &last, &mut sub[..1])
-                        }
-                        "loop-walk" => clip.codec().decode_joints(
-                            clip.position(t),
-                            rest_pose,
-                            &last,
-                            &mut sub[..1],
-                        ),
+                        "loop-player" => player.decode(Request::Pose, &mut out),
+                        "loop-joint" => player.decode(Request::Joints(&last), &mut sub[..1]),
                         "loop-sub10" => {
                             let n = ten.len();
-                            clip.sample_joints_static(t, &static_pose, &ten, &mut sub[..n])
+                            player.decode(Request::Joints(&ten), &mut sub[..n])
                         }
-                        "loop-sub10-walk" => {
-                            let n = ten.len();
-                            clip.codec().decode_joints(
-                                clip.position(t),
-                                rest_pose,
-                                &ten,
-                                &mut sub[..n],
-                            )
-                        }
-                        "loop-joints" => clip.sample_joints(t, rest_pose, &picked, &mut sub[..5]),
+                        "loop-joints" => player.decode(Request::Joints(&picked), &mut sub[..5]),
                         other => fail(format!("unknown mode {other}")),
                     };
-                    std::hint::black_box((ok, &out, &sub));
+                    std::hint::black_box((ok.is_ok(), &out, &sub));
                 }
                 return;
             }
-            let mut fast = vec![Transform::IDENTITY; joints];
             let mut sub = vec![Transform::IDENTITY; 5];
-            // A playing instance with a track cache: the sweep fills and
-            // reads it, the random times mostly pass it by.
-            let mut ctx = ludus_anim_runtime::DecodeContext::new(clip);
-            let mut tracks = clip.track_cache();
             let mut cached = vec![Transform::IDENTITY; joints];
+            let mut masked = vec![Transform::IDENTITY; joints];
+            let bits = |p: &[Transform]| {
+                p.iter()
+                    .flat_map(|x| x.to_array().map(f32::to_bits))
+                    .collect::<Vec<_>>()
+            };
             for i in 0..4000usize {
                 let t = if i < 64 {
                     i as f32 / 63.0 * clip.duration_s()
@@ -148,37 +121,30 @@ fn main() {
                     next_time()
                 };
                 let picked: Vec<u32> = (0..5).map(|k| ((i * 7 + k * 13) % joints) as u32).collect();
-                let mut packed = vec![Transform::IDENTITY; joints];
-                if !(clip.sample(t, rest_pose, &mut out)
-                    && clip.sample_static(t, &static_pose, &mut fast)
-                    && clip.sample_packed(t, &statics, &mut packed))
-                {
-                    fail(format!("{path}: {}: no pose at t = {t}", clip.name()));
+                // Every third joint, offset by the pose: sparse and dense masks.
+                let mut mask = vec![0u64; joints.div_ceil(64)];
+                for j in (i % 3..joints).step_by(3) {
+                    mask[j / 64] |= 1 << (j % 64);
                 }
-                let bits = |p: &[Transform]| {
-                    p.iter()
-                        .flat_map(|x| x.to_array().map(f32::to_bits))
-                        .collect::<Vec<_>>()
-                };
-                ctx.seek(t);
-                if !ctx.sample_static_cached(&mut tracks, &static_pose, &mut cached) {
-                    fail(format!(
-                        "{path}: {}: no cached pose at t = {t}",
-                        clip.name()
-                    ));
+                player.seek(t);
+                let decoded = clip.sample(t, rest_pose, &mut out).and_then(|()| {
+                    player.decode(Request::Pose, &mut cached)?;
+                    player.decode(Request::Mask(&mask), &mut masked)?;
+                    player.decode(Request::Joints(&picked), &mut sub)
+                });
+                if let Err(e) = decoded {
+                    fail(format!("{path}: {}: t = {t}: {e}", clip.name()));
                 }
-                if bits(&out) != bits(&fast)
-                    || bits(&out) != bits(&packed)
-                    || bits(&out) != bits(&cached)
-                {
+                let in_mask = |j: usize| mask[j / 64] >> (j % 64) & 1 == 1;
+                let mask_ok = (0..joints)
+                    .filter(|&j| in_mask(j))
+                    .all(|j| bits(&out[j..j + 1]) == bits(&masked[j..j + 1]));
+                if bits(&out) != bits(&cached) || !mask_ok {
                     eprintln!(
-                        "{path}: {}: static/packed/cached decode differs at t = {t}",
+                        "{path}: {}: player or masked decode differs at t = {t}",
                         clip.name()
                     );
                     std::process::exit(1);
-                }
-                if !clip.sample_joints(t, rest_pose, &picked, &mut sub) {
-                    fail(format!("{path}: {}: no subset at t = {t}", clip.name()));
                 }
                 let mut line = format!("{} {i}", clip.name());
                 for x in out.iter().chain(&sub) {

@@ -27,40 +27,7 @@
 
 use crate::math::{slerp_shortest, Quat, Transform, Vec3};
 
-/// `(0, identity, 1)`: the delta that leaves any base pose unchanged.
-pub const ADDITIVE_IDENTITY: Transform = Transform {
-    rotation: Quat::IDENTITY,
-    translation: Vec3::ZERO,
-    scale: Vec3::ONE,
-};
-
-/// The delta that turns `reference` into `authored`. Cook-time (feature
-/// `cook`): the cooker builds additive clips with it.
-///
-/// Scales are required to be strictly positive (the [`Transform`]
-/// invariant). A reference scale component that is not strictly positive
-/// and finite would make the ratio meaningless; that component's ratio is
-/// set to 1 instead so the result stays finite (the cooker validates
-/// scales before it gets here).
-#[cfg(feature = "cook")]
-pub fn make_additive(authored: &Transform, reference: &Transform) -> Transform {
-    let ratio = |a: f32, r: f32| {
-        if r > 0.0 && r.is_finite() {
-            a / r
-        } else {
-            1.0
-        }
-    };
-    Transform {
-        translation: authored.translation - reference.translation,
-        rotation: reference.rotation.conjugate() * authored.rotation,
-        scale: Vec3::new(
-            ratio(authored.scale.x, reference.scale.x),
-            ratio(authored.scale.y, reference.scale.y),
-            ratio(authored.scale.z, reference.scale.z),
-        ),
-    }
-}
+pub use ludus_anim_format::additive::ADDITIVE_IDENTITY;
 
 /// Apply `delta` onto `base` with weight `w` (clamped into `[0, 1]`; NaN
 /// counts as 0). `w = 0` returns `base` exactly.
@@ -117,25 +84,6 @@ pub fn apply_additive_pose_in_place(pose: &mut [Transform], delta: &[Transform],
     }
     for (p, d) in pose.iter_mut().zip(delta) {
         *p = apply_additive(p, d, w);
-    }
-    true
-}
-
-/// `out[i] = make_additive(authored[i], reference[i])`. Cook-time (feature
-/// `cook`).
-/// Returns `false` and writes nothing if the slice lengths differ.
-#[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-#[cfg(feature = "cook")]
-pub fn make_additive_pose(
-    authored: &[Transform],
-    reference: &[Transform],
-    out: &mut [Transform],
-) -> bool {
-    if authored.len() != reference.len() || authored.len() != out.len() {
-        return false;
-    }
-    for ((o, a), r) in out.iter_mut().zip(authored).zip(reference) {
-        *o = make_additive(a, r);
     }
     true
 }

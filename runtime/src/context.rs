@@ -36,7 +36,7 @@ use crate::timing::SamplePosition;
 /// Masks with at least this many joints in 16 of the skeleton decode the
 /// whole pose instead of seeking each joint (measured, see
 /// `schemas/codec-vbr.md`: below it seeking is cheaper).
-pub const DENSE_MASK_SIXTEENTHS: usize = 5;
+pub(crate) const DENSE_MASK_SIXTEENTHS: usize = 5;
 
 /// Joints a masked decode seeks per call of the subset decode.
 const MASK_CHUNK: usize = 32;
@@ -53,7 +53,7 @@ const MASK_CHUNK: usize = 32;
 /// header fields and section offsets at `initialize` for the same reason.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
-pub struct DecodeContext<'c, 'a> {
+pub(crate) struct DecodeContext<'c, 'a> {
     // Field order is the layout (`repr(C)`): what every request reads
     // comes first, so that a one-joint request touches the first two
     // lines only (the time, the position, the timing, the index's joint
@@ -73,7 +73,7 @@ pub struct DecodeContext<'c, 'a> {
 
 impl<'c, 'a> DecodeContext<'c, 'a> {
     /// A context bound to `clip`, at time 0.
-    pub fn new(clip: &'c Clip<'a>) -> Self {
+    pub(crate) fn new(clip: &'c Clip<'a>) -> Self {
         let timing = clip.timing();
         DecodeContext {
             codec: clip.codec,
@@ -95,7 +95,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// baseline code). Every level gives the same bits, so this is for
     /// benchmarks and tests. False, changing nothing, if this CPU does
     /// not run `isa`.
-    pub fn set_isa(&mut self, isa: Isa) -> bool {
+    pub(crate) fn set_isa(&mut self, isa: Isa) -> bool {
         match SupportedIsa::new(isa) {
             Some(s) => {
                 self.isa = s;
@@ -106,44 +106,44 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     }
 
     /// The instruction-set level the decodes run at.
-    pub fn isa(&self) -> Isa {
+    pub(crate) fn isa(&self) -> Isa {
         self.isa.isa()
     }
 
     /// Bind another clip (a clip switch): forgets every cached segment.
     /// The instruction-set level stays.
-    pub fn bind(&mut self, clip: &'c Clip<'a>) {
+    pub(crate) fn bind(&mut self, clip: &'c Clip<'a>) {
         let isa = self.isa;
         *self = DecodeContext::new(clip);
         self.isa = isa;
     }
 
     /// The bound clip.
-    pub fn clip(&self) -> &'c Clip<'a> {
+    pub(crate) fn clip(&self) -> &'c Clip<'a> {
         self.clip
     }
 
     /// Move to clip-local time `t` (any time, forward or back; the clip's
     /// loop mode applies). Cached segments stay valid for any time.
     #[inline]
-    pub fn seek(&mut self, t: f32) {
+    pub(crate) fn seek(&mut self, t: f32) {
         self.time = t;
         self.pos = self.timing.position(t);
     }
 
     /// Move by `dt` seconds (negative plays backwards).
     #[inline]
-    pub fn advance(&mut self, dt: f32) {
+    pub(crate) fn advance(&mut self, dt: f32) {
         self.seek(self.time + dt);
     }
 
     /// The current time, as given to [`DecodeContext::seek`].
-    pub fn time(&self) -> f32 {
+    pub(crate) fn time(&self) -> f32 {
         self.time
     }
 
     /// The samples the current time blends.
-    pub fn position(&self) -> SamplePosition {
+    pub(crate) fn position(&self) -> SamplePosition {
         self.pos
     }
 
@@ -211,21 +211,29 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
 
     /// The pose at the current time, as [`Clip::sample`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample(&mut self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn sample(&mut self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         self.run(VbrRequest::Pose, defaults, out)
     }
 
     /// The pose at the current time from the clip's static pose, as
     /// [`Clip::sample_static`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_static(&mut self, static_pose: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn sample_static(
+        &mut self,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
         self.run(VbrRequest::StaticPose, static_pose, out)
     }
 
     /// The pose at the current time from the clip's packed static
     /// tracks, as [`Clip::sample_packed`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_packed(&mut self, statics: &StaticTracks<'_>, out: &mut [Transform]) -> bool {
+    pub(crate) fn sample_packed(
+        &mut self,
+        statics: &StaticTracks<'_>,
+        out: &mut [Transform],
+    ) -> bool {
         self.run(VbrRequest::Packed(statics), &[], out)
     }
 
@@ -235,7 +243,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// rows of the segment data. A cache of another clip is not used
     /// (the pose is decoded without it).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_static_cached<S: AsMut<[CachedTrack]>>(
+    pub(crate) fn sample_static_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
         tracks: &mut TrackCache<'_, S>,
         static_pose: &[Transform],
@@ -246,7 +254,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
 
     /// [`DecodeContext::sample`] through an instance's [`TrackCache`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_cached<S: AsMut<[CachedTrack]>>(
+    pub(crate) fn sample_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
         tracks: &mut TrackCache<'_, S>,
         defaults: &[Transform],
@@ -257,7 +265,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
 
     /// [`DecodeContext::sample_packed`] through an instance's [`TrackCache`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_packed_cached<S: AsMut<[CachedTrack]>>(
+    pub(crate) fn sample_packed_cached<S: AsMut<[CachedTrack]>>(
         &mut self,
         tracks: &mut TrackCache<'_, S>,
         statics: &StaticTracks<'_>,
@@ -268,7 +276,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
 
     /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_joints(
+    pub(crate) fn sample_joints(
         &mut self,
         defaults: &[Transform],
         joints: &[u32],
@@ -280,7 +288,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// `out[k]` = joint `joints[k]` from the static pose, as
     /// [`Clip::sample_joints_static`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_joints_static(
+    pub(crate) fn sample_joints_static(
         &mut self,
         static_pose: &[Transform],
         joints: &[u32],
@@ -298,7 +306,7 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// a length is wrong (`mask` must have `ceil(joints / 64)` words, with
     /// no bit set past the last joint).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_masked(
+    pub(crate) fn sample_masked(
         &mut self,
         static_pose: &[Transform],
         mask: &[u64],

@@ -20,7 +20,7 @@
 //!   is reached exactly when `new >= (k + 1) * duration` and carries the
 //!   *new* cycle's identity `k + 1` (in both directions: it is the same
 //!   point on the unwrapped timeline).
-//! * Looping assets store no marker at `duration`: `canonicalize_events` (feature `cook`)
+//! * Looping assets store no marker at `duration`: the cook side's `canonicalize_events` (`ludus-anim-model`)
 //!   moves it to the loop-start marker at zero, so the two aliases cannot
 //!   fire independently. [`EventTrack::new`] rejects an uncanonicalized
 //!   track.
@@ -58,7 +58,7 @@
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Event {
     /// Clip-local time in seconds, in `[0, duration]` (`[0, duration)` for
-    /// looping clips after `canonicalize_events` (feature `cook`)).
+    /// looping clips after the cook side's `canonicalize_events` (`ludus-anim-model`)).
     pub time_s: f32,
     /// Author-level identity of the marker (payload lookup, dedup).
     pub id: u64,
@@ -193,38 +193,6 @@ impl<'a> EventTrack<'a> {
     }
 }
 
-/// Cook-time (feature `cook`): bring authored events into the form [`EventTrack::new`]
-/// accepts. On a looping clip a marker at `duration` becomes the loop-start
-/// marker at 0 (seed: loop assets canonicalize the alias). `-0.0` becomes
-/// `0.0`. Events are sorted by `(time, id)`; entries that then share both
-/// time and id are the same marker and are merged (`reversible` is OR-ed).
-/// Finally the result is validated. Times must match `duration` exactly to
-/// be treated as the alias; snapping authored times is the caller's policy.
-#[cfg(feature = "cook")]
-pub fn canonicalize_events(
-    events: &mut Vec<Event>,
-    duration_s: f32,
-    looping: bool,
-) -> Result<(), EventTrackError> {
-    for e in events.iter_mut() {
-        if e.time_s == 0.0 {
-            e.time_s = 0.0; // drops the sign of -0.0
-        }
-        if looping && duration_s > 0.0 && e.time_s == duration_s {
-            e.time_s = 0.0;
-        }
-    }
-    events.sort_by(|a, b| a.time_s.total_cmp(&b.time_s).then(a.id.cmp(&b.id)));
-    events.dedup_by(|later, kept| {
-        let same = later.time_s == kept.time_s && later.id == kept.id;
-        if same {
-            kept.reversible |= later.reversible;
-        }
-        same
-    });
-    EventTrack::new(events, duration_s, looping).map(|_| ())
-}
-
 /// Caller-owned per-activation state for nonlooping clips: one-shot
 /// endpoint events and the completion latch. Create one per activation
 /// (or [`reset`](PlaybackLatch::reset) it); looping clips ignore it.
@@ -272,7 +240,7 @@ impl PlaybackLatch {
 /// Beyond this many cycles from zero an absolute time is treated as
 /// invalid (the update delivers nothing): `k * duration` must stay exact
 /// enough in `f64` for the crossing predicate to be monotone.
-pub const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
+pub(crate) const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
 
 /// Write the events crossed by the update `old_abs -> new_abs` into `out`
 /// in playback order and return how many were written (see the module

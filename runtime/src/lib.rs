@@ -1,62 +1,49 @@
 //! `ludus-anim-runtime`: the only crate game code links.
 //!
-//! It owns pose math in the Ludus conventions, the validated skeleton, the
-//! package reader, clip decoders (the uncompressed reference codec and the
-//! variable-bit-rate codec), the sampler and FK. Every count, offset and
-//! size in a package is validated once at load; decoding then works over
-//! validated views into caller-owned buffers and never allocates.
+//! It reads packages (validated once at load), decodes clips and runs FK,
+//! events, root-motion deltas, curves and additive blending. The byte
+//! layouts and reconstruction formulas it shares bit for bit with the
+//! encoder live in `ludus-anim-format`; what only the cook side uses lives
+//! in cook-side crates.
 //!
 //! Invariants: depends on nothing heavier than glam; never does I/O; never
-//! panics on any input bytes; the cooker verifies through this same code.
+//! panics on any input bytes; the cooker verifies through this same code;
+//! decoding never allocates.
 //!
-//! Features: `serde` (serialization of `Transform`, `JointId`, `Skeleton`
-//! for the cooker's stage cache) and `cook`, both off by default. `cook`
-//! exposes what only the cooker and the encoder use, kept here because it
-//! must agree bit for bit with the decoder: the byte layouts
-//! (`package::format`, `codec::vbr::format` with the VBR reconstruction
-//! formulas), `codec::reference::encode`, `additive::make_additive`,
-//! trajectory extraction (`root_motion::normalize_trajectory`,
-//! `extract_planar`, `yaw_twist`), `events::canonicalize_events` and
-//! `package::load_ignoring_checksum`. A game links the decoder only.
+//! Feature: `serde` (serialization of `Transform`, `JointId`, `Skeleton`
+//! for the cooker's stage cache), off by default.
 //!
-//! Typical use: load once, make each clip's static pose once (when the clip
-//! is bound to its skeleton), then sample every frame without allocating.
+//! The one way to play a clip: a [`Player`] per playing instance, bound
+//! once (it sizes what it keeps from the clip and allocates it), then
+//! `seek` or `advance` and `decode` a [`Request`] into caller-owned memory
+//! every frame, without allocating. [`Clip::sample`] is the one-shot
+//! decode for tools (the same bits).
 //!
 //! ```no_run
-//! use ludus_anim_runtime::{Affine3A, Package, Transform};
+//! use ludus_anim_runtime::{Affine3A, Package, Player, Request, Transform};
 //!
 //! let bytes = std::fs::read("out/packages/biped-0123456789abcdef.ludanim").unwrap();
 //! let package = Package::load(&bytes).expect("a valid package");
 //! let skeleton = package.skeleton();
 //! let walk = package.clip("walk").expect("the clip");
 //!
-//! // Once per clip and skeleton: every track that is not animated.
-//! let mut static_pose = vec![Transform::IDENTITY; skeleton.joint_count()];
-//! walk.static_pose(package.sample_defaults(walk), &mut static_pose);
-//!
-//! // Every frame: decode only the animated tracks, then FK.
+//! // Once per playing instance: bind the clip over its defaults.
+//! let mut player = Player::new(walk, package.sample_defaults(walk)).expect("binds");
 //! let mut local = vec![Transform::IDENTITY; skeleton.joint_count()];
 //! let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
-//! walk.sample_static(0.25, &static_pose, &mut local);
-//! skeleton.local_to_component(&local, &mut model);
 //!
-//! // A playing instance: a context (seek, play on) and its track cache,
-//! // through which the poses in one segment read only its sample rows.
-//! let mut ctx = ludus_anim_runtime::DecodeContext::new(walk);
-//! let mut tracks = walk.track_cache();
-//! for frame in 0..3 {
-//!     ctx.seek(frame as f32 / 60.0);
-//!     ctx.sample_static_cached(&mut tracks, &static_pose, &mut local);
+//! // Every frame: move, decode what is needed, then FK.
+//! for _frame in 0..3 {
+//!     player.advance(1.0 / 60.0);
+//!     player.decode(Request::Pose, &mut local).expect("a pose");
+//!     skeleton.local_to_component(&local, &mut model);
 //! }
 //!
-//! // Or the cache's entries inside the instance's own memory, beside its
-//! // context (a clip with more animated tracks than the array holds
-//! // decodes uncached, with the same bits).
-//! use ludus_anim_runtime::codec::vbr::CachedTrack;
-//! let mut inline = walk.track_cache_in([CachedTrack::EMPTY; 32]);
-//! assert!(walk.track_cache_len() <= 32);
-//! ctx.seek(0.5);
-//! ctx.sample_static_cached(&mut inline, &static_pose, &mut local);
+//! // Only some joints (`out[k]` is joint `joints[k]`), or a mask.
+//! let mut hands = [Transform::IDENTITY; 2];
+//! player.decode(Request::Joints(&[7, 11]), &mut hands).expect("two joints");
+//! let mask = vec![0b1011u64; skeleton.joint_count().div_ceil(64)];
+//! player.decode(Request::Mask(&mask), &mut local).expect("a masked pose");
 //! ```
 
 // All `unsafe` lives in `codec::vbr::simd` (loads, prefetches, lanes) and
@@ -65,21 +52,27 @@
 #![deny(unsafe_code)]
 // ... and each of its unsafe blocks states why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
+// Every `pub` item is public API (`tests/public_api.rs` lists them).
+#![deny(unreachable_pub)]
 
-pub mod hash;
-pub mod math;
 pub mod skeleton;
 pub mod timing;
 
-pub use math::{Affine3A, Quat, Transform, Vec3};
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
 pub use timing::{sample_position, LoopMode, SamplePosition};
 pub mod additive;
-pub mod codec;
-pub mod context;
+// The decoders keep entry points that only the crate's tests call: the
+// tests compare every internal path bit for bit with `Clip::sample`.
+#[allow(dead_code)]
+pub(crate) mod codec;
+#[allow(dead_code)]
+pub(crate) mod context;
 pub mod events;
 pub mod package;
+mod player;
 pub mod root_motion;
 
-pub use context::DecodeContext;
+pub use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
+pub(crate) use ludus_anim_format::{hash, math};
 pub use package::{Clip, Package, PackageError};
+pub use player::{DecodeError, Player, Request};

@@ -7,7 +7,7 @@
 //! * The trajectory `R(t)` is expressed in the declared character-local
 //!   frame and normalized so that `R(0)` is the identity; the removed
 //!   reference offset is stored explicitly by the cooker
-//!   (`normalize_trajectory`, feature `cook`, returns it).
+//!   (`ludus_anim_format::trajectory::normalize_trajectory` returns it).
 //! * A single clip interval moves the character by
 //!   `delta = inverse(R(old)) * R(new)` (column vectors: apply `R(new)`,
 //!   then undo `R(old)`), i.e. the motion expressed in the character's
@@ -26,115 +26,8 @@
 //! looping clips and root motion extraction (the last sample of a loop is
 //! the loop's full displacement); only that convention was adopted.
 
-use crate::math::{nlerp_shortest, Quat, Transform, Vec3};
-use std::ops::Mul;
-
-/// A rotation followed by a translation (no scale): the trajectory value.
-///
-/// Composition follows column vectors: `a * b` applies `b` first, then `a`:
-/// `(Ra, ta) * (Rb, tb) = (Ra Rb, ta + Ra tb)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RigidTransform {
-    pub rotation: Quat,
-    pub translation: Vec3,
-}
-
-impl RigidTransform {
-    pub const IDENTITY: RigidTransform = RigidTransform {
-        rotation: Quat::IDENTITY,
-        translation: Vec3::ZERO,
-    };
-
-    pub fn new(rotation: Quat, translation: Vec3) -> Self {
-        RigidTransform {
-            rotation,
-            translation,
-        }
-    }
-
-    /// The rigid part of a local transform (scale dropped).
-    pub fn from_transform(t: &Transform) -> Self {
-        RigidTransform {
-            rotation: t.rotation,
-            translation: t.translation,
-        }
-    }
-
-    /// `(R, t)^-1 = (R^-1, -(R^-1 t))`; `R` is assumed unit.
-    #[inline]
-    pub fn inverse(&self) -> Self {
-        let r = self.rotation.conjugate();
-        RigidTransform {
-            rotation: r,
-            translation: -(r * self.translation),
-        }
-    }
-
-    /// `self * rhs` (apply `rhs` first). The rotation is renormalized so
-    /// long chains of compositions stay unit length.
-    #[inline]
-    pub fn compose(&self, rhs: &RigidTransform) -> Self {
-        RigidTransform {
-            rotation: renormalize(self.rotation * rhs.rotation),
-            translation: self.translation + self.rotation * rhs.translation,
-        }
-    }
-
-    /// `self^n` by exponentiation by squaring: `O(log n)` compositions, so
-    /// any cycle count costs at most 64 squarings.
-    pub fn pow(&self, mut n: u64) -> Self {
-        let mut result = RigidTransform::IDENTITY;
-        let mut base = *self;
-        while n > 0 {
-            if n & 1 == 1 {
-                result = result.compose(&base);
-            }
-            n >>= 1;
-            if n > 0 {
-                base = base.compose(&base);
-            }
-        }
-        result
-    }
-
-    #[inline]
-    pub fn transform_point(&self, p: Vec3) -> Vec3 {
-        self.translation + self.rotation * p
-    }
-
-    #[inline]
-    pub fn transform_vector(&self, v: Vec3) -> Vec3 {
-        self.rotation * v
-    }
-
-    pub fn is_finite(&self) -> bool {
-        self.rotation.is_finite() && self.translation.is_finite()
-    }
-}
-
-impl Default for RigidTransform {
-    fn default() -> Self {
-        RigidTransform::IDENTITY
-    }
-}
-
-impl Mul for RigidTransform {
-    type Output = RigidTransform;
-    #[inline]
-    fn mul(self, rhs: RigidTransform) -> RigidTransform {
-        self.compose(&rhs)
-    }
-}
-
-#[inline]
-fn renormalize(q: Quat) -> Quat {
-    let len2 = q.length_squared();
-    if len2 > 1e-12 && len2.is_finite() {
-        q * len2.sqrt().recip()
-    } else {
-        Quat::IDENTITY
-    }
-}
+use crate::math::nlerp_shortest;
+pub use ludus_anim_format::rigid::RigidTransform;
 
 /// Fraction of a sample interval below which the duration is considered to
 /// sit on the grid point (guards `duration * rate` rounding, e.g.
@@ -335,69 +228,5 @@ impl<'a> Trajectory<'a> {
         let body = c.pow(n - 1); // whole cycles in between
         let tail = self.sample(b); // start of cycle kb -> b
         head.compose(&body).compose(&tail)
-    }
-}
-
-/// Cook-time (feature `cook`): normalize trajectory keys in place so key 0 becomes the
-/// identity (`key_i := inverse(key_0) * key_i`) and return the removed
-/// reference offset `key_0` for the package to store explicitly.
-#[cfg(feature = "cook")]
-pub fn normalize_trajectory(keys: &mut [RigidTransform]) -> RigidTransform {
-    let Some(first) = keys.first().copied() else {
-        return RigidTransform::IDENTITY;
-    };
-    let inv = first.inverse();
-    for k in keys.iter_mut() {
-        *k = inv.compose(k);
-    }
-    if let Some(k0) = keys.first_mut() {
-        *k0 = RigidTransform::IDENTITY;
-    }
-    first
-}
-
-/// Cook-time (feature `cook`), "planar" motion policy: keep the ground-plane translation
-/// (x, z; y = 0) and the heading (rotation about +Y) of a motion root.
-#[cfg(feature = "cook")]
-pub fn extract_planar(root_world: RigidTransform) -> RigidTransform {
-    let t = root_world.translation;
-    RigidTransform {
-        rotation: yaw_twist(root_world.rotation),
-        translation: Vec3::new(t.x, 0.0, t.z),
-    }
-}
-
-/// The twist of `q` about +Y in a swing-twist decomposition
-/// `q = swing * twist` (swing axis in the XZ plane, twist about Y).
-///
-/// Method: project the quaternion onto the Y rotation subspace, i.e. keep
-/// `(0, q.y, 0, q.w)` and normalize. This is singular when
-/// `q.y^2 + q.w^2 ~ 0`, i.e. the swing is a 180-degree turn about a
-/// horizontal axis (the root is upside down) and the heading is
-/// genuinely ambiguous. There `q ~ (x, 0, z, 0)`, which factors exactly as
-/// `swing_X(180) * twist_Y(theta)` with `(x, z) = (cos theta/2,
-/// sin theta/2)`; we pick that swing-about-+X convention, giving the twist
-/// `(0, z, 0, x)` normalized. Sign is canonicalized to `w >= 0`.
-/// Non-finite input gives the identity. Cook-time (feature `cook`).
-#[cfg(feature = "cook")]
-pub fn yaw_twist(q: Quat) -> Quat {
-    if !q.is_finite() {
-        return Quat::IDENTITY;
-    }
-    let yw = q.y * q.y + q.w * q.w;
-    let twist = if yw > 1e-10 {
-        Quat::from_xyzw(0.0, q.y, 0.0, q.w) * yw.sqrt().recip()
-    } else {
-        let xz = q.x * q.x + q.z * q.z;
-        if xz > 1e-20 {
-            Quat::from_xyzw(0.0, q.z, 0.0, q.x) * xz.sqrt().recip()
-        } else {
-            Quat::IDENTITY
-        }
-    };
-    if twist.w < 0.0 {
-        -twist
-    } else {
-        twist
     }
 }

@@ -13,11 +13,12 @@ pub const NO_PARENT: u32 = u32::MAX;
 
 /// Largest joint count a skeleton may have. Indices are stored as u32, so
 /// this is a sanity bound on input, not a storage limit.
-pub const MAX_JOINTS: usize = 1 << 16;
+pub(crate) const MAX_JOINTS: usize = 1 << 16;
 
 /// Conventions tag hashed into every skeleton identity; bump it if a
 /// convention (axes, units, quaternion order, composition) ever changes.
-pub const CONVENTIONS: &str = "ludus:right-handed,+y-up,meters,column-vectors,hamilton-xyzw,v1";
+pub(crate) const CONVENTIONS: &str =
+    "ludus:right-handed,+y-up,meters,column-vectors,hamilton-xyzw,v1";
 
 /// Stable joint identity: FNV-1a 64 of the joint's authoring name path
 /// (names from the root down, joined by '/').
@@ -223,7 +224,7 @@ impl Skeleton {
 /// goes through [`Skeleton::new`], so a cached skeleton is validated again.
 #[cfg(feature = "serde")]
 #[derive(serde::Serialize, serde::Deserialize)]
-pub struct SkeletonParts {
+struct SkeletonParts {
     parents: Vec<u32>,
     ids: Vec<JointId>,
     rest: Vec<Transform>,

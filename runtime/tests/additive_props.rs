@@ -1,10 +1,10 @@
 //! Properties of the additive convention.
 
+use ludus_anim_format::additive::{make_additive, make_additive_pose};
+use ludus_anim_format::math::{Quat, Transform, Vec3};
 use ludus_anim_runtime::additive::{
-    apply_additive, apply_additive_pose, apply_additive_pose_in_place, make_additive,
-    make_additive_pose, ADDITIVE_IDENTITY,
+    apply_additive, apply_additive_pose, apply_additive_pose_in_place, ADDITIVE_IDENTITY,
 };
-use ludus_anim_runtime::math::{Quat, Transform, Vec3};
 use proptest::prelude::*;
 
 /// No failure persistence: the regression file would land outside the

@@ -4,9 +4,10 @@
 //! 1/64 s, playback times on 1/128 s), so every f32/f64 value involved is
 //! exact and the oracle can decide membership with integer arithmetic.
 
+use ludus_anim_model::events::canonicalize_events;
 use ludus_anim_runtime::events::{
-    canonicalize_events, crossed_events, Crossing, Direction, Event, EventTrack, EventTrackError,
-    Overflow, PlaybackLatch,
+    crossed_events, Crossing, Direction, Event, EventTrack, EventTrackError, Overflow,
+    PlaybackLatch,
 };
 use proptest::prelude::*;
 

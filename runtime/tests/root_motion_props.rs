@@ -1,9 +1,9 @@
 //! Properties of `root_motion::Trajectory::delta` and friends.
 
-use ludus_anim_runtime::math::{Quat, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
+use ludus_anim_format::trajectory::{extract_planar, normalize_trajectory, yaw_twist};
 use ludus_anim_runtime::root_motion::{
-    extract_planar, normalize_trajectory, trajectory_key_count, yaw_twist, RigidTransform,
-    Trajectory, TrajectoryError,
+    trajectory_key_count, RigidTransform, Trajectory, TrajectoryError,
 };
 use proptest::prelude::*;
 

@@ -2,12 +2,11 @@
 //! smooth motion, from a small deterministic generator.
 #![allow(dead_code)]
 
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::math::{interpolate, virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::math::{
-    interpolate, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
-};
-use ludus_anim_runtime::timing::{LoopMode, SamplePosition};
-use ludus_anim_runtime::{JointId, Skeleton};
+use ludus_anim_runtime::timing::{sample_position, LoopMode};
+use ludus_anim_runtime::{Clip, JointId, Skeleton};
 
 /// SplitMix64.
 pub struct Rng(pub u64);
@@ -171,8 +170,21 @@ pub fn random_clip(
 /// Largest error ratio (error / threshold) over every joint, at every
 /// sample and at blends 0.25, 0.5 and 0.75 between samples, computed from
 /// FK of the decoded pose against FK of the raw pose blended the same way.
+/// The runtime's decoder over `blob`, an encoding of `clip`.
+pub fn decoder<'b>(blob: &'b [u8], skeleton: &Skeleton, clip: &ResampledClip) -> Clip<'b> {
+    let timing = (
+        clip.duration_s,
+        clip.sample_rate_hz,
+        clip.num_samples,
+        clip.loop_mode,
+    );
+    Clip::from_blob(CodecId::Vbr, blob, skeleton.joint_count(), timing).expect("parses")
+}
+
+/// Worst error ratio and largest error of `decode(t, out)` against `clip`
+/// at every sample and its quarter points.
 pub fn worst_ratio(
-    decode: impl Fn(SamplePosition, &mut [Transform]) -> bool,
+    decode: impl Fn(f32, &mut [Transform]) -> bool,
     skeleton: &Skeleton,
     clip: &ResampledClip,
     thresholds: &[f32],
@@ -190,11 +202,13 @@ pub fn worst_ratio(
             if alpha > 0.0 && i1 == i {
                 continue;
             }
-            let pos = SamplePosition { i0: i, i1, alpha };
-            assert!(decode(pos, &mut dec));
-            let (a, b) = (clip.pose(i as usize), clip.pose(i1 as usize));
+            let t = (i as f32 + alpha) / clip.sample_rate_hz;
+            let (n, rate) = (clip.num_samples, clip.sample_rate_hz);
+            let pos = sample_position(t, clip.duration_s, rate, n, clip.loop_mode);
+            assert!(decode(t, &mut dec));
+            let (a, b) = (clip.pose(pos.i0 as usize), clip.pose(pos.i1 as usize));
             for ((r, x), y) in raw.iter_mut().zip(a).zip(b) {
-                *r = interpolate(x, y, alpha);
+                *r = interpolate(x, y, pos.alpha);
             }
             skeleton.local_to_component(&dec, &mut dc);
             skeleton.local_to_component(&raw, &mut rc);

@@ -27,20 +27,14 @@ pub struct Conditions {
     pub load_before: Option<[f64; 3]>,
     pub load_after: Option<[f64; 3]>,
     pub method: &'static str,
-    /// What the ACL figures beside ours are ([`ACL_BASIS`]).
+    /// Where decode figures against ACL come from ([`ACL_BASIS`]).
     pub acl_basis: &'static str,
 }
 
-/// ACL's decode figures are fixed numbers from the day ACL was run here,
-/// and this kind of machine runs the same build up to 2x faster or slower
-/// from one day to the next (the filing-time decoder timed 355 ns on
-/// Knight Idle on 2026-12-04 against 449 ns on the anchor day); the
-/// estimate divides that drift out by timing the decoder ACL was measured
-/// beside in the same process. In the JSON and under the decode table.
-pub const ACL_BASIS: &str = "from the day ACL was run (../shared/anchors/acl.md); this \
-machine's speed moves by up to 2x between days, so ratios to them are not an estimate against \
-ACL: tools/bench-decode-vs-filing.sh gives one (this decoder timed against the one ACL was \
-measured beside, in one process)";
+/// Where decode figures against ACL come from. In the JSON and under the
+/// decode table.
+pub const ACL_BASIS: &str = "no ACL decode figure: one counts only when ACL ran beside ours in \
+the same run (tools/acl-harness with ../shared/anchors/acl-side-by-side, phase B)";
 
 impl Conditions {
     /// The conditions at the start of a run.

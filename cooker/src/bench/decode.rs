@@ -1,14 +1,11 @@
 //! Decode timings by ACL's method (`acl_decompressor`'s benchmark), for
-//! every request a game makes: a whole pose (from the packed static
-//! tracks, from the static pose, and from the static pose through a
-//! playing instance's track cache), one joint (first, middle, last), a
-//! 10-joint subset and the whole pose joint by joint; and a strict-flush
-//! figure per decode.
+//! every request a game makes: a whole pose (through a playing instance,
+//! and one-shot), one joint (first, middle, last), a 10-joint subset and
+//! the whole pose joint by joint; and a strict-flush figure per decode.
 //!
 //! ACL's method: the package is copied thousands of times into separate
-//! 128 KiB-aligned slots, each copy with its own decode context (its clip
-//! view, static pose, packed static tracks and playback context, as ACL keeps one decompression
-//! context per copy), and back-to-back decodes rotate through the copies,
+//! 128 KiB-aligned slots, each copy with its own `Player` (as ACL keeps
+//! one decompression context per copy), and back-to-back decodes rotate through the copies,
 //! so each decode finds its clip data and context cold while the code and
 //! the output are warm. A figure is the median of 12 passes, each the mean
 //! nanoseconds per decode over all copies (ACL reports a run's mean); the
@@ -20,22 +17,18 @@
 //! copy, so code, context, data and output all start cold; median of the
 //! runs.
 
-use ludus_anim_runtime::codec::vbr::{Isa, StaticTracks, TrackCache};
-use ludus_anim_runtime::{Clip, DecodeContext, Package, Transform};
+use ludus_anim_runtime::{Clip, Package, Player, Request as Decode, Transform};
 use serde::Serialize;
 use std::time::Instant;
 
 /// What one timed decode asks for.
 #[derive(Clone, Copy, Debug)]
 enum Request<'r> {
-    /// Every joint (`DecodeContext::sample_packed`).
+    /// Every joint through the copy's player (`Request::Pose`).
     Pose,
-    /// Every joint from the static pose (`DecodeContext::sample_static`).
-    PoseStatic,
-    /// [`Request::PoseStatic`] through the copy's track cache
-    /// (`DecodeContext::sample_static_cached`).
-    PoseCached,
-    /// These joints (`DecodeContext::sample_joints`).
+    /// Every joint, one-shot (`Clip::sample`, no player).
+    OneShot,
+    /// These joints through the copy's player (`Request::Joints`).
     Joints(&'r [u32]),
     /// Every joint, one single-joint request at a time.
     JointByJoint,
@@ -46,24 +39,16 @@ enum Request<'r> {
 pub struct DecodeSettings {
     /// Timed decodes per strict-flush figure.
     pub strict_runs: usize,
-    /// The instruction-set level whole poses decode at (joint requests
-    /// always run the baseline code); it must be one this CPU runs.
-    pub isa: Isa,
 }
 
-/// The figures of one clip, nanoseconds per decode.
+/// The figures of one clip, nanoseconds per decode. Ours alone: a figure
+/// against ACL comes only from ACL run beside it (`tools/acl-harness`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DecodeFigures {
-    /// The instruction-set level the decodes ran at (`Isa::name`).
-    pub isa: &'static str,
+    /// The whole pose through a playing instance (`Player`).
     pub pose_ns: f64,
-    /// The whole pose from the static pose (`sample_static`): fewer
-    /// instructions than the packed pose, more cache lines.
-    pub static_pose_ns: f64,
-    /// The whole pose from the static pose through a playing instance's
-    /// track cache (`sample_static_cached`, 32 bytes per animated track
-    /// per copy): playback within a segment reads only its sample rows.
-    pub cached_pose_ns: f64,
+    /// The whole pose one-shot (`Clip::sample`).
+    pub oneshot_pose_ns: f64,
     pub first_joint_ns: f64,
     pub middle_joint_ns: f64,
     pub last_joint_ns: f64,
@@ -80,12 +65,10 @@ pub struct DecodeFigures {
     pub pose_passes_ns: [f64; 2],
 }
 
-/// One copy's decode state: what a game keeps per playing clip (the
-/// static pose for joint requests, the packed static tracks for poses).
+/// One copy: its clip view and the defaults its player binds with.
 struct Copy<'p> {
     clip: Clip<'p>,
-    static_pose: Vec<Transform>,
-    statics: StaticTracks<'p>,
+    defaults: Vec<Transform>,
 }
 
 /// Ten joints spread evenly over `joints` (every joint if fewer).
@@ -98,27 +81,28 @@ pub fn subset10(joints: usize) -> Vec<u32> {
 
 #[inline(never)]
 fn decode<'p>(
-    (ctx, tracks): (&mut DecodeContext<'_, 'p>, &mut TrackCache<'p>),
+    player: &mut Player<'_, 'p>,
     c: &Copy<'p>,
     t: f32,
     req: Request<'_>,
     out: &mut [Transform],
 ) -> bool {
-    ctx.seek(t);
+    player.seek(t);
     match req {
-        Request::Pose => ctx.sample_packed(&c.statics, out),
-        Request::PoseStatic => ctx.sample_static(&c.static_pose, out),
-        Request::PoseCached => ctx.sample_static_cached(tracks, &c.static_pose, out),
+        Request::Pose => player.decode(Decode::Pose, out).is_ok(),
+        Request::OneShot => c.clip.sample(t, &c.defaults, out).is_ok(),
         Request::Joints(j) => {
             let n = j.len().min(out.len());
             out.get_mut(..n)
-                .is_some_and(|o| ctx.sample_joints_static(&c.static_pose, j, o))
+                .is_some_and(|o| player.decode(Decode::Joints(j), o).is_ok())
         }
         Request::JointByJoint => {
             let mut ok = true;
             for (j, o) in out.iter_mut().enumerate() {
                 let one = [j as u32];
-                ok &= ctx.sample_joints_static(&c.static_pose, &one, std::slice::from_mut(o));
+                ok &= player
+                    .decode(Decode::Joints(&one), std::slice::from_mut(o))
+                    .is_ok();
             }
             ok
         }
@@ -150,12 +134,9 @@ fn copies(bytes: &[u8], pose_bytes: usize) -> Option<Vec<Vec<u8>>> {
 }
 
 /// Every figure of clip `clip` of the package `bytes` (zeros if it does
-/// not load, or if this CPU does not run `settings.isa`).
+/// not load).
 pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFigures {
-    let (strict_runs, isa) = (settings.strict_runs, settings.isa);
-    if !isa.supported() {
-        return DecodeFigures::default();
-    }
+    let strict_runs = settings.strict_runs;
     let Ok(first) = Package::load(bytes) else {
         return DecodeFigures::default();
     };
@@ -163,23 +144,16 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
     let Some(buffers) = copies(bytes, joints * 40) else {
         return DecodeFigures::default();
     };
-    // The copies are byte-identical to `bytes`, already checksum-verified.
     let packages: Vec<Package<'_>> = buffers
         .iter()
-        .filter_map(|b| ludus_anim_runtime::package::load_ignoring_checksum(b).ok())
+        .filter_map(|b| Package::load(b).ok())
         .collect();
     let views: Vec<Copy<'_>> = packages
         .iter()
         .filter_map(|p| {
             let clip = p.clips().get(clip)?.clone();
-            let mut static_pose = vec![Transform::IDENTITY; joints];
-            let statics = clip.static_tracks(p.sample_defaults(&clip))?;
-            clip.static_pose(p.sample_defaults(&clip), &mut static_pose)
-                .then_some(Copy {
-                    clip,
-                    static_pose,
-                    statics,
-                })
+            let defaults = p.sample_defaults(&clip).to_vec();
+            Some(Copy { clip, defaults })
         })
         .collect();
     if views.len() != packages.len() || views.is_empty() {
@@ -187,42 +161,34 @@ pub fn measure(bytes: &[u8], clip: usize, settings: &DecodeSettings) -> DecodeFi
     }
     let last = [joints.saturating_sub(1) as u32];
     let sub = subset10(joints);
-    let rotate = |req| median(rotation(&views, req, joints, isa));
-    let pose = rotation(&views, Request::Pose, joints, isa);
+    let rotate = |req| median(rotation(&views, req, joints));
+    let pose = rotation(&views, Request::Pose, joints);
     let fastest = pose.iter().copied().fold(f64::INFINITY, f64::min);
     let slowest = pose.iter().copied().fold(0.0, f64::max);
     DecodeFigures {
-        isa: isa.name(),
         copies: views.len(),
         pose_passes_ns: [fastest.min(slowest), slowest],
         pose_ns: median(pose),
-        static_pose_ns: rotate(Request::PoseStatic),
-        cached_pose_ns: rotate(Request::PoseCached),
+        oneshot_pose_ns: rotate(Request::OneShot),
         first_joint_ns: rotate(Request::Joints(&[0])),
         middle_joint_ns: rotate(Request::Joints(&[(joints / 2) as u32])),
         last_joint_ns: rotate(Request::Joints(&last)),
         subset10_ns: rotate(Request::Joints(&sub)),
         joint_by_joint_ns: rotate(Request::JointByJoint),
-        strict_pose_ns: strict(&views, Request::Pose, (joints, isa), strict_runs),
-        strict_last_joint_ns: strict(&views, Request::Joints(&last), (joints, isa), strict_runs),
+        strict_pose_ns: strict(&views, Request::Pose, joints, strict_runs),
+        strict_last_joint_ns: strict(&views, Request::Joints(&last), joints, strict_runs),
     }
 }
 
 /// ACL's method over the copies (see the module documentation): the timed
 /// passes' mean ns per decode.
-fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Vec<f64> {
+fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize) -> Vec<f64> {
     let mut out = vec![Transform::IDENTITY; joints];
-    let mut contexts: Vec<DecodeContext<'_, '_>> =
-        views.iter().map(|c| context(&c.clip, isa)).collect();
-    // Made in copy order, as a game makes its instances' caches; only for
-    // the request that reads them (another allocation per copy would move
-    // the other requests' heap layout).
-    let mut caches: Vec<TrackCache<'_>> = views
+    // One player per copy, made in copy order as a game makes its
+    // instances (ACL: one decompression context per copy).
+    let mut players: Vec<Player<'_, '_>> = views
         .iter()
-        .map(|c| match req {
-            Request::PoseCached => c.clip.track_cache(),
-            _ => TrackCache::default(),
-        })
+        .filter_map(|c| Player::new(&c.clip, &c.defaults).ok())
         .collect();
     let duration = views.first().map_or(0.0, |c| c.clip.duration_s());
     // The first two passes fault the pages in; a pass disturbed by another
@@ -231,8 +197,8 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Ve
     for pass in 0..14 {
         let t = (pass % 100) as f32 / 99.0 * duration;
         let start = Instant::now();
-        for ((c, ctx), tc) in views.iter().zip(contexts.iter_mut()).zip(caches.iter_mut()) {
-            std::hint::black_box(decode((ctx, tc), c, t, req, &mut out));
+        for (c, player) in views.iter().zip(players.iter_mut()) {
+            std::hint::black_box(decode(player, c, t, req, &mut out));
             std::hint::black_box(&out);
         }
         if pass >= 2 {
@@ -242,8 +208,9 @@ fn rotation(views: &[Copy<'_>], req: Request<'_>, joints: usize, isa: Isa) -> Ve
     passes
 }
 
-/// One copy decoded after a 128 MiB read-modify-write, `runs` times.
-fn strict(views: &[Copy<'_>], req: Request<'_>, (joints, isa): (usize, Isa), runs: usize) -> f64 {
+/// One copy decoded after a 128 MiB read-modify-write, `runs` times (its
+/// player made before the flush, as a playing instance's is).
+fn strict(views: &[Copy<'_>], req: Request<'_>, joints: usize, runs: usize) -> f64 {
     let Some(c) = views.first() else {
         return 0.0;
     };
@@ -251,27 +218,20 @@ fn strict(views: &[Copy<'_>], req: Request<'_>, (joints, isa): (usize, Isa), run
     let mut flush = vec![0u8; 128 << 20];
     let mut times = Vec::with_capacity(runs);
     for i in 0..runs {
+        let Ok(mut player) = Player::new(&c.clip, &c.defaults) else {
+            return 0.0;
+        };
         for k in (0..flush.len()).step_by(64) {
             flush[k] = flush[k].wrapping_add(i as u8 | 1);
         }
         std::hint::black_box(&flush);
         let t = (i % 100) as f32 / 99.0 * c.clip.duration_s();
         let start = Instant::now();
-        let mut ctx = context(&c.clip, isa);
-        let mut tc = TrackCache::default();
-        std::hint::black_box(decode((&mut ctx, &mut tc), c, t, req, &mut out));
+        std::hint::black_box(decode(&mut player, c, t, req, &mut out));
         std::hint::black_box(&out);
         times.push(start.elapsed().as_nanos() as f64);
     }
     median(times)
-}
-
-/// A decode context over `clip` at level `isa` (checked supported by
-/// [`measure`]).
-fn context<'c, 'a>(clip: &'c Clip<'a>, isa: Isa) -> DecodeContext<'c, 'a> {
-    let mut ctx = DecodeContext::new(clip);
-    let _supported = ctx.set_isa(isa);
-    ctx
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -21,7 +21,7 @@ use crate::pipeline::{cook_asset_job, CookOptions};
 use crate::profile::Profile;
 use crate::report::AssetStatus;
 use crate::stage_cache::StageCache;
-use ludus_anim_runtime::{Package, Transform};
+use ludus_anim_runtime::{Package, Player, Request, Transform};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -50,8 +50,6 @@ pub struct BenchRow {
     pub decode_copies_ns: f64,
     /// Every cold figure ([`decode::DecodeFigures`]).
     pub decode: decode::DecodeFigures,
-    /// ACL's decode figures for the same clip, where the anchors have them.
-    pub acl_decode: Option<anchors::AclDecode>,
     /// ACL's figures for the same clip, where the anchors list it.
     pub acl_bytes: Option<u64>,
     pub acl_max_error_m: Option<f32>,
@@ -107,13 +105,10 @@ pub fn decode_warm_ns(package: &Package<'_>, clip: usize) -> f64 {
     let Some(c) = package.clips().get(clip) else {
         return 0.0;
     };
-    // Through the clip's static pose (`Clip::sample_static`), computed
-    // once, as a game does when it binds a clip to a skeleton.
-    let rest = package.sample_defaults(c);
-    let mut static_pose = vec![Transform::IDENTITY; sk.joint_count()];
-    if !c.static_pose(rest, &mut static_pose) {
+    // Through a playing instance, bound once as a game binds a clip.
+    let Ok(mut player) = Player::new(c, package.sample_defaults(c)) else {
         return 0.0;
-    }
+    };
     let mut out = vec![Transform::IDENTITY; sk.joint_count()];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut next_time = || {
@@ -127,7 +122,8 @@ pub fn decode_warm_ns(package: &Package<'_>, clip: usize) -> f64 {
         let times: Vec<f32> = (0..200).map(|_| next_time()).collect();
         let start = Instant::now();
         for &t in &times {
-            std::hint::black_box(c.sample_static(t, &static_pose, &mut out));
+            player.seek(t);
+            std::hint::black_box(player.decode(Request::Pose, &mut out).is_ok());
             std::hint::black_box(&out);
         }
         warm.push(start.elapsed().as_nanos() as f64 / times.len() as f64);
@@ -137,11 +133,10 @@ pub fn decode_warm_ns(package: &Package<'_>, clip: usize) -> f64 {
 }
 
 /// What [`run`] measures against: ACL's size and error figures
-/// (`acl_dev_clips.csv`) and decode figures (`acl.md`), by clip name.
+/// (`acl_dev_clips.csv`), by clip name.
 #[derive(Clone, Debug, Default)]
 pub struct AclAnchors {
     pub sizes: HashMap<String, (u64, f32)>,
-    pub decode: HashMap<String, anchors::AclDecode>,
 }
 
 /// Cook each file with each profile (no files written) and measure.
@@ -220,7 +215,6 @@ pub fn run(
                     decode_cold_ns: figures.strict_pose_ns,
                     decode_copies_ns: figures.pose_ns,
                     decode: figures,
-                    acl_decode: acl.decode.get(&key).copied(),
                     acl_bytes: a.map(|x| x.0),
                     acl_max_error_m: a.map(|x| x.1),
                 };
@@ -298,7 +292,6 @@ pub fn run_packages(
                 decode_cold_ns: figures.strict_pose_ns,
                 decode_copies_ns: figures.pose_ns,
                 decode: figures,
-                acl_decode: acl.decode.get(&key).copied(),
                 acl_bytes: acl.sizes.get(&key).map(|x| x.0),
                 acl_max_error_m: acl.sizes.get(&key).map(|x| x.1),
             });

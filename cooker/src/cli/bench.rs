@@ -8,7 +8,6 @@ use ludus_anim_cooker::bench;
 use ludus_anim_cooker::profile::Profile;
 use ludus_anim_cooker::project::{bundled_inputs, files_below, supported_files};
 use ludus_anim_model::SourceFormat;
-use ludus_anim_runtime::codec::vbr::Isa;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -37,41 +36,15 @@ pub struct BenchArgs {
     cold_iterations: usize,
     /// Treat the inputs as cooked packages (.ludanim files, or directories
     /// searched for them) and measure their decode only (no cook); ACL's
-    /// figures are matched by file name.
+    /// sizes are matched by file name.
     #[arg(long)]
     packages: bool,
-    /// Instruction-set level of the decode loop (sse2, avx2); default: the
-    /// highest this CPU runs. Every level gives the same bits.
-    #[arg(long)]
-    decode_isa: Option<String>,
 }
 
-/// The decode settings of `a`; a usage error if the level is unknown or
-/// this CPU does not run it.
+/// The decode settings of `a`.
 fn decode_settings(a: &BenchArgs) -> Result<bench::decode::DecodeSettings, String> {
-    let isa = match &a.decode_isa {
-        None => Isa::ALL
-            .into_iter()
-            .rev()
-            .find(|i| i.supported())
-            .unwrap_or(Isa::Sse2),
-        Some(name) => {
-            let names: Vec<&str> = Isa::ALL.iter().map(|i| i.name()).collect();
-            let isa = Isa::from_name(name).ok_or_else(|| {
-                format!(
-                    "--decode-isa {name}: unknown level (one of {})",
-                    names.join(", ")
-                )
-            })?;
-            if !isa.supported() {
-                return Err(format!("--decode-isa {name}: this CPU does not run it"));
-            }
-            isa
-        }
-    };
     Ok(bench::decode::DecodeSettings {
         strict_runs: a.cold_iterations,
-        isa,
     })
 }
 
@@ -253,7 +226,6 @@ pub fn run(a: BenchArgs, out: &Output) -> Exit {
 fn acl_anchors(dir: &Path) -> bench::AclAnchors {
     bench::AclAnchors {
         sizes: bench::load_acl_csv(&dir.join("acl_dev_clips.csv")),
-        decode: bench::anchors::load_acl_decode(&dir.join("acl.md")),
     }
 }
 

@@ -11,9 +11,9 @@ mod curves;
 pub use curves::{CurveEntry, QuantizedCurve};
 
 use crate::stages::prepare::{MarkerKind, Prepared, PreparedTrajectory};
-use ludus_anim_runtime::codec::CodecId;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::package::format::*;
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::package::*;
 use ludus_anim_runtime::root_motion::RigidTransform;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;

@@ -374,7 +374,7 @@ pub fn cook_with(
     let mut report = new_report(options);
     let mut manifest = PackageManifest {
         cooker_version: crate::COOKER_VERSION.to_string(),
-        package_format_version: ludus_anim_runtime::package::format::FORMAT_VERSION,
+        package_format_version: ludus_anim_format::package::FORMAT_VERSION,
         assets: Vec::new(),
         shard: shard.clone(),
     };

@@ -9,12 +9,12 @@
 use crate::package_writer::PackageClip;
 use crate::stages::prepare::Prepared;
 use crate::stages::verify::ClipVerification;
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::vbr_layout::Layout;
 use ludus_anim_report::packed::Packed;
 use ludus_anim_report::sidecar::{
     BitRates, ClipSidecar, EventMark, TrajectorySidecar, BITS_CONSTANT, BITS_DEFAULT, BITS_RAW,
 };
-use ludus_anim_runtime::codec::vbr::VbrClip;
-use ludus_anim_runtime::codec::CodecId;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_runtime::{Quat, Vec3};
 
@@ -116,8 +116,8 @@ fn bit_rates(codec: CodecId, blob: &[u8], joints: usize, samples: u32) -> Option
             bits: Packed(vec![BITS_RAW; joints * 3]),
         });
     }
-    let v = VbrClip::parse(blob, joints, samples).ok()?;
-    let segs = v.segment_count().max(1);
+    let v = Layout::read(blob, joints)?;
+    let segs = v.segments.max(1);
     let mut bits = vec![BITS_DEFAULT; joints * 3 * segs as usize];
     let mut animated = 0;
     for j in 0..joints {
@@ -126,7 +126,7 @@ fn bit_rates(codec: CodecId, blob: &[u8], joints: usize, samples: u32) -> Option
             match v.track_kind(j, k)? {
                 0 => {}
                 2 => {
-                    for s in 0..v.segment_count() {
+                    for s in 0..v.segments {
                         bits[at + s as usize] = v.animated_bits(s, animated)?;
                     }
                     animated += 1;
@@ -136,7 +136,7 @@ fn bit_rates(codec: CodecId, blob: &[u8], joints: usize, samples: u32) -> Option
         }
     }
     Some(BitRates {
-        segment_starts: (0..segs).map(|s| v.segment_start(s)).collect(),
+        segment_starts: (0..segs).map(|s| v.segment_start(s, samples)).collect(),
         samples,
         bits: Packed(bits),
     })

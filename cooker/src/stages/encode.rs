@@ -7,10 +7,11 @@ use crate::profile::{CodecChoice, Profile, ShellSettings, ThresholdSettings};
 use crate::stage::{CookStage, Stage};
 use ludus_anim_cache::Key;
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
+use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::reference;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::codec::{reference, CodecId};
-use ludus_anim_runtime::package::format::FORMAT_VERSION;
+use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 
@@ -195,7 +196,7 @@ fn tighten(skeleton: &Skeleton, aim: &mut [f32], thresholds: &[f32], per_joint_m
 
 /// `CodecId` lives in the runtime, which has no serde by default.
 mod codec_id_serde {
-    use ludus_anim_runtime::codec::CodecId;
+    use ludus_anim_format::codec::CodecId;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(c: &CodecId, s: S) -> Result<S::Ok, S::Error> {

@@ -9,7 +9,7 @@ use crate::stage::Stage;
 use crate::stages::prepare::Prepared;
 use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
-use ludus_anim_runtime::package::format::FORMAT_VERSION;
+use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_runtime::{Package, Skeleton};
 use std::collections::BTreeMap;
 

@@ -20,7 +20,7 @@ use ludus_anim_model::SourceKind;
 use ludus_anim_model::{ResampledClip, SourceClip};
 use ludus_anim_runtime::package::{Clip, CurveChannel};
 use ludus_anim_runtime::Package;
-use ludus_anim_runtime::{Skeleton, Transform};
+use ludus_anim_runtime::{Player, Request, Skeleton, Transform};
 use ludus_anim_verify::{
     check_plan, f32_floor, verify_clip, ErrorStats, Grid, TimeCounts, CODEC_FRACTIONS,
     SOURCE_FRACTIONS,
@@ -319,15 +319,13 @@ fn curve_errors(
 }
 
 /// Median time to decode a full pose at pseudo-random times (fixed seed),
-/// warm cache, through the clip's static pose (`Clip::sample_static`, the
-/// runtime's fastest path, as `ludus-anim bench` measures): the figure the
-/// report shows beside bytes and error.
+/// warm cache, through a playing instance (`Player`, seeking to each
+/// time): the figure the report shows beside bytes and error.
 pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>, defaults: &[Transform]) -> f64 {
     let mut out = vec![Transform::IDENTITY; skeleton.joint_count()];
-    let mut static_pose = vec![Transform::IDENTITY; skeleton.joint_count()];
-    if !clip.static_pose(defaults, &mut static_pose) {
+    let Ok(mut player) = Player::new(clip, defaults) else {
         return 0.0;
-    }
+    };
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut times = [0.0f32; 256];
     for t in times.iter_mut() {
@@ -340,7 +338,8 @@ pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>, defaults: &[Transform
     for _ in 0..9 {
         let start = Instant::now();
         for &t in &times {
-            std::hint::black_box(clip.sample_static(t, &static_pose, &mut out));
+            player.seek(t);
+            std::hint::black_box(player.decode(Request::Pose, &mut out).is_ok());
             std::hint::black_box(&out);
         }
         batches.push(start.elapsed().as_nanos() as f64 / times.len() as f64);

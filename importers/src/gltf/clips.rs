@@ -12,12 +12,12 @@ use crate::ImportError;
 use ::gltf::json;
 use json::animation::{Interpolation as GltfInterpolation, Property};
 use json::validation::Checked;
+use ludus_anim_format::math::{Quat, Vec3};
 use ludus_anim_model::curve::CurveValue;
 use ludus_anim_model::limits::{Limit, LimitExceeded};
 use ludus_anim_model::{
     Curve, Diagnostic, Interpolation, JointTracks, Key, ScalarCurve, SourceClip,
 };
-use ludus_anim_runtime::math::{Quat, Vec3};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub(super) fn build(

@@ -14,8 +14,8 @@ use super::buffers::Buffers;
 use super::{node_label, Report};
 use crate::{ImportError, ImportOptions};
 use ::gltf::json;
+use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
 use ludus_anim_model::{Diagnostic, SourceJoint, SourceSkeleton};
-use ludus_anim_runtime::math::{Affine3A, Quat, Transform, Vec3};
 use std::collections::{HashMap, HashSet};
 
 /// Parent links of all nodes, known to form a forest.

@@ -1,11 +1,11 @@
 //! Shared test helpers: import + normalize, joint-space comparisons.
 #![allow(dead_code)]
 
+use ludus_anim_format::math::{Affine3A, Quat, Transform};
 use ludus_anim_importers::{import_bytes, import_file, ImportOptions};
 use ludus_anim_model::{SourceAsset, SourceClip, SourceFormat};
 use ludus_anim_normalize::{normalize, Normalized};
 use ludus_anim_retarget::{retarget, Profile, RetargetPoses, Retargeted};
-use ludus_anim_runtime::math::{Affine3A, Quat, Transform};
 use ludus_anim_runtime::Skeleton;
 use std::path::{Path, PathBuf};
 

@@ -2,44 +2,15 @@
 //! decoding then reads only through the validated view, writes into
 //! caller-owned buffers and never allocates or panics.
 
-pub mod reference;
-pub mod vbr;
+pub(crate) mod reference;
+#[cfg(test)]
+mod subset_tests;
+pub(crate) mod vbr;
 
 use crate::math::Transform;
 use crate::timing::SamplePosition;
 
-/// Codec identifiers as stored in the package clip table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u16)]
-pub enum CodecId {
-    /// Uncompressed, uniformly sampled f32 TRS (fixtures, diagnostics).
-    Reference = 0,
-    /// ACL-design variable bit rate (see `schemas/codec-vbr.md`).
-    Vbr = 1,
-}
-
-impl CodecId {
-    pub fn from_u16(v: u16) -> Option<CodecId> {
-        match v {
-            0 => Some(CodecId::Reference),
-            1 => Some(CodecId::Vbr),
-            _ => None,
-        }
-    }
-    pub fn name(&self) -> &'static str {
-        match self {
-            CodecId::Reference => "reference",
-            CodecId::Vbr => "vbr",
-        }
-    }
-    /// Version of the blob layout this runtime decodes.
-    pub fn version(&self) -> u16 {
-        match self {
-            CodecId::Reference => reference::VERSION,
-            CodecId::Vbr => vbr::VERSION,
-        }
-    }
-}
+pub(crate) use ludus_anim_format::codec::CodecId;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CodecError {
@@ -59,13 +30,13 @@ pub enum CodecError {
 
 /// A validated codec blob of either kind.
 #[derive(Clone, Copy, Debug)]
-pub enum ClipCodec<'a> {
+pub(crate) enum ClipCodec<'a> {
     Reference(reference::ReferenceClip<'a>),
     Vbr(vbr::VbrClip<'a>),
 }
 
 impl<'a> ClipCodec<'a> {
-    pub fn parse(
+    pub(crate) fn parse(
         codec: CodecId,
         version: u16,
         blob: &'a [u8],
@@ -95,7 +66,7 @@ impl<'a> ClipCodec<'a> {
     /// requested track's sample data; cost scales with `joints.len()`.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn decode_joints(
+    pub(crate) fn decode_joints(
         &self,
         pos: SamplePosition,
         defaults: &[Transform],
@@ -113,7 +84,7 @@ impl<'a> ClipCodec<'a> {
     /// the joint count; returns false and leaves `out` untouched otherwise.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn decode_pose(
+    pub(crate) fn decode_pose(
         &self,
         pos: SamplePosition,
         defaults: &[Transform],
@@ -128,7 +99,7 @@ impl<'a> ClipCodec<'a> {
     /// The clip's packed static tracks for [`ClipCodec::decode_pose_packed`]
     /// (allocates; empty for the reference codec, which stores every
     /// track). None if `defaults` has the wrong length.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks<'a>> {
+    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks<'a>> {
         match self {
             ClipCodec::Reference(c) => {
                 (defaults.len() == c.joint_count()).then(vbr::StaticTracks::default)
@@ -139,7 +110,7 @@ impl<'a> ClipCodec<'a> {
 
     /// An empty [`vbr::TrackCache`] for this clip (no entries for the
     /// reference codec, which has no segments to cache).
-    pub fn track_cache(&self) -> vbr::TrackCache<'a> {
+    pub(crate) fn track_cache(&self) -> vbr::TrackCache<'a> {
         match self {
             ClipCodec::Reference(_) => vbr::TrackCache::default(),
             ClipCodec::Vbr(c) => vbr::TrackCache::new(c),
@@ -148,7 +119,7 @@ impl<'a> ClipCodec<'a> {
 
     /// A [`vbr::TrackCache`] for this clip over `entries`, memory the
     /// caller placed (see [`vbr::TrackCache::with_entries`]).
-    pub fn track_cache_in<S: AsMut<[vbr::CachedTrack]>>(
+    pub(crate) fn track_cache_in<S: AsMut<[vbr::CachedTrack]>>(
         &self,
         entries: S,
     ) -> vbr::TrackCache<'a, S> {
@@ -160,7 +131,7 @@ impl<'a> ClipCodec<'a> {
 
     /// How many entries a [`vbr::TrackCache`] of this clip uses (its
     /// animated tracks; none for the reference codec).
-    pub fn track_cache_len(&self) -> usize {
+    pub(crate) fn track_cache_len(&self) -> usize {
         match self {
             ClipCodec::Reference(_) => 0,
             ClipCodec::Vbr(c) => c.animated_track_count(),
@@ -170,7 +141,7 @@ impl<'a> ClipCodec<'a> {
     /// [`ClipCodec::decode_pose_static`] over packed static tracks: the
     /// same bits, reading less.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_pose_packed(
+    pub(crate) fn decode_pose_packed(
         &self,
         pos: SamplePosition,
         statics: &vbr::StaticTracks<'_>,
@@ -187,7 +158,7 @@ impl<'a> ClipCodec<'a> {
     /// and `defaults`. False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         match self {
             ClipCodec::Reference(c) => {
                 out.len() == defaults.len()
@@ -209,7 +180,7 @@ impl<'a> ClipCodec<'a> {
     /// stores every track and ignores the static pose).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn decode_pose_static(
+    pub(crate) fn decode_pose_static(
         &self,
         pos: SamplePosition,
         static_pose: &[Transform],

@@ -7,19 +7,17 @@ use super::CodecError;
 use crate::math::{interpolate, Quat, Transform, Vec3};
 use crate::timing::SamplePosition;
 
-pub const VERSION: u16 = 1;
-/// Bytes per joint per sample.
-pub const RECORD_BYTES: usize = 40;
+use ludus_anim_format::reference::RECORD_BYTES;
 
 #[derive(Clone, Copy, Debug)]
-pub struct ReferenceClip<'a> {
+pub(crate) struct ReferenceClip<'a> {
     data: &'a [u8],
     joint_count: usize,
     num_samples: u32,
 }
 
 impl<'a> ReferenceClip<'a> {
-    pub fn parse(
+    pub(crate) fn parse(
         blob: &'a [u8],
         joint_count: usize,
         num_samples: u32,
@@ -47,17 +45,17 @@ impl<'a> ReferenceClip<'a> {
         })
     }
 
-    pub fn joint_count(&self) -> usize {
+    pub(crate) fn joint_count(&self) -> usize {
         self.joint_count
     }
-    pub fn num_samples(&self) -> u32 {
+    pub(crate) fn num_samples(&self) -> u32 {
         self.num_samples
     }
 
     /// The stored transform of `joint` at `sample` (both in range by the
     /// caller's contract; out-of-range indices return identity).
     #[inline]
-    pub fn sample(&self, sample: u32, joint: usize) -> Transform {
+    pub(crate) fn sample(&self, sample: u32, joint: usize) -> Transform {
         let at = (sample as usize * self.joint_count + joint) * RECORD_BYTES;
         let Some(rec) = self.data.get(at..at + RECORD_BYTES) else {
             return Transform::IDENTITY;
@@ -76,7 +74,7 @@ impl<'a> ReferenceClip<'a> {
 
     /// Decode only `joints` into `out` (same length).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_joints(
+    pub(crate) fn decode_joints(
         &self,
         pos: SamplePosition,
         joints: &[u32],
@@ -102,7 +100,7 @@ impl<'a> ReferenceClip<'a> {
 
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
+    pub(crate) fn decode_pose(&self, pos: SamplePosition, out: &mut [Transform]) -> bool {
         if out.len() != self.joint_count || pos.i0 >= self.num_samples || pos.i1 >= self.num_samples
         {
             return false;
@@ -117,18 +115,4 @@ impl<'a> ReferenceClip<'a> {
         }
         true
     }
-}
-
-/// Serialize poses in the reference layout (the cooker's encoder for this
-/// codec; it lives here so layout and reader cannot drift apart).
-/// Cook-time (feature `cook`).
-#[cfg(feature = "cook")]
-pub fn encode(samples: &[Transform]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(samples.len() * RECORD_BYTES);
-    for t in samples {
-        for v in t.to_array() {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    out
 }

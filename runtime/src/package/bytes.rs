@@ -57,7 +57,7 @@ impl<'a> Bytes<'a> {
 
 /// The string table: UTF-8 strings addressed by index.
 #[derive(Clone, Debug)]
-pub struct Strings<'a> {
+pub(crate) struct Strings<'a> {
     offsets: Vec<u32>,
     bytes: &'a [u8],
 }
@@ -86,15 +86,12 @@ impl<'a> Strings<'a> {
         Ok(Strings { offsets, bytes })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The string at `index` (validated at load), or "" for the "no string" index (`u32::MAX`).
-    pub fn get(&self, index: u32) -> &'a str {
+    pub(crate) fn get(&self, index: u32) -> &'a str {
         let i = index as usize;
         match (self.offsets.get(i), self.offsets.get(i + 1)) {
             (Some(&a), Some(&b)) => self

@@ -4,11 +4,13 @@ use super::format::*;
 #[cfg(doc)]
 use crate::additive::ADDITIVE_IDENTITY;
 use crate::codec::vbr::{CachedTrack, StaticTracks, TrackCache, VbrIndex};
+use crate::codec::CodecError;
 use crate::codec::{ClipCodec, CodecId};
 use crate::events::{Event, EventTrack};
 use crate::math::Transform;
 use crate::root_motion::{RigidTransform, Trajectory};
 use crate::timing::{sample_position, LoopMode, SamplePosition};
+use crate::DecodeError;
 
 /// How a clip's motion root was extracted into its trajectory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,6 +128,51 @@ pub struct Clip<'a> {
 }
 
 impl<'a> Clip<'a> {
+    /// A clip over a bare codec blob of the current layout version,
+    /// outside any package, with no name, curves, events or root motion.
+    /// Cook side: the encoder measures its blob through exactly the
+    /// decoder a game runs ([`Clip::sample`]). The timing fields are
+    /// validated as a package's are.
+    pub fn from_blob(
+        codec_id: CodecId,
+        blob: &'a [u8],
+        joint_count: usize,
+        timing: (f32, f32, u32, LoopMode),
+    ) -> Result<Clip<'a>, CodecError> {
+        let (duration_s, sample_rate_hz, num_samples, loop_mode) = timing;
+        super::clip_record::check_timing("", duration_s, sample_rate_hz, num_samples, loop_mode)
+            .map_err(|_| CodecError::Invalid {
+                what: "clip timing",
+            })?;
+        let codec_version = codec_id.version();
+        let codec = ClipCodec::parse(codec_id, codec_version, blob, joint_count, num_samples)?;
+        Ok(Clip {
+            codec,
+            duration_s,
+            sample_rate_hz,
+            num_samples,
+            loop_mode,
+            index: None,
+            joint_count,
+            name: "",
+            codec_id,
+            codec_version,
+            profile: "",
+            source_hash: [0; 32],
+            resample_error_m: 0.0,
+            max_error_m: 0.0,
+            blob_size: blob.len(),
+            loop_seam_error_m: None,
+            root_motion: None,
+            curves: 0..0,
+            additive_reference: None,
+            trajectory_keys: Vec::new(),
+            trajectory_rate_hz: 0.0,
+            events: Vec::new(),
+            marker_info: Vec::new(),
+        })
+    }
+
     /// The clip's name (unique in its package).
     pub fn name(&self) -> &'a str {
         self.name
@@ -153,12 +200,14 @@ impl<'a> Clip<'a> {
     }
     /// The validated codec view (decoding goes through [`Clip::sample`]
     /// and friends, which also map time to samples).
-    pub fn codec(&self) -> &ClipCodec<'a> {
+    #[allow(dead_code)]
+    pub(crate) fn codec(&self) -> &ClipCodec<'a> {
         &self.codec
     }
     /// The joint index built at load (VBR clips): what makes a single
     /// joint or a subset cost the same whatever the joints' indices.
-    pub fn index(&self) -> Option<&VbrIndex> {
+    #[allow(dead_code)]
+    pub(crate) fn index(&self) -> Option<&VbrIndex> {
         self.index.as_ref()
     }
     /// Bytes of the codec blob.
@@ -215,8 +264,9 @@ impl<'a> Clip<'a> {
     /// [`Clip::sample`] gives it. Each joint is reached directly through
     /// the clip's index, so the cost scales with `joints.len()`, not with
     /// the indices. No allocation; false if a length or index is wrong.
+    #[allow(dead_code)]
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_joints(
+    pub(crate) fn sample_joints(
         &self,
         t: f32,
         defaults: &[Transform],
@@ -235,8 +285,9 @@ impl<'a> Clip<'a> {
 
     /// [`Clip::sample_joints`] from the clip's [`Clip::static_pose`]: only
     /// the joints' animated tracks are decoded. Same bits.
+    #[allow(dead_code)]
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn sample_joints_static(
+    pub(crate) fn sample_joints_static(
         &self,
         t: f32,
         static_pose: &[Transform],
@@ -257,16 +308,31 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// Sample the local pose at time `t` into `out` (length = joint count).
-    /// `defaults` is the skeleton rest pose. No allocation. Returns false if
-    /// a buffer has the wrong length.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub fn sample(&self, t: f32, defaults: &[Transform], out: &mut [Transform]) -> bool {
-        if defaults.len() != self.joint_count {
-            return false;
+    /// One-shot decode for tools: the local pose at time `t` into `out`
+    /// (length = joint count), from `defaults`
+    /// ([`super::Package::sample_defaults`]). No allocation. A playing
+    /// instance uses a [`crate::Player`] (same bits, faster).
+    pub fn sample(
+        &self,
+        t: f32,
+        defaults: &[Transform],
+        out: &mut [Transform],
+    ) -> Result<(), DecodeError> {
+        let n = self.joint_count;
+        for (what, len) in [("defaults", defaults.len()), ("out", out.len())] {
+            if len != n {
+                return Err(DecodeError::Length {
+                    what,
+                    expected: n,
+                    found: len,
+                });
+            }
         }
-        self.codec.decode_pose(self.position(t), defaults, out)
+        if self.codec.decode_pose(self.position(t), defaults, out) {
+            Ok(())
+        } else {
+            Err(DecodeError::Time)
+        }
     }
 
     /// The clip's static pose for [`Clip::sample_static`]: the value of
@@ -274,7 +340,7 @@ impl<'a> Clip<'a> {
     /// `defaults` (when the clip is bound to a skeleton) into caller-owned
     /// memory. False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
     }
 
@@ -282,9 +348,15 @@ impl<'a> Clip<'a> {
     /// and decodes only the animated tracks: the same pose, faster when
     /// many tracks are default or constant (most rigs). No allocation.
     /// False if a length is wrong.
+    #[allow(dead_code)]
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn sample_static(&self, t: f32, static_pose: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn sample_static(
+        &self,
+        t: f32,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
         self.codec
             .decode_pose_static(self.position(t), static_pose, out)
     }
@@ -296,7 +368,8 @@ impl<'a> Clip<'a> {
     /// a VBR clip accepts only its own (another's `sample_packed` returns
     /// false, even over a copy of the same bytes). None if a length is
     /// wrong.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
+    #[allow(dead_code)]
+    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
         if defaults.len() != self.joint_count {
             return None;
         }
@@ -308,7 +381,7 @@ impl<'a> Clip<'a> {
     /// (`sample_static_cached` and the like). Make one per playing
     /// instance, beside its context; it allocates 32 bytes per animated
     /// track, and borrows the package's bytes.
-    pub fn track_cache(&self) -> TrackCache<'a> {
+    pub(crate) fn track_cache(&self) -> TrackCache<'a> {
         self.codec.track_cache()
     }
 
@@ -318,13 +391,14 @@ impl<'a> Clip<'a> {
     /// beside its [`crate::DecodeContext`], or a slice of an arena of
     /// instances. It needs [`Clip::track_cache_len`] entries; with fewer,
     /// poses decoded through it run uncached (the same bits).
-    pub fn track_cache_in<S: AsMut<[CachedTrack]>>(&self, entries: S) -> TrackCache<'a, S> {
+    #[allow(dead_code)]
+    pub(crate) fn track_cache_in<S: AsMut<[CachedTrack]>>(&self, entries: S) -> TrackCache<'a, S> {
         self.codec.track_cache_in(entries)
     }
 
     /// The entries a [`Clip::track_cache_in`] cache uses: one per
     /// animated track.
-    pub fn track_cache_len(&self) -> usize {
+    pub(crate) fn track_cache_len(&self) -> usize {
         self.codec.track_cache_len()
     }
 
@@ -333,15 +407,21 @@ impl<'a> Clip<'a> {
     /// values (a cold decode waits on fewer cache lines than with a
     /// 40-byte static pose entry per joint). No allocation. False if a
     /// length is wrong or `statics` is another clip's.
+    #[allow(dead_code)]
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
-    pub fn sample_packed(&self, t: f32, statics: &StaticTracks<'_>, out: &mut [Transform]) -> bool {
+    pub(crate) fn sample_packed(
+        &self,
+        t: f32,
+        statics: &StaticTracks<'_>,
+        out: &mut [Transform],
+    ) -> bool {
         self.codec
             .decode_pose_packed(self.position(t), statics, out)
     }
 
     /// Index range of this clip's curves in [`super::Package::curves`].
-    pub fn curve_range(&self) -> std::ops::Range<usize> {
+    pub(crate) fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()
     }
 

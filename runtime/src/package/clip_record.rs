@@ -136,7 +136,7 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
 
 /// Duration, rate and sample count are usable and the sample grid covers
 /// the duration as the loop mode requires.
-fn check_timing(
+pub(super) fn check_timing(
     name: &str,
     duration_s: f32,
     sample_rate_hz: f32,

@@ -27,22 +27,17 @@ mod bytes;
 mod clip;
 mod clip_record;
 mod curve;
-/// The byte layout: public only to cook-time crates (feature `cook`).
-#[cfg(feature = "cook")]
-pub mod format;
-#[cfg(not(feature = "cook"))]
-mod format;
 mod records;
 #[cfg(test)]
 mod tests;
 
-pub use bytes::Strings;
+pub use crate::codec::CodecError;
+pub(crate) use bytes::Strings;
 pub(crate) use clip::Timing;
 pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
 pub use curve::{CurveChannel, CurveComposition};
 
 use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::CodecError;
 use crate::hash::fnv1a64;
 use crate::math::Transform;
 use crate::skeleton::{Skeleton, SkeletonError};
@@ -50,6 +45,7 @@ use bytes::Bytes;
 use clip_record::{parse_clips, ClipContext};
 use curve::parse_curve;
 use format::*;
+use ludus_anim_format::package as format;
 use records::{parse_events, parse_skeleton};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -102,7 +98,6 @@ pub struct Package<'a> {
     format_version: u32,
     meta: Meta<'a>,
     skeleton: Skeleton,
-    strings: Strings<'a>,
     clips: Vec<Clip<'a>>,
     curves: Vec<CurveChannel<'a>>,
     /// `joint_count` copies of [`ADDITIVE_IDENTITY`]: the defaults additive
@@ -129,7 +124,7 @@ impl<'a> Package<'a> {
             b: bytes,
             what: "header",
         };
-        let stored = file.u64(32)?;
+        let stored = file.u64(CHECKSUM_OFFSET as u64)?;
         let body = bytes.get(HEADER_SIZE..).ok_or(PackageError::Truncated {
             what: "header",
             start: 0,
@@ -182,7 +177,6 @@ impl<'a> Package<'a> {
             format_version: version,
             meta,
             skeleton,
-            strings,
             clips,
             curves,
             additive_defaults: vec![ADDITIVE_IDENTITY; joint_count],
@@ -211,9 +205,6 @@ impl<'a> Package<'a> {
     }
     pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {
         self.curves.get(clip.curve_range()).unwrap_or(&[])
-    }
-    pub fn strings(&self) -> &Strings<'a> {
-        &self.strings
     }
 
     /// The `defaults` to pass to [`Clip::sample`] for `clip`: the rest pose
@@ -330,13 +321,4 @@ fn check_header(bytes: &[u8]) -> Result<u32, PackageError> {
         });
     }
     Ok(version)
-}
-
-/// Structural validation without the checksum, for robustness tests that
-/// corrupt bytes and must reach the deeper checks, and for the benchmark.
-/// Cook-time (feature `cook`): a game always verifies the checksum.
-#[cfg(feature = "cook")]
-pub fn load_ignoring_checksum(bytes: &[u8]) -> Result<Package<'_>, PackageError> {
-    let version = check_header(bytes)?;
-    Package::load_unchecked_checksum(bytes, version)
 }

@@ -4,10 +4,10 @@
 
 use super::root_motion::hemisphere_continuity;
 use super::{check_grid, AdditiveReference, PrepareError, Prepared};
+use ludus_anim_format::additive::make_additive;
+use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::math::Transform;
 use ludus_anim_model::{Decision, ResampledClip};
-use ludus_anim_runtime::additive::make_additive;
-use ludus_anim_runtime::hash::fnv1a64;
-use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::package::Clip;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
@@ -156,7 +156,7 @@ pub fn verify_additive(
         shells,
         thresholds,
         |t, expected, got| {
-            decoded.sample(t, defaults, &mut delta)
+            decoded.sample(t, defaults, &mut delta).is_ok()
                 && c.blend_grid(&c.samples, c.position(t, c.loop_mode), &mut expected_delta)
                 && prepared.apply_onto_base(t, &expected_delta, expected)
                 && prepared.apply_onto_base(t, &delta, got)

@@ -55,10 +55,10 @@ use crate::profile::{Profile, ShellSettings};
 use crate::stage::{CookStage, Stage};
 use crate::stages::resample::ResampleReport;
 use ludus_anim_cache::Key;
+use ludus_anim_format::math::Transform;
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip};
 use ludus_anim_runtime::additive::apply_additive;
 use ludus_anim_runtime::events::Event;
-use ludus_anim_runtime::math::Transform;
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_verify::{pose_errors, Scratch};
@@ -638,10 +638,10 @@ fn check_grid(clip: &ResampledClip, joints: usize) -> Result<(), String> {
 mod tests {
     use super::root_motion::{remove_motion, rigid_of};
     use super::*;
+    use ludus_anim_format::math::Affine3A;
+    use ludus_anim_format::math::{Quat, Vec3};
+    use ludus_anim_format::trajectory::extract_planar;
     use ludus_anim_model::suggest;
-    use ludus_anim_runtime::math::Affine3A;
-    use ludus_anim_runtime::math::{Quat, Vec3};
-    use ludus_anim_runtime::root_motion::extract_planar;
     use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 
     fn skeleton() -> Skeleton {

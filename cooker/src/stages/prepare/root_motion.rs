@@ -3,12 +3,12 @@
 //! pose exactly once (the seed's `R_char(t) = reference_offset * R(t)`).
 
 use super::{PrepareError, RootMotionSettings};
+use ludus_anim_format::math::{Affine3A, Transform};
+use ludus_anim_format::trajectory::{extract_planar, normalize_trajectory};
 use ludus_anim_model::{suggest, Decision, Diagnostic, ResampledClip};
-use ludus_anim_runtime::math::{Affine3A, Transform};
 use ludus_anim_runtime::package::RootMotionPolicy;
 use ludus_anim_runtime::root_motion::{
-    extract_planar, normalize_trajectory, trajectory_key_count, RigidTransform, Trajectory,
-    TrajectoryError,
+    trajectory_key_count, RigidTransform, Trajectory, TrajectoryError,
 };
 use ludus_anim_runtime::Skeleton;
 use serde::{Deserialize, Serialize};
@@ -62,7 +62,7 @@ impl PreparedTrajectory {
 /// for it): seven f32, rotation xyzw then translation xyz — the package's
 /// key layout. The stage cache stores [`Prepared`] through these.
 mod serde_rigid {
-    use ludus_anim_runtime::math::{Quat, Vec3};
+    use ludus_anim_format::math::{Quat, Vec3};
     use ludus_anim_runtime::root_motion::RigidTransform;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -330,7 +330,7 @@ impl<'a> VbrClip<'a> {
     /// The output is not prefetched: its stores wait in the store buffer,
     /// not in the loop, and prefetching it cost a pose 2-3% of its
     /// instructions for no measured gain, whether the output was warm or
-    /// as cold as the clip (`tools/decode-ab` modes `pose` and `pose-out`).
+    /// as cold as the clip.
     #[inline(always)]
     fn start(
         &self,

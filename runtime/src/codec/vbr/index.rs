@@ -27,7 +27,7 @@ use super::VbrClip;
 use crate::codec::CodecError;
 
 /// Animated tracks per checkpoint.
-pub const CHECKPOINT: usize = 4;
+pub(super) const CHECKPOINT: usize = 4;
 
 /// Where a joint's data starts, segment-independent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,7 +101,7 @@ const SKIP: [u32; 9 * 64] = {
 /// clip it was built for; `VbrIndex::fits` ties it to that clip's shape,
 /// and every offset it yields is still bounds-checked when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VbrIndex {
+pub(crate) struct VbrIndex {
     shape: (usize, usize, u32, usize),
     joints: Vec<JointEntry>,
     /// Per animated track its class (stored components, plus 4 for a
@@ -133,7 +133,7 @@ fn to_u32(v: usize) -> Result<u32, CodecError> {
 
 impl VbrIndex {
     /// Build the index of a validated clip. Allocates (once, at load).
-    pub fn build(clip: &VbrClip<'_>) -> Result<VbrIndex, CodecError> {
+    pub(crate) fn build(clip: &VbrClip<'_>) -> Result<VbrIndex, CodecError> {
         let mut joints = Vec::with_capacity(clip.types.len());
         let mut class = Vec::with_capacity(clip.animated_track_count());
         let (mut constant, mut range) = (0usize, 0usize);
@@ -196,7 +196,7 @@ impl VbrIndex {
     }
 
     /// Bytes the index holds.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.joints.len() * core::mem::size_of::<JointEntry>()
             + self.class.len()
             + self.checkpoints.len() * core::mem::size_of::<TrackOffset>()
@@ -206,7 +206,7 @@ impl VbrIndex {
     /// that a seek reads the joint's entry straight from the context's
     /// copy instead of through this struct: one dependent miss fewer).
     #[inline(always)]
-    pub fn view(&self) -> IndexView<'_> {
+    pub(crate) fn view(&self) -> IndexView<'_> {
         IndexView {
             joints: &self.joints,
             class: &self.class,
@@ -225,7 +225,7 @@ impl VbrIndex {
 /// without animated tracks reads (see `DecodeContext`'s layout).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-pub struct IndexView<'i> {
+pub(crate) struct IndexView<'i> {
     joints: &'i [JointEntry],
     class: &'i [u8],
     checkpoints: &'i [TrackOffset],

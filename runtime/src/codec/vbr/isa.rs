@@ -6,8 +6,7 @@
 //! one-instruction widenings and shifts by register: a pose decodes in
 //! 7-13% fewer instructions (cachegrind, anchor clips; SSE4.1 alone, the
 //! level ACL's anchor build used, saves 3-4%, too little for a third
-//! copy of the loop), and takes 3-5% less time (cold, `decode_rotate
-//! --isa-ab`). Joint requests keep the inlined baseline code: one joint
+//! copy of the loop), and takes 3-5% less time (cold). Joint requests keep the inlined baseline code: one joint
 //! pays more for a call into another level's code than its instructions
 //! save, and a 10-joint subset in AVX2 (7-10% fewer instructions) was no
 //! faster while it doubled the decoder's code.
@@ -35,7 +34,7 @@ static BEST: AtomicU8 = AtomicU8::new(0);
 
 /// An instruction-set level of the decode loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Isa {
+pub(crate) enum Isa {
     /// The x86-64 baseline (and the only level on other targets).
     Sse2,
     /// AVX and AVX2 with BMI1, BMI2, LZCNT, POPCNT and SSE4.2.
@@ -44,10 +43,10 @@ pub enum Isa {
 
 impl Isa {
     /// Every level, lowest first.
-    pub const ALL: [Isa; 2] = [Isa::Sse2, Isa::Avx2];
+    pub(crate) const ALL: [Isa; 2] = [Isa::Sse2, Isa::Avx2];
 
     /// The level's name as `bench` and the tools print it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Isa::Sse2 => "sse2",
             Isa::Avx2 => "avx2",
@@ -55,12 +54,12 @@ impl Isa {
     }
 
     /// The level named `name` ([`Isa::name`]).
-    pub fn from_name(name: &str) -> Option<Isa> {
+    pub(crate) fn from_name(name: &str) -> Option<Isa> {
         Isa::ALL.into_iter().find(|i| i.name() == name)
     }
 
     /// Whether this CPU runs the level.
-    pub fn supported(self) -> bool {
+    pub(crate) fn supported(self) -> bool {
         SupportedIsa::new(self).is_some()
     }
 }
@@ -73,13 +72,13 @@ pub(crate) struct SupportedIsa(Isa);
 
 impl SupportedIsa {
     /// `isa` if this CPU runs it.
-    pub fn new(isa: Isa) -> Option<SupportedIsa> {
+    pub(crate) fn new(isa: Isa) -> Option<SupportedIsa> {
         detect(isa).then_some(SupportedIsa(isa))
     }
 
     /// The highest level this CPU runs (detected once per process).
     #[inline]
-    pub fn best() -> SupportedIsa {
+    pub(crate) fn best() -> SupportedIsa {
         match Isa::ALL.get(usize::from(BEST.load(Ordering::Relaxed)).wrapping_sub(1)) {
             Some(&isa) => SupportedIsa(isa),
             None => SupportedIsa::detect_best(),
@@ -102,7 +101,7 @@ impl SupportedIsa {
     }
 
     /// The level.
-    pub fn isa(self) -> Isa {
+    pub(crate) fn isa(self) -> Isa {
         self.0
     }
 }

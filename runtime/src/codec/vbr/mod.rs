@@ -32,12 +32,6 @@
 
 mod batch;
 mod decode;
-/// The layout and reconstruction formulas shared with the encoder; public
-/// only to cook-time crates (feature `cook`).
-#[cfg(feature = "cook")]
-pub mod format;
-#[cfg(not(feature = "cook"))]
-mod format;
 mod index;
 #[allow(unsafe_code)]
 mod isa;
@@ -53,14 +47,14 @@ mod tests;
 mod tests_random;
 mod tracks;
 
-pub use format::VERSION;
-pub use index::{IndexView, VbrIndex, CHECKPOINT};
-pub use isa::Isa;
+pub(crate) use index::{IndexView, VbrIndex};
+pub(crate) use isa::Isa;
 pub(crate) use isa::SupportedIsa;
+use ludus_anim_format::vbr as format;
 pub(crate) use playback::CacheView;
-pub use playback::{CachedTrack, TrackCache};
-pub use statics::StaticTracks;
-pub use tracks::SegmentCache;
+pub(crate) use playback::{CachedTrack, TrackCache};
+pub(crate) use statics::StaticTracks;
+pub(crate) use tracks::SegmentCache;
 
 #[cfg(doc)]
 use crate::math::nlerp_shortest;
@@ -70,7 +64,7 @@ use decode::{FullPose, JointSubset, PackedPose, StaticFill};
 
 /// What [`VbrClip::decode_cached`] decodes, and from which base pose.
 #[derive(Clone, Copy, Debug)]
-pub enum VbrRequest<'r> {
+pub(crate) enum VbrRequest<'r> {
     /// Every joint from the defaults ([`VbrClip::decode_pose`]).
     Pose,
     /// Every joint from the static pose ([`VbrClip::decode_pose_static`]).
@@ -94,7 +88,7 @@ pub enum VbrRequest<'r> {
 /// line with the time and the index.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-pub struct VbrClip<'a> {
+pub(crate) struct VbrClip<'a> {
     joint_count: usize,
     num_samples: u32,
     /// Animated tracks (at most 3 per joint: u32 keeps the view, and so
@@ -118,22 +112,22 @@ pub struct VbrClip<'a> {
 }
 
 impl<'a> VbrClip<'a> {
-    pub fn joint_count(&self) -> usize {
+    pub(crate) fn joint_count(&self) -> usize {
         self.joint_count
     }
-    pub fn num_samples(&self) -> u32 {
+    pub(crate) fn num_samples(&self) -> u32 {
         self.num_samples
     }
-    pub fn segment_count(&self) -> u32 {
+    pub(crate) fn segment_count(&self) -> u32 {
         self.segments
     }
-    pub fn animated_track_count(&self) -> usize {
+    pub(crate) fn animated_track_count(&self) -> usize {
         self.animated as usize
     }
     /// How joint `joint`'s track `k` (0 rotation, 1 translation, 2 scale)
     /// is stored: the kind of its type byte (0 default, 1 constant,
     /// 2 animated, 3 constant with explicit w); `None` out of range.
-    pub fn track_kind(&self, joint: usize, k: usize) -> Option<u8> {
+    pub(crate) fn track_kind(&self, joint: usize, k: usize) -> Option<u8> {
         let t = *self.types.get(joint)?;
         (k < 3).then_some((t >> (2 * k)) & 3)
     }
@@ -141,7 +135,7 @@ impl<'a> VbrClip<'a> {
     /// Bits per component of animated track `a` (animated track order) in
     /// segment `s`: 0 segment-constant, 3..=19 quantized, 32 raw f32;
     /// `None` out of range. For reports and dashboards, not the decode path.
-    pub fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
+    pub(crate) fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
         if s >= self.segments || a >= self.animated as usize {
             return None;
         }
@@ -166,7 +160,7 @@ impl<'a> VbrClip<'a> {
 
     /// First sample of segment `s` (`s <= segments`).
     #[inline]
-    pub fn segment_start(&self, s: u32) -> u32 {
+    pub(crate) fn segment_start(&self, s: u32) -> u32 {
         s * self.seg_len + s.min(self.seg_long)
     }
 
@@ -175,7 +169,7 @@ impl<'a> VbrClip<'a> {
     /// skeleton rest pose. Returns false and leaves `out` untouched if a
     /// buffer has the wrong length or the position is out of range.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_pose(
+    pub(crate) fn decode_pose(
         &self,
         pos: SamplePosition,
         defaults: &[Transform],
@@ -200,7 +194,7 @@ impl<'a> VbrClip<'a> {
     /// animated tracks. Slots of animated tracks hold sample 0 (they are
     /// overwritten by every decode). False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
+    pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         self.decode_sample(0, defaults, out)
     }
 
@@ -211,7 +205,7 @@ impl<'a> VbrClip<'a> {
     /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
     /// wrong or the position is out of range.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_pose_static(
+    pub(crate) fn decode_pose_static(
         &self,
         pos: SamplePosition,
         static_pose: &[Transform],
@@ -235,7 +229,7 @@ impl<'a> VbrClip<'a> {
     /// nothing) if a length or the position is out of range or `statics`
     /// is another clip's.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_pose_packed(
+    pub(crate) fn decode_pose_packed(
         &self,
         pos: SamplePosition,
         statics: &StaticTracks<'_>,
@@ -252,7 +246,7 @@ impl<'a> VbrClip<'a> {
     /// over the type bytes; others restart the walk when they step back.
     /// False (writing nothing) if a length or a joint is out of range.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_joints(
+    pub(crate) fn decode_joints(
         &self,
         pos: SamplePosition,
         defaults: &[Transform],
@@ -271,7 +265,7 @@ impl<'a> VbrClip<'a> {
     /// whatever the indices. Same output bits. False (writing nothing) if
     /// a length or a joint is out of range or the index is another clip's.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_joints_indexed(
+    pub(crate) fn decode_joints_indexed(
         &self,
         index: &VbrIndex,
         pos: SamplePosition,
@@ -291,7 +285,7 @@ impl<'a> VbrClip<'a> {
     /// decoded. Same output bits as [`VbrClip::decode_joints`] with the
     /// defaults the static pose was made from.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_joints_static(
+    pub(crate) fn decode_joints_static(
         &self,
         index: &VbrIndex,
         pos: SamplePosition,
@@ -465,7 +459,7 @@ impl<'a> VbrClip<'a> {
 
     /// Decode the stored sample `sample` exactly (no blend).
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub fn decode_sample(
+    pub(crate) fn decode_sample(
         &self,
         sample: u32,
         defaults: &[Transform],

@@ -16,7 +16,7 @@ impl<'a> VbrClip<'a> {
     /// typed error; nothing here or in decoding can panic or read out of
     /// bounds afterwards. Does not allocate. The joint and sample counts
     /// are the package's (the blob does not repeat them).
-    pub fn parse(
+    pub(crate) fn parse(
         blob: &'a [u8],
         joint_count: usize,
         num_samples: u32,

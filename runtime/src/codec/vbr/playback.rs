@@ -58,7 +58,7 @@ pub(super) fn row_fits(row_bits: usize) -> bool {
 /// room for them with [`CachedTrack::EMPTY`] (`[CachedTrack::EMPTY; N]`).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(16))]
-pub struct CachedTrack {
+pub(crate) struct CachedTrack {
     /// Bias x, y, z; w: `1 / (2^field - 1)`.
     lo: Vec4,
     /// Scale x, y, z; w: the bits of the meta word (row offset, field
@@ -68,7 +68,7 @@ pub struct CachedTrack {
 
 impl CachedTrack {
     /// An entry that holds nothing yet.
-    pub const EMPTY: CachedTrack = CachedTrack {
+    pub(crate) const EMPTY: CachedTrack = CachedTrack {
         lo: Vec4::ZERO,
         hi: Vec4::ZERO,
     };
@@ -118,7 +118,7 @@ impl CachedTrack {
 /// and only for the segment it was filled for; otherwise the pose is
 /// decoded without it.
 #[derive(Clone, Debug)]
-pub struct TrackCache<'a, S = Vec<CachedTrack>> {
+pub(crate) struct TrackCache<'a, S = Vec<CachedTrack>> {
     state: CacheState<'a>,
     entries: S,
 }
@@ -150,12 +150,12 @@ impl<'a> CacheState<'a> {
 
 impl<'a> TrackCache<'a> {
     /// An empty cache for `clip`, its entries allocated here.
-    pub fn new(clip: &VbrClip<'a>) -> TrackCache<'a> {
+    pub(crate) fn new(clip: &VbrClip<'a>) -> TrackCache<'a> {
         TrackCache::with_entries(clip, vec![CachedTrack::EMPTY; clip.animated as usize])
     }
 
     /// Bytes it allocated.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<CachedTrack>()
     }
 }
@@ -165,7 +165,7 @@ impl<'a, S: AsMut<[CachedTrack]>> TrackCache<'a, S> {
     /// caller placed (an array in the instance's struct, a slice of an
     /// arena). It needs [`VbrClip::animated_track_count`] entries and uses the
     /// first that many; with fewer, decodes through it run uncached.
-    pub fn with_entries(clip: &VbrClip<'a>, entries: S) -> TrackCache<'a, S> {
+    pub(crate) fn with_entries(clip: &VbrClip<'a>, entries: S) -> TrackCache<'a, S> {
         TrackCache {
             state: CacheState::new(Some(*clip)),
             entries,
@@ -197,7 +197,7 @@ impl<'a, S: AsMut<[CachedTrack]>> TrackCache<'a, S> {
     }
 
     /// Its entries' memory, returned to the caller.
-    pub fn into_entries(self) -> S {
+    pub(crate) fn into_entries(self) -> S {
         self.entries
     }
 }

@@ -38,7 +38,7 @@ const VALUE_PADDING: usize = 16;
 /// only for the clip it was built from (`VbrClip::with_statics`), and
 /// every packed value it yields is still bounds-checked when read.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct StaticTracks<'a> {
+pub(crate) struct StaticTracks<'a> {
     shape: (usize, usize, u32, usize),
     /// The type bytes of the clip it was built from. Borrowed, so they
     /// cannot change while it lives: a decode checks that its clip's type
@@ -59,7 +59,7 @@ pub struct StaticTracks<'a> {
 
 impl StaticTracks<'_> {
     /// Bytes it holds.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.types.len() + self.values.len()
     }
 
@@ -85,7 +85,7 @@ impl<'a> VbrClip<'a> {
     /// Pack the clip's non-animated tracks for `defaults` (the skeleton
     /// rest pose, as given to [`VbrClip::decode_pose`]). Allocates (once,
     /// when the clip is bound). None if `defaults` has the wrong length.
-    pub fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
+    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
         let mut pose = vec![Transform::IDENTITY; self.joint_count];
         if !self.static_pose(defaults, &mut pose) {
             return None;

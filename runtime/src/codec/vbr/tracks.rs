@@ -101,7 +101,7 @@ struct CachedSegment {
 /// seeking within them does not locate them again. Belongs to one clip
 /// (a `DecodeContext` owns it and resets it when rebound); empty at first.
 #[derive(Clone, Copy, Debug)]
-pub struct SegmentCache {
+pub(crate) struct SegmentCache {
     slots: [CachedSegment; 2],
     next: u8,
 }

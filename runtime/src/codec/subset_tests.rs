@@ -1,9 +1,10 @@
 //! Decoding a subset of joints gives exactly the full pose's values for
 //! those joints, for both codecs, at sample times and between samples.
 
-use ludus_anim_runtime::codec::{reference, ClipCodec, CodecId};
-use ludus_anim_runtime::timing::SamplePosition;
-use ludus_anim_runtime::{Quat, Transform, Vec3};
+use super::{ClipCodec, CodecId};
+use crate::math::{Quat, Transform, Vec3};
+use crate::timing::SamplePosition;
+use ludus_anim_format::reference;
 
 #[test]
 fn reference_subset_matches_full_pose() {

@@ -1,14 +1,38 @@
 //! Package v2 layout constants (`schemas/package-format.md`), shared by
-//! this reader and the cooker's writer.
+//! the runtime's reader and the cooker's writer.
+
+use crate::hash::fnv1a64;
 
 pub const MAGIC: [u8; 8] = *b"LUDANIM\0";
 pub const FORMAT_VERSION: u32 = 2;
 pub const HEADER_SIZE: usize = 64;
+/// Header offset of the u64 checksum: FNV-1a 64 over every byte after
+/// the header.
+pub const CHECKSUM_OFFSET: usize = 32;
+
+/// The checksum of a package: FNV-1a 64 over the bytes after the header
+/// (0 bytes if there are none).
+#[inline]
+pub fn checksum(bytes: &[u8]) -> u64 {
+    fnv1a64(bytes.get(HEADER_SIZE..).unwrap_or(&[]))
+}
+
+/// Store the checksum of `bytes` in its header (nothing if the header is
+/// short). Cook side: the writer seals a package with it, and robustness
+/// tests reseal corrupted bytes so the loader's structural checks run.
+#[inline]
+pub fn reseal_checksum(bytes: &mut [u8]) {
+    let sum = checksum(bytes);
+    if let Some(field) = bytes.get_mut(CHECKSUM_OFFSET..CHECKSUM_OFFSET + 8) {
+        field.copy_from_slice(&sum.to_le_bytes());
+    }
+}
 pub const SECTION_ENTRY_SIZE: usize = 24;
 /// Every section and every blob inside DATA starts on this alignment.
 pub const ALIGN: usize = 16;
 pub const MAX_SECTIONS: u32 = 64;
 
+#[inline]
 pub const fn fourcc(s: &[u8; 4]) -> u32 {
     u32::from_le_bytes(*s)
 }
@@ -21,7 +45,6 @@ pub const SECTION_DATA: u32 = fourcc(b"DATA");
 pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
 
 /// Written by the cooker; the reader checks META through its field reads.
-#[cfg_attr(not(feature = "cook"), allow(dead_code))]
 pub const META_SIZE: usize = 48;
 pub const SKELETON_HEADER_SIZE: usize = 24;
 /// Bytes per joint in SKEL: parent u32, subtree end u32, id u64,
@@ -29,7 +52,7 @@ pub const SKELETON_HEADER_SIZE: usize = 24;
 pub const JOINT_RECORD_SIZE: usize = 4 + 4 + 8 + 40 + 4;
 /// Bytes per clip in CLIP (fields: [`clip_record`]).
 pub const CLIP_RECORD_SIZE: usize = clip_record::SIZE;
-/// Bytes per curve channel in CURV (see [`super::CurveChannel`]).
+/// Bytes per curve channel in CURV (the runtime's `CurveChannel`).
 pub const CURVE_RECORD_SIZE: usize = 48;
 /// Bytes per event in EVNT: time f32, flags u32, id u64, name u32,
 /// reserved u32.
@@ -40,7 +63,6 @@ pub const TRAJECTORY_KEY_SIZE: usize = 28;
 pub const NO_STRING: u32 = u32::MAX;
 
 /// Curve record interpolation byte.
-#[cfg_attr(not(feature = "cook"), allow(dead_code))]
 pub const CURVE_INTERP_LINEAR: u8 = 0;
 pub const CURVE_INTERP_STEP: u8 = 1;
 /// Curve record composition byte.
@@ -57,17 +79,20 @@ pub const CURVE_BITS_RAW: u8 = 32;
 
 /// Whether `bits` is a valid curve sample width: 0 (constant),
 /// 1..=24 (quantized) or 32 (raw f32).
+#[inline]
 pub const fn curve_bits_valid(bits: u8) -> bool {
     bits <= CURVE_MAX_QUANT_BITS || bits == CURVE_BITS_RAW
 }
 
 /// Exact byte size of a curve's sample data: `ceil(count * bits / 8)`.
+#[inline]
 pub const fn curve_data_size(count: u32, bits: u8) -> u64 {
     (count as u64 * bits as u64).div_ceil(8)
 }
 
 /// Decoder step of a quantized width: `extent / (2^bits - 1)` (0 for
 /// widths 0 and 32, which do not dequantize).
+#[inline]
 pub fn curve_scale(extent: f32, bits: u8) -> f32 {
     if bits == 0 || bits > CURVE_MAX_QUANT_BITS {
         0.0

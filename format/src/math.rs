@@ -23,6 +23,7 @@ impl Transform {
         scale: Vec3::ONE,
     };
 
+    #[inline]
     pub fn new(translation: Vec3, rotation: Quat, scale: Vec3) -> Self {
         Transform {
             rotation,
@@ -37,6 +38,7 @@ impl Transform {
         Affine3A::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
     }
 
+    #[inline]
     pub fn is_finite(&self) -> bool {
         self.rotation.is_finite() && self.translation.is_finite() && self.scale.is_finite()
     }
@@ -80,6 +82,7 @@ pub fn nlerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
 /// Spherical interpolation along the shorter arc, used where an authored
 /// format promises constant angular speed (glTF LINEAR rotation keys) and by
 /// the additive convention. Not used by the runtime sampler.
+#[inline]
 pub fn slerp_shortest(a: Quat, b: Quat, t: f32) -> Quat {
     let b = if a.dot(b) < 0.0 { -b } else { b };
     let d = a.dot(b).clamp(-1.0, 1.0);
@@ -129,6 +132,7 @@ pub fn virtual_vertex_error(reference: &Affine3A, other: &Affine3A, shell: f32) 
 }
 
 /// Angle in radians between two rotations, ignoring quaternion sign.
+#[inline]
 pub fn rotation_angle(a: Quat, b: Quat) -> f32 {
     let d = a.dot(b).abs().min(1.0);
     2.0 * d.acos()

@@ -1,11 +1,10 @@
 //! The VBR blob layout (`schemas/codec-vbr.md`) as constants, the rate
-//! byte's meaning, and the reconstruction formulas: what the decoder and
-//! the encoder (`ludus-anim-compress`) must agree on bit for bit. The
-//! decoder evaluates the same formulas lane-wise in `decode` and `simd`.
+//! byte's meaning, and the reconstruction formulas: what the decoder
+//! (`ludus-anim-runtime`) and the encoder (`ludus-anim-compress`) must
+//! agree on bit for bit. The decoder evaluates the same formulas
+//! lane-wise in its decode loop.
 
-#[cfg(feature = "cook")]
-use crate::math::nlerp_shortest;
-use crate::math::Quat;
+use crate::math::{nlerp_shortest, Quat};
 
 /// Layout version. 4: version 3 followed, when the clip has segments, by
 /// [`SEGMENT_PADDING`] zero bytes, so that the whole-pose walk loads
@@ -45,7 +44,7 @@ pub const SEGMENT_RANGE_BYTES: usize = 6;
 /// The width byte for segment tables whose largest block offset is
 /// `max_offset` and largest sample bits `max_bits`: each field takes the
 /// fewest bytes (1..=4) that hold it. `None` past 32 bits.
-#[cfg(feature = "cook")]
+#[inline]
 pub fn width_byte(max_offset: usize, max_bits: usize) -> Option<u8> {
     let bytes = |v: usize| (1..=4u8).find(|&w| (v as u64) < 1u64 << (8 * u32::from(w)));
     Some((bytes(max_offset)? - 1) | (bytes(max_bits)? - 1) << 2)
@@ -62,7 +61,7 @@ pub fn table_widths(width: u8) -> (usize, usize) {
 
 /// The LEB128 encoding of `v` (7 bits a byte, low first, bit 7 set on
 /// every byte but the last).
-#[cfg(feature = "cook")]
+#[inline]
 pub fn varint(mut v: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(MAX_VARINT_BYTES);
     loop {
@@ -108,7 +107,6 @@ pub const RATE_UNRANGED: u8 = 0x20;
 /// Mask of the rate id in a rate byte.
 pub const RATE_ID_MASK: u8 = 0x1f;
 /// The segment range an unranged track uses (min 0, extent 255 per component).
-#[cfg(feature = "cook")]
 pub const FULL_SEGMENT_RANGE: [u8; 6] = [0, 0, 0, 255, 255, 255];
 
 /// Rate id of a rate byte.
@@ -152,7 +150,7 @@ pub fn track_sample_bits(rate: u8, is_rotation: bool, stored: u32) -> u32 {
 }
 
 /// Reciprocal of the largest integer of each quantized width.
-pub(super) const INV_MAX: [f32; 20] = {
+pub const INV_MAX: [f32; 20] = {
     let mut t = [0.0f32; 20];
     let mut b = 1;
     while b < 20 {
@@ -161,12 +159,12 @@ pub(super) const INV_MAX: [f32; 20] = {
     }
     t
 };
-pub(super) const INV_255: f32 = 1.0 / 255.0;
-pub(super) const INV_65535: f32 = 1.0 / 65535.0;
+pub const INV_255: f32 = 1.0 / 255.0;
+pub const INV_65535: f32 = 1.0 / 65535.0;
 
 /// `INV_MAX` indexed by any 6-bit width: zero outside 1..=19, so a
 /// segment-constant track (0 bits) dequantizes its zero fields to zero.
-pub(super) const INV_BITS: [f32; 64] = {
+pub const INV_BITS: [f32; 64] = {
     let mut t = [0.0f32; 64];
     let mut b = 1;
     while b < 20 {
@@ -187,7 +185,6 @@ pub const ROTATION_RANGE_ZERO: f32 = 32768.0;
 /// `[-1.00003, 1]` and extents up to 2. Rotation components lie in
 /// [-1, 1], so 16 bits lose at most 1/32767 of the range bounds while
 /// halving the clip range bytes.
-#[cfg(feature = "cook")]
 #[inline]
 pub fn rotation_clip_range(code_min: u16, code_ext: u16) -> (f32, f32) {
     (
@@ -236,7 +233,6 @@ pub fn stored_components(ranges: &[u8], at: usize, rotation: bool) -> u32 {
 /// with `bias` and `scale` fixed per segment and track. This gives them
 /// from the 8-bit segment range and the clip range; the encoder calls it
 /// and [`dequantize`] so it measures exactly what the decoder makes.
-#[cfg(feature = "cook")]
 #[inline]
 pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32) -> (f32, f32) {
     (
@@ -246,14 +242,12 @@ pub fn segment_bias_scale(seg_min: u8, seg_ext: u8, clip_min: f32, clip_ext: f32
 }
 
 /// Dequantize one component at a quantized rate (`bits` in 3..=19).
-#[cfg(feature = "cook")]
 #[inline]
 pub fn dequantize(q: u32, bits: u32, bias: f32, scale: f32) -> f32 {
     bias + scale * (q as f32 * INV_MAX[(bits as usize).min(19)])
 }
 
 /// Dequantize one component of a segment-constant (rate 0) track.
-#[cfg(feature = "cook")]
 #[inline]
 pub fn dequantize_constant(v: u16, clip_min: f32, clip_ext: f32) -> f32 {
     clip_min + clip_ext * (v as f32 * INV_65535)
@@ -270,7 +264,6 @@ pub fn rotation_from_xyz(x: f32, y: f32, z: f32) -> Quat {
 
 /// The rotation the decoder outputs for a single stored value (what a blend
 /// at alpha 0 gives).
-#[cfg(feature = "cook")]
 #[inline]
 pub fn finish_rotation(q: Quat) -> Quat {
     nlerp_shortest(q, q, 0.0)
