@@ -1,6 +1,7 @@
 //! A validated clip and its prepared semantics.
 
 use super::format::*;
+use super::{invalid, PackageError};
 #[cfg(doc)]
 use crate::additive::ADDITIVE_IDENTITY;
 use crate::codec::vbr::{CachedTrack, StaticTracks, TrackCache, VbrIndex};
@@ -140,7 +141,7 @@ impl<'a> Clip<'a> {
         timing: (f32, f32, u32, LoopMode),
     ) -> Result<Clip<'a>, CodecError> {
         let (duration_s, sample_rate_hz, num_samples, loop_mode) = timing;
-        super::clip_record::check_timing("", duration_s, sample_rate_hz, num_samples, loop_mode)
+        check_timing("", duration_s, sample_rate_hz, num_samples, loop_mode)
             .map_err(|_| CodecError::Invalid {
                 what: "clip timing",
             })?;
@@ -503,4 +504,45 @@ impl Timing {
             self.loop_mode,
         )
     }
+}
+
+/// Duration, rate and sample count are usable and the sample grid covers
+/// the duration as the loop mode requires.
+pub(super) fn check_timing(
+    name: &str,
+    duration_s: f32,
+    sample_rate_hz: f32,
+    num_samples: u32,
+    loop_mode: LoopMode,
+) -> Result<(), PackageError> {
+    if !(duration_s.is_finite() && duration_s >= 0.0) {
+        return Err(invalid(format!("clip '{name}' has duration {duration_s}")));
+    }
+    if !(sample_rate_hz.is_finite() && sample_rate_hz > 0.0) {
+        return Err(invalid(format!(
+            "clip '{name}' has sample rate {sample_rate_hz}"
+        )));
+    }
+    if num_samples == 0 {
+        return Err(invalid(format!("clip '{name}' has no samples")));
+    }
+    if loop_mode == LoopMode::LoopWrap {
+        // No duplicated end sample: the grid's span plus the seam
+        // interval is exactly the duration.
+        let span = num_samples as f64 / sample_rate_hz as f64;
+        if (span - duration_s as f64).abs() > 1e-3 / sample_rate_hz as f64 {
+            return Err(invalid(format!(
+                "clip '{name}': wrap loop with {num_samples} samples at {sample_rate_hz} Hz needs duration {span} s, not {duration_s} s"
+            )));
+        }
+    } else {
+        // The grid must cover the duration (with float slack).
+        let covered = (num_samples - 1) as f32 / sample_rate_hz;
+        if covered + 1e-3 / sample_rate_hz < duration_s {
+            return Err(invalid(format!(
+                "clip '{name}': {num_samples} samples at {sample_rate_hz} Hz do not cover {duration_s} s"
+            )));
+        }
+    }
+    Ok(())
 }

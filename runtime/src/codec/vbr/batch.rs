@@ -5,41 +5,7 @@ use super::format::rotation_from_xyz;
 use super::simd::{blend4, normalize4};
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3A};
 
-/// A rotation waiting in a [`RotationBatch`]: x, y, z, w, with w still to
-/// be rebuilt from x, y, z (as [`rotation_from_xyz`]) when `rebuild`.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct PendingRotation {
-    /// x, y, z and, unless `rebuild`, w (else w is ignored).
-    pub(super) q: Quat,
-    pub(super) rebuild: bool,
-}
 
-impl PendingRotation {
-    /// Stored x, y, z; w rebuilt in the batch.
-    #[inline(always)]
-    pub(super) fn xyz(v: Vec3A) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        let q = Quat::from_vec4(glam::Vec4::from(core::arch::x86_64::__m128::from(v)));
-        #[cfg(not(target_arch = "x86_64"))]
-        let q = Quat::from_xyzw(v.x, v.y, v.z, 0.0);
-        PendingRotation { q, rebuild: true }
-    }
-    /// All four components stored.
-    #[inline(always)]
-    pub(super) fn full(q: Quat) -> Self {
-        PendingRotation { q, rebuild: false }
-    }
-    /// The rotation [`rotation_from_xyz`] gives (scalar path, raw samples
-    /// and tests).
-    #[inline(always)]
-    pub(super) fn quat(&self) -> Quat {
-        if self.rebuild {
-            rotation_from_xyz(self.q.x, self.q.y, self.q.z)
-        } else {
-            self.q
-        }
-    }
-}
 
 /// Rotation reconstructions and blends deferred and done four at a time:
 /// the w square roots and the normalizing square roots and divisions of

@@ -20,7 +20,6 @@
 //! re-deriving segment state" #17 asks for. What is cached and how is
 //! ours; no code taken.
 
-use super::tracks::TrackParams;
 use super::VbrClip;
 use crate::math::Vec3A;
 use glam::Vec4;
@@ -287,4 +286,20 @@ impl CacheView<'_, '_> {
         }
         Cell::from_mut(&mut *self.tracks).as_slice_of_cells()
     }
+}
+
+/// Reconstruction parameters of one animated track in one segment.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TrackParams {
+    /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
+    pub(super) bits: u32,
+    /// Quantized ids: the bits of one component's field (`bits`, at most
+    /// 19), and which components store them (bit k set: component k; a
+    /// zero clip extent stores none).
+    pub(super) field: u32,
+    pub(super) stored: u32,
+    pub(super) bias: Vec3A,
+    pub(super) scale: Vec3A,
+    /// `1 / (2^bits - 1)`.
+    pub(super) inv: f32,
 }

@@ -2,10 +2,10 @@
 //! reconstruction parameters in a segment, and its sample values. The
 //! decode loop (`decode`) walks the joints with these.
 
-use super::batch::PendingRotation;
 use super::format::*;
-use super::playback::CachedTrack;
+use super::playback::{CachedTrack, TrackParams};
 use super::simd::{
+    PendingRotation,
     fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, u16x3, u8x3, Loads,
 };
 use super::VbrClip;
@@ -126,21 +126,6 @@ impl Default for SegmentCache {
     }
 }
 
-/// Reconstruction parameters of one animated track in one segment.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct TrackParams {
-    /// 0 (segment constant: `bias`), 3..=19, or 32 (raw).
-    pub(super) bits: u32,
-    /// Quantized ids: the bits of one component's field (`bits`, at most
-    /// 19), and which components store them (bit k set: component k; a
-    /// zero clip extent stores none).
-    pub(super) field: u32,
-    pub(super) stored: u32,
-    pub(super) bias: Vec3A,
-    pub(super) scale: Vec3A,
-    /// `1 / (2^bits - 1)`.
-    pub(super) inv: f32,
-}
 /// What a cached walk would use past the cache's end (never: see
 /// `track_params`): a segment constant at zero, at the row's start.
 const NO_PARAMS: (TrackParams, usize) = (
