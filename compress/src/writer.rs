@@ -161,7 +161,7 @@ fn write_segment(plan: &Plan, seg: &Segment, seg_rates: &[u8], data: &mut Vec<u8
             } else {
                 (RATE_BITS[id as usize], 3)
             };
-            for (c, &v) in q.q[s].iter().enumerate().take(comps) {
+            for (c, &v) in q[s].iter().enumerate().take(comps) {
                 // Zero-extent components store no bits at quantized rates.
                 if id == RATE_RAW || t.stores(c) {
                     bw.put(v as u64, width);

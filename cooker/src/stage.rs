@@ -70,7 +70,10 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 5, per Clip;
-    /// Codec blob. 7: VBR codec v4 (8 zero bytes after the last segment).
+    /// Codec blob. 8: short clips search the profile's segment length and
+    /// the cheapest count priced from its steps, not every count (faster;
+    /// isolation rates searched from the previous segment's). 7: VBR codec
+    /// v4 (8 zero bytes after the last segment).
     /// 6: the search's work budget (hostile deep chains keep
     /// more bits instead of taking minutes; real rigs unchanged), the
     /// `encode_budget` warning. 5: short clips also try every segment
@@ -81,7 +84,7 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 7, per Clip;
+    Encode: "encode", version 8, per Clip;
     /// Decode through the runtime and measure. 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
