@@ -90,9 +90,11 @@ fn quantize_sample(v: &[f32; 4], comps: &[Component; 3], bits: u32) -> ([u32; 4]
         let guess = if k.sext == 0 {
             0
         } else {
-            (((u - k.seg_min) / k.seg_ext) * max as f64)
-                .round()
-                .clamp(0.0, max as f64) as u32
+            // Nearest code, rounding half up (`as` truncates and saturates
+            // at 0; baseline x86-64 has no rounding instruction, and
+            // `f64::round` is a call). The window below absorbs the odd
+            // half-way case.
+            ((((u - k.seg_min) / k.seg_ext) * max as f64 + 0.5) as u32).min(max)
         };
         // Pick the code whose exact reconstruction is closest.
         let mut best = (f32::INFINITY, guess);

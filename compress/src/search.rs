@@ -574,20 +574,36 @@ impl SegSearch<'_, '_> {
         true
     }
 
+    /// Children first, lower each track while its subtree holds; repeat
+    /// until nothing moves. A track whose last attempt failed is tried
+    /// again only once a track on its chain or in its subtree moved since
+    /// (nothing else enters its evaluation, so the attempt would fail the
+    /// same way): the repeat passes were mostly such failures.
     fn descend(&mut self) {
         let n_tracks = self.plan.anim.len();
+        let mut moved_at = vec![0u64; self.prep.j];
+        let mut failed_at: Vec<Option<u64>> = vec![None; n_tracks];
+        let mut clock = 0u64;
         loop {
             let mut changed = false;
             for a in (0..n_tracks).rev() {
+                let jt = self.plan.anim[a].joint;
+                if let Some(f) = failed_at[a] {
+                    if !self.moved_since(jt, &moved_at, f) {
+                        continue;
+                    }
+                }
                 while self.rates[a] > 0 && self.work <= self.budget {
                     let lower = self.rates[a] - 1;
                     self.ensure(a, lower);
-                    let jt = self.plan.anim[a].joint;
                     if !self.eval_subtree(jt, Some((a, lower))) {
+                        failed_at[a] = Some(clock);
                         break;
                     }
                     self.rates[a] = lower;
                     self.commit_scratch(jt);
+                    clock += 1;
+                    moved_at[jt] = clock;
                     changed = true;
                 }
             }
@@ -595,6 +611,22 @@ impl SegSearch<'_, '_> {
                 break;
             }
         }
+    }
+
+    /// Whether a track of `jt`, one of its ancestors or one of its
+    /// descendants moved after `since`.
+    fn moved_since(&self, jt: usize, moved_at: &[u64], since: u64) -> bool {
+        let prep = self.prep;
+        let mut y = jt as u32;
+        while y != u32::MAX {
+            if moved_at[y as usize] > since {
+                return true;
+            }
+            y = prep.parents[y as usize];
+        }
+        moved_at[jt + 1..prep.subtree_end[jt] as usize]
+            .iter()
+            .any(|&m| m > since)
     }
 
     /// Drop segment ranges that do not pay for their six bytes: children
