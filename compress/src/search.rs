@@ -467,22 +467,15 @@ impl SegSearch<'_, '_> {
         let j = prep.j;
         let mut chain = Vec::new();
         let mut below = Vec::new();
+        let mut worst_of: Vec<(f32, usize)> = (0..j).map(|d| self.joint_worst(d)).collect();
         // Each step raises one track by one id: bounded by tracks * ids.
         for _ in 0..self.plan.anim.len() * NUM_RATES as usize + 1 {
+            // (The work counts the whole scan this replaced, so the budget
+            // stops where it did.)
             self.work += (self.points.len() * j) as u64;
-            let mut worst = (1.0f32, usize::MAX, 0usize);
-            for pi in 0..self.points.len() {
-                for d in 0..j {
-                    let ratio = self.err[pi * j + d] / prep.limit[d];
-                    if ratio > worst.0 {
-                        worst = (ratio, pi, d);
-                    }
-                }
-            }
-            let (_, pi, d) = worst;
-            if pi == usize::MAX {
+            let Some((pi, d)) = worst_point(&worst_of) else {
                 return true;
-            }
+            };
             chain.clear();
             let mut y = d as u32;
             while y != u32::MAX {
@@ -497,6 +490,7 @@ impl SegSearch<'_, '_> {
                 if !self.raise_chain_raw(&chain) {
                     return false;
                 }
+                worst_of = (0..j).map(|d| self.joint_worst(d)).collect();
                 continue;
             }
             self.chain_suffixes(pi, &chain, &mut below);
@@ -522,9 +516,33 @@ impl SegSearch<'_, '_> {
             }
             let Some((_, a)) = best else { return false };
             self.rates[a] += 1;
-            self.refresh_subtree(self.plan.anim[a].joint);
+            let x = self.plan.anim[a].joint;
+            self.refresh_subtree(x);
+            for (d, w) in worst_of
+                .iter_mut()
+                .enumerate()
+                .take(prep.subtree_end[x] as usize)
+                .skip(x)
+            {
+                *w = self.joint_worst(d);
+            }
         }
         false
+    }
+
+    /// Joint `d`'s largest `error / limit` over the points above 1 and the
+    /// first point reaching it (`usize::MAX` if none is above 1).
+    fn joint_worst(&self, d: usize) -> (f32, usize) {
+        let j = self.prep.j;
+        let limit = self.prep.limit[d];
+        let mut worst = (1.0f32, usize::MAX);
+        for pi in 0..self.points.len() {
+            let ratio = self.err[pi * j + d] / limit;
+            if ratio > worst.0 {
+                worst = (ratio, pi);
+            }
+        }
+        worst
     }
 
     /// Every animated track on `chain` at raw, the locals of the changed
@@ -673,6 +691,24 @@ impl SegSearch<'_, '_> {
             }
         }
     }
+}
+
+/// The point and joint of the largest ratio over 1 in `worst_of` (per
+/// joint, from [`SegSearch::joint_worst`]), ties to the earlier point then
+/// the lower joint: what a scan of every point and joint finds, kept per
+/// joint so a repair step rescans only the subtree it changed.
+fn worst_point(worst_of: &[(f32, usize)]) -> Option<(usize, usize)> {
+    let mut best: Option<(f32, usize, usize)> = None;
+    for (d, &(ratio, pi)) in worst_of.iter().enumerate() {
+        if pi == usize::MAX {
+            continue;
+        }
+        let better = best.is_none_or(|(r, p, _)| ratio > r || (ratio == r && pi < p));
+        if better {
+            best = Some((ratio, pi, d));
+        }
+    }
+    best.map(|(_, pi, d)| (pi, d))
 }
 
 /// Work of one repair step's candidate products on a chain of `len`
