@@ -49,6 +49,13 @@ const TRIAL_SEGMENTING_LIMIT: usize = 5_000;
 /// over 55 B), while the clips from 600 up saved 3,200 B.
 const TRIAL_SEGMENTING_MIN: usize = 600;
 
+/// ... and whose profile length makes at most this many segments: with
+/// more, the profile's length was within 52 B of the best count on every
+/// ACL anchor (Fox Survey; Knight Idle x3 and CMU walk 24 Hz 0 B), while
+/// one to three segments is where the count swings the size most (Knight
+/// Walking 3,605 B at 2 segments, 2,942 B at 8).
+const TRIAL_MAX_SEGMENTS: usize = 3;
+
 /// Candidate counts beyond the five around the profile's length are
 /// priced only while samples x tracks x counts stays within this.
 const PRICING_BUDGET: usize = 4_000_000;
@@ -219,7 +226,8 @@ fn run_trial(prep: &prep::Prep, plan: &classify::Plan, count: usize) -> Trial {
     }
 }
 
-/// The profile's segment length searched in full; for short clips, the
+/// The profile's segment length searched in full; for short clips (at
+/// most [`TRIAL_MAX_SEGMENTS`] segments of it), the
 /// other candidate counts priced from its steps ([`trials`]) and the
 /// [`FULL_TRIALS`] cheapest searched too; the smallest blob, ties to the
 /// earlier search.
@@ -227,7 +235,7 @@ fn choose_segments(prep: &prep::Prep, plan: &classify::Plan, max: u32) -> Trial 
     let first = search::count_for_length(prep.n, max);
     let mut best = run_trial(prep, plan, first);
     let candidates = candidate_counts(prep, max);
-    if candidates.len() < 2 || plan.anim.is_empty() {
+    if candidates.len() < 2 || plan.anim.is_empty() || first > TRIAL_MAX_SEGMENTS {
         return best;
     }
     let steps = trials::Steps::new(plan, &best.segments, &best.rates);

@@ -71,8 +71,8 @@ stage_list! {
     /// only).
     Prepare: "prepare", version 5, per Clip;
     /// Codec blob. 8: short clips search the profile's segment length and
-    /// the cheapest count priced from its steps, not every count, clips
-    /// under 600 joint-samples the profile's length only (faster;
+    /// the cheapest count priced from its steps, not every count (only
+    /// from 600 joint-samples and up to 3 segments; faster;
     /// isolation rates searched from the previous segment's). 7: VBR codec
     /// v4 (8 zero bytes after the last segment).
     /// 6: the search's work budget (hostile deep chains keep
