@@ -735,6 +735,7 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> (Vec
     let mut prev = vec![[0.0f32; 4]; n_tracks];
     // Isolation starts from the middle of the quantized ids.
     let mut hints = vec![RATE_RAW / 2; n_tracks];
+    let mut pool = Pool::default();
     for &seg in segments {
         let mut points = Vec::with_capacity(2 * (seg.end - seg.start));
         for s in seg.start..seg.end {
@@ -752,7 +753,6 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> (Vec
             });
         }
         let np = points.len();
-        let width = j;
         let mut ss = SegSearch {
             prep,
             plan,
@@ -768,14 +768,14 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> (Vec
                 .collect(),
             prev: &prev,
             rates: vec![0; n_tracks],
-            local: vec![Transform::IDENTITY; np * j],
-            comp: vec![Affine3A::IDENTITY; np * j],
-            err: vec![0.0; np * j],
-            scratch_comp: vec![Affine3A::IDENTITY; np * width],
-            scratch_local: vec![Transform::IDENTITY; np],
-            local_aff: vec![Affine3A::IDENTITY; np * j],
-            scratch_local_aff: vec![Affine3A::IDENTITY; np],
-            scratch_err: vec![0.0; np * width],
+            local: sized(pool.local, np * j, Transform::IDENTITY),
+            comp: sized(pool.comp, np * j, Affine3A::IDENTITY),
+            err: sized(pool.err, np * j, 0.0),
+            scratch_comp: sized(pool.scratch_comp, np * j, Affine3A::IDENTITY),
+            scratch_local: sized(pool.scratch_local, np, Transform::IDENTITY),
+            local_aff: sized(pool.local_aff, np * j, Affine3A::IDENTITY),
+            scratch_local_aff: sized(pool.scratch_local_aff, np, Affine3A::IDENTITY),
+            scratch_err: sized(pool.scratch_err, np * j, 0.0),
             work: 0,
             budget: WORK_PER_JOINT_POINT.saturating_mul((np * j) as u64),
         };
@@ -795,10 +795,41 @@ pub(crate) fn search_all(prep: &Prep, plan: &Plan, segments: &[Segment]) -> (Vec
                 None => [0.0, 0.0, 0.0, 1.0],
             })
             .collect();
-        prev = next_prev;
         out.push(rates);
+        pool = Pool {
+            local: ss.local,
+            comp: ss.comp,
+            err: ss.err,
+            scratch_comp: ss.scratch_comp,
+            scratch_local: ss.scratch_local,
+            local_aff: ss.local_aff,
+            scratch_local_aff: ss.scratch_local_aff,
+            scratch_err: ss.scratch_err,
+        };
+        prev = next_prev;
     }
     (out, exhausted)
+}
+
+/// The per-point buffers of [`SegSearch`], handed from one segment to the
+/// next (every entry is written before it is read, so the previous
+/// segment's contents never leak).
+#[derive(Default)]
+struct Pool {
+    local: Vec<Transform>,
+    comp: Vec<Affine3A>,
+    err: Vec<f32>,
+    scratch_comp: Vec<Affine3A>,
+    scratch_local: Vec<Transform>,
+    local_aff: Vec<Affine3A>,
+    scratch_local_aff: Vec<Affine3A>,
+    scratch_err: Vec<f32>,
+}
+
+/// `v` at length `len` (new entries `fill`, old ones kept).
+fn sized<T: Clone>(mut v: Vec<T>, len: usize, fill: T) -> Vec<T> {
+    v.resize(len, fill);
+    v
 }
 
 /// Safety net used by the final verification: raise by one step every
