@@ -18,7 +18,8 @@
 //!    fraction of its threshold, with earlier substitutions applied.
 //! 3. [`search`]: per segment, lowest bit rates keeping every joint within
 //!    its threshold at every sample and midpoint (exact FK with lossy
-//!    parents).
+//!    parents). Short clips: [`trials`] prices other segment counts from
+//!    the steps that search kept and searches the cheapest one too.
 //! 4. [`writer`]: serialize; [`verify`]: parse the blob with the runtime,
 //!    decode every sample and midpoint and measure; bump rates if needed.
 //!
@@ -30,6 +31,7 @@ mod classify;
 mod prep;
 mod quantize;
 mod search;
+mod trials;
 mod verify;
 mod writer;
 
@@ -42,16 +44,30 @@ pub use verify::{measure_errors, ErrorReport};
 /// Clips with at most this many joint-samples try several segment lengths.
 const TRIAL_SEGMENTING_LIMIT: usize = 5_000;
 
-/// Clips whose joint-samples times their count of
-/// [`SHORTEST_TRIAL_LENGTH`]-sample segments stay within this try every
-/// segment count up to that one: each trial searches the whole clip, so
-/// this bounds the search to about twelve times a 5,000 joint-sample
-/// clip's single pass (measured on the 41 ACL anchors: 1,158 B saved,
-/// Fox Run 3,501 to 3,405 B; 37 of them qualify, the four
-/// CMU clips do not).
-const EXHAUSTIVE_SEGMENTING_BUDGET: usize = 60_000;
+/// ... and at least this many: below it the second search costs as much
+/// as the first and saved 142 B over the 22 ACL anchors this small (none
+/// over 55 B), while the clips from 600 up saved 3,200 B.
+const TRIAL_SEGMENTING_MIN: usize = 600;
 
-/// Shortest segment the exhaustive trials go down to: below four samples
+/// ... and whose profile length makes at most this many segments: with
+/// more, the profile's length was within 52 B of the best count on every
+/// ACL anchor (Fox Survey; Knight Idle x3 and CMU walk 24 Hz 0 B), while
+/// one to three segments is where the count swings the size most (Knight
+/// Walking 3,605 B at 2 segments, 2,942 B at 8).
+const TRIAL_MAX_SEGMENTS: usize = 3;
+
+/// Candidate counts beyond the five around the profile's length are
+/// priced only while samples x tracks x counts stays within this.
+const PRICING_BUDGET: usize = 4_000_000;
+
+/// Full searches besides the profile's length, of the cheapest priced
+/// counts. Decision (41 ACL anchors): searching every candidate count
+/// gave 405,064 B at about 12 searches per short clip; the profile's
+/// length alone 409,256 B; it and the cheapest priced count 405,910 B;
+/// the two cheapest 405,729 B for a third search.
+const FULL_TRIALS: usize = 1;
+
+/// Shortest segment the candidate counts go down to: below four samples
 /// a segment's rate bytes and range entries outweigh what its tighter
 /// ranges save (Fox Run: 7 segments 3,405 B, 9 3,482, 10 3,534).
 const SHORTEST_TRIAL_LENGTH: u32 = 4;
@@ -64,10 +80,11 @@ pub struct EncodeSettings {
     /// Per joint: shell distance (meters) of its virtual vertices.
     pub joint_shell_m: Vec<f32>,
     /// Samples per segment (ACL uses ~16). Long clips use it as the
-    /// maximum; clips of at most 5,000 joint-samples also try 3/4 and 1/2
-    /// of it, and 2 and 4 times it (fewer segment headers), and within a
-    /// search budget every segment count down to 4-sample segments, and
-    /// keep the smallest blob.
+    /// maximum; clips of at most 5,000 joint-samples also price 3/4 and
+    /// 1/2 of it, 2 and 4 times it (fewer segment headers) and every
+    /// segment count down to 4-sample segments from the steps its search
+    /// kept, search the cheapest priced count too, and keep the smaller
+    /// blob.
     pub max_segment_samples: u32,
 }
 
@@ -153,22 +170,17 @@ pub enum EncodeError {
     Internal(CodecError),
 }
 
-/// Segment counts to try. Short clips try a few around the maximum
-/// length and keep the smallest blob: per-segment rate bytes and range
-/// entries against tighter ranges trade differently per clip, and on
-/// short or smooth clips (a few tracks over a hundred samples) two or four
-/// times the maximum, or one segment for the whole clip, saves more in
-/// segment overhead than wider ranges cost. Clips small enough for
-/// [`EXHAUSTIVE_SEGMENTING_BUDGET`] then try every other count down to
-/// [`SHORTEST_TRIAL_LENGTH`]-sample segments: the size is far from
-/// monotonic in the count (Fox Run, 29 samples: 4 segments 3,501 B, 6
-/// 3,478, 7 3,405, 8 3,446). The five counts come first, so a tie keeps
-/// the earlier choice. Long clips use the maximum.
-fn trial_counts(prep: &prep::Prep, max: u32) -> Vec<usize> {
+/// Segment counts a short clip may use: the profile's length and 3/4,
+/// 1/2, 2 and 4 times it, then every other count down to
+/// [`SHORTEST_TRIAL_LENGTH`]-sample segments (the size is far from
+/// monotonic in the count: Fox Run, 29 samples: 4 segments 3,501 B, 6
+/// 3,478, 7 3,405, 8 3,446). Empty for long and for very short clips,
+/// which use the profile's length.
+fn candidate_counts(prep: &prep::Prep, max: u32) -> Vec<usize> {
     let n = prep.n;
     let work = n.saturating_mul(prep.j);
-    if work > TRIAL_SEGMENTING_LIMIT {
-        return vec![search::count_for_length(n, max)];
+    if !(TRIAL_SEGMENTING_MIN..=TRIAL_SEGMENTING_LIMIT).contains(&work) {
+        return Vec::new();
     }
     let mut counts: Vec<usize> = Vec::new();
     let mut push = |c: usize| {
@@ -186,10 +198,57 @@ fn trial_counts(prep: &prep::Prep, max: u32) -> Vec<usize> {
         push(search::count_for_length(n, len));
     }
     let most = search::count_for_length(n, SHORTEST_TRIAL_LENGTH);
-    if work.saturating_mul(most) <= EXHAUSTIVE_SEGMENTING_BUDGET {
+    let tracks = prep.j.saturating_mul(3);
+    if n.saturating_mul(tracks).saturating_mul(most) <= PRICING_BUDGET {
         (1..=most).for_each(push);
     }
     counts
+}
+
+/// A searched segmentation: blob size, segments, rates, segments out of
+/// search budget.
+struct Trial {
+    size: usize,
+    segments: Vec<search::Segment>,
+    rates: Vec<Vec<u8>>,
+    exhausted: usize,
+}
+
+fn run_trial(prep: &prep::Prep, plan: &classify::Plan, count: usize) -> Trial {
+    let segments = search::split_count(prep.n, count);
+    let (rates, exhausted) = search::search_all(prep, plan, &segments);
+    let size = writer::size(prep, plan, &segments, &rates);
+    Trial {
+        size,
+        segments,
+        rates,
+        exhausted,
+    }
+}
+
+/// The profile's segment length searched in full; for short clips (at
+/// most [`TRIAL_MAX_SEGMENTS`] segments of it), the
+/// other candidate counts priced from its steps ([`trials`]) and the
+/// [`FULL_TRIALS`] cheapest searched too; the smallest blob, ties to the
+/// earlier search.
+fn choose_segments(prep: &prep::Prep, plan: &classify::Plan, max: u32) -> Trial {
+    let first = search::count_for_length(prep.n, max);
+    let mut best = run_trial(prep, plan, first);
+    let candidates = candidate_counts(prep, max);
+    if candidates.len() < 2 || plan.anim.is_empty() || first > TRIAL_MAX_SEGMENTS {
+        return best;
+    }
+    let steps = trials::Steps::new(plan, &best.segments, &best.rates);
+    let price = |segments: &[search::Segment]| {
+        writer::size(prep, plan, segments, &steps.rates(plan, segments))
+    };
+    for count in trials::cheapest(&candidates, first, FULL_TRIALS, price, prep.n) {
+        let trial = run_trial(prep, plan, count);
+        if trial.size < best.size {
+            best = trial;
+        }
+    }
+    best
 }
 
 /// Every error within its threshold plus `slack`.
@@ -208,20 +267,12 @@ pub fn encode_vbr(
 ) -> Result<EncodedClip, EncodeError> {
     let prep = prep::Prep::new(skeleton, clip, settings)?;
     let plan = classify::classify(&prep);
-    // (blob size, segments, rates, segments out of search budget)
-    type Trial = (usize, Vec<search::Segment>, Vec<Vec<u8>>, usize);
-    let mut best: Option<Trial> = None;
-    for count in trial_counts(&prep, settings.max_segment_samples) {
-        let segments = search::split_count(prep.n, count);
-        let (rates, exhausted) = search::search_all(&prep, &plan, &segments);
-        let size = writer::size(&prep, &plan, &segments, &rates);
-        if best.as_ref().is_none_or(|b| size < b.0) {
-            best = Some((size, segments, rates, exhausted));
-        }
-    }
-    let Some((_, segments, mut rates, exhausted)) = best else {
-        return Err(EncodeError::BadSegmentSize);
-    };
+    let Trial {
+        segments,
+        mut rates,
+        exhausted,
+        ..
+    } = choose_segments(&prep, &plan, settings.max_segment_samples);
 
     let mut fixups = 0usize;
     loop {

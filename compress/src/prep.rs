@@ -39,6 +39,8 @@ pub(crate) struct Prep<'a> {
     /// Raw component transforms at the midpoint after each sample
     /// (`s * j + joint`, `s < n - 1`), blending locals like the runtime.
     pub raw_mid_comp: Vec<Affine3A>,
+    /// Raw local transforms at those midpoints (`s * j + joint`).
+    pub raw_mid: Vec<Transform>,
     /// User thresholds (meters).
     pub threshold: Vec<f32>,
     /// What the decoded error may reach at the checked times: the
@@ -131,8 +133,9 @@ impl<'a> Prep<'a> {
             );
         }
         let mut raw_mid_comp = vec![Affine3A::IDENTITY; n.saturating_sub(1) * j];
-        let mut mid = vec![Transform::IDENTITY; j];
+        let mut raw_mid = vec![Transform::IDENTITY; n.saturating_sub(1) * j];
         for s in 0..n.saturating_sub(1) {
+            let mid = &mut raw_mid[s * j..(s + 1) * j];
             for (k, m) in mid.iter_mut().enumerate() {
                 *m = interpolate(
                     &clip.samples[s * j + k],
@@ -140,7 +143,7 @@ impl<'a> Prep<'a> {
                     0.5,
                 );
             }
-            local_to_component(parents, &mid, &mut raw_mid_comp[s * j..(s + 1) * j]);
+            local_to_component(parents, mid, &mut raw_mid_comp[s * j..(s + 1) * j]);
         }
 
         let threshold = settings.joint_threshold_m.clone();
@@ -187,6 +190,7 @@ impl<'a> Prep<'a> {
             raw: &clip.samples,
             raw_comp,
             raw_mid_comp,
+            raw_mid,
             threshold,
             aim,
             floor,

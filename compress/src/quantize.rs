@@ -22,13 +22,6 @@ pub(crate) struct SegRange {
     pub constant: [u16; 3],
 }
 
-/// One track at one rate byte (id and unranged flag) over one segment: stored integers and decoded
-/// (unnormalized for rotations) values, one per segment sample.
-pub(crate) struct Quantized {
-    pub q: Vec<[u32; 4]>,
-    pub decoded: Vec<[f32; 4]>,
-}
-
 fn normalized(v: f32, min: f32, ext: f32) -> f64 {
     if ext > 0.0 {
         ((v as f64 - min as f64) / ext as f64).clamp(0.0, 1.0)
@@ -74,76 +67,150 @@ pub(crate) fn seg_range(track: &AnimTrack, start: usize, end: usize) -> SegRange
     SegRange { range, constant }
 }
 
-pub(crate) fn quantize(
+/// Per-component constants of one quantization (rate id `1..RAW`).
+#[derive(Clone, Copy)]
+struct Component {
+    cmin: f32,
+    cext: f32,
+    bias: f32,
+    scale: f32,
+    seg_min: f64,
+    seg_ext: f64,
+    sext: u8,
+}
+
+/// One sample's stored integers and decoded value at a quantized id.
+#[inline]
+fn quantize_sample(v: &[f32; 4], comps: &[Component; 3], bits: u32) -> ([u32; 4], [f32; 4]) {
+    let max = (1u32 << bits) - 1;
+    let mut qi = [0u32; 4];
+    let mut d = [0.0f32; 4];
+    for (c, k) in comps.iter().enumerate() {
+        let u = normalized(v[c], k.cmin, k.cext);
+        let guess = if k.sext == 0 {
+            0
+        } else {
+            // Nearest code, rounding half up (`as` truncates and saturates
+            // at 0; baseline x86-64 has no rounding instruction, and
+            // `f64::round` is a call). The window below absorbs the odd
+            // half-way case.
+            ((((u - k.seg_min) / k.seg_ext) * max as f64 + 0.5) as u32).min(max)
+        };
+        // Pick the code whose exact reconstruction is closest.
+        let mut best = (f32::INFINITY, guess);
+        for code in [guess.saturating_sub(1), guess, (guess + 1).min(max)] {
+            let e = (dequantize(code, bits, k.bias, k.scale) - v[c]).abs();
+            if e < best.0 {
+                best = (e, code);
+            }
+        }
+        qi[c] = best.1;
+        d[c] = dequantize(best.1, bits, k.bias, k.scale);
+    }
+    (qi, d)
+}
+
+/// Decoded value of one sample at rate byte `rate` (`None`: a quantized
+/// id, see [`quantize_sample`]).
+#[inline]
+fn special_sample(
+    track: &AnimTrack,
+    sr: &SegRange,
+    v: &[f32; 4],
+    id: u8,
+) -> Option<([u32; 4], [f32; 4])> {
+    let rot = track.is_rotation();
+    if id == RATE_RAW {
+        let mut qi = v.map(f32::to_bits);
+        let mut d = *v;
+        if !rot {
+            qi[3] = 0;
+            d[3] = 0.0;
+        }
+        return Some((qi, d));
+    }
+    if id == RATE_CONSTANT {
+        let d = std::array::from_fn(|c| {
+            if c < 3 {
+                dequantize_constant(sr.constant[c], track.clip_min[c], track.clip_ext[c])
+            } else {
+                0.0
+            }
+        });
+        return Some(([0; 4], d));
+    }
+    None
+}
+
+/// Visit every sample of `start..end` of `track` at rate byte `rate`:
+/// stored integers and decoded (unnormalized for rotations) value.
+fn for_each_sample(
     track: &AnimTrack,
     sr: &SegRange,
     start: usize,
     end: usize,
     rate: u8,
-) -> Quantized {
+    mut f: impl FnMut([u32; 4], [f32; 4]),
+) {
     // Unranged: quantized over the whole clip range.
     let range = if rate & RATE_UNRANGED != 0 {
         FULL_SEGMENT_RANGE
     } else {
         sr.range
     };
-    let rate = rate_id(rate);
-    let len = end - start;
-    let mut q = Vec::with_capacity(len);
-    let mut decoded = Vec::with_capacity(len);
+    let id = rate_id(rate);
     let rot = track.is_rotation();
+    let bits = RATE_BITS[id as usize];
+    let comps: [Component; 3] = std::array::from_fn(|c| {
+        let (cmin, cext) = (track.clip_min[c], track.clip_ext[c]);
+        let (smin, sext) = (range[c], range[3 + c]);
+        let (bias, scale) = segment_bias_scale(smin, sext, cmin, cext);
+        Component {
+            cmin,
+            cext,
+            bias,
+            scale,
+            seg_min: smin as f64 / 255.0,
+            seg_ext: sext as f64 / 255.0,
+            sext,
+        }
+    });
     for v in &track.values[start..end] {
-        let mut qi = [0u32; 4];
-        let mut d = [0.0f32; 4];
-        if rate == RATE_RAW {
-            for c in 0..4 {
-                qi[c] = v[c].to_bits();
-                d[c] = v[c];
-            }
-            if !rot {
-                qi[3] = 0;
-                d[3] = 0.0;
-            }
-            q.push(qi);
-            decoded.push(d);
-            continue;
-        }
-        for c in 0..3 {
-            let (cmin, cext) = (track.clip_min[c], track.clip_ext[c]);
-            if rate == RATE_CONSTANT {
-                d[c] = dequantize_constant(sr.constant[c], cmin, cext);
-                continue;
-            }
-            let bits = RATE_BITS[rate as usize];
-            let max = (1u32 << bits) - 1;
-            let (smin, sext) = (range[c], range[3 + c]);
-            let u = normalized(v[c], cmin, cext);
-            let (bias, scale) = segment_bias_scale(smin, sext, cmin, cext);
-            let seg_min = smin as f64 / 255.0;
-            let seg_ext = sext as f64 / 255.0;
-            let guess = if sext == 0 {
-                0
-            } else {
-                (((u - seg_min) / seg_ext) * max as f64)
-                    .round()
-                    .clamp(0.0, max as f64) as u32
-            };
-            // Pick the code whose exact reconstruction is closest.
-            let mut best = (f32::INFINITY, guess);
-            for code in [guess.saturating_sub(1), guess, (guess + 1).min(max)] {
-                let e = (dequantize(code, bits, bias, scale) - v[c]).abs();
-                if e < best.0 {
-                    best = (e, code);
-                }
-            }
-            qi[c] = best.1;
-            d[c] = dequantize(best.1, bits, bias, scale);
-        }
-        if rot {
+        let (qi, mut d) = match special_sample(track, sr, v, id) {
+            Some(x) => x,
+            None => quantize_sample(v, &comps, bits),
+        };
+        if rot && id != RATE_RAW {
             d[3] = rotation_from_xyz(d[0], d[1], d[2]).w;
         }
-        q.push(qi);
-        decoded.push(d);
+        f(qi, d);
     }
-    Quantized { q, decoded }
+}
+
+/// Stored integers of `track` over `start..end` at rate byte `rate`, one
+/// per segment sample (what the writer packs).
+pub(crate) fn quantize(
+    track: &AnimTrack,
+    sr: &SegRange,
+    start: usize,
+    end: usize,
+    rate: u8,
+) -> Vec<[u32; 4]> {
+    let mut q = Vec::with_capacity(end - start);
+    for_each_sample(track, sr, start, end, rate, |qi, _| q.push(qi));
+    q
+}
+
+/// Decoded (unnormalized for rotations) values of `track` over
+/// `start..end` at rate byte `rate`, into `out`: what the search measures.
+pub(crate) fn decode_into(
+    track: &AnimTrack,
+    sr: &SegRange,
+    start: usize,
+    end: usize,
+    rate: u8,
+    out: &mut Vec<[f32; 4]>,
+) {
+    out.clear();
+    for_each_sample(track, sr, start, end, rate, |_, d| out.push(d));
 }

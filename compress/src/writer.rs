@@ -15,24 +15,38 @@ use ludus_anim_format::vbr::{
 /// Appends values LSB-first to a little-endian bit stream.
 struct BitWriter {
     bytes: Vec<u8>,
-    bit: usize,
+    /// Bits not yet flushed to `bytes` (the low `pending` bits).
+    acc: u64,
+    pending: u32,
 }
 
 impl BitWriter {
-    fn put(&mut self, mut v: u64, mut width: u32) {
-        while width > 0 {
-            let byte = self.bit / 8;
-            if byte == self.bytes.len() {
-                self.bytes.push(0);
-            }
-            let shift = (self.bit % 8) as u32;
-            let take = (8 - shift).min(width);
-            let mask = (1u64 << take) - 1;
-            self.bytes[byte] |= ((v & mask) as u8) << shift;
-            v >>= take;
-            width -= take;
-            self.bit += take as usize;
+    fn new() -> BitWriter {
+        BitWriter {
+            bytes: Vec::new(),
+            acc: 0,
+            pending: 0,
         }
+    }
+
+    /// Append the low `width` (at most 32) bits of `v`.
+    fn put(&mut self, v: u64, width: u32) {
+        let v = v & ((1u64 << width) - 1);
+        self.acc |= v << self.pending;
+        self.pending += width;
+        while self.pending >= 8 {
+            self.bytes.push(self.acc as u8);
+            self.acc >>= 8;
+            self.pending -= 8;
+        }
+    }
+
+    /// The stream, its last byte zero-padded.
+    fn finish(mut self) -> Vec<u8> {
+        if self.pending > 0 {
+            self.bytes.push(self.acc as u8);
+        }
+        self.bytes
     }
 }
 
@@ -146,10 +160,7 @@ fn write_segment(plan: &Plan, seg: &Segment, seg_rates: &[u8], data: &mut Vec<u8
         }
         quantized.push(quantize(t, &sr, seg.start, seg.end, r));
     }
-    let mut bw = BitWriter {
-        bytes: Vec::new(),
-        bit: 0,
-    };
+    let mut bw = BitWriter::new();
     for s in 0..seg.end - seg.start {
         for ((t, &r), q) in plan.anim.iter().zip(seg_rates).zip(&quantized) {
             let id = rate_id(r);
@@ -161,7 +172,7 @@ fn write_segment(plan: &Plan, seg: &Segment, seg_rates: &[u8], data: &mut Vec<u8
             } else {
                 (RATE_BITS[id as usize], 3)
             };
-            for (c, &v) in q.q[s].iter().enumerate().take(comps) {
+            for (c, &v) in q[s].iter().enumerate().take(comps) {
                 // Zero-extent components store no bits at quantized rates.
                 if id == RATE_RAW || t.stores(c) {
                     bw.put(v as u64, width);
@@ -169,7 +180,7 @@ fn write_segment(plan: &Plan, seg: &Segment, seg_rates: &[u8], data: &mut Vec<u8
             }
         }
     }
-    data.extend_from_slice(&bw.bytes);
+    data.extend_from_slice(&bw.finish());
     data.extend_from_slice(&ranges);
 }
 
