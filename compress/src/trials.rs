@@ -12,7 +12,7 @@
 
 use crate::classify::{AnimTrack, Plan};
 use crate::search::{self, Segment};
-use ludus_anim_runtime::codec::vbr::format::{
+use ludus_anim_format::vbr::{
     rate_id, RATE_BITS, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
 };
 
