@@ -34,7 +34,9 @@
 use crate::classify::{Plan, Track};
 use crate::prep::Prep;
 use crate::quantize::{decode_into, seg_range, SegRange};
-use ludus_anim_format::math::{nlerp_shortest, virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
+use ludus_anim_format::math::{
+    nlerp_shortest, virtual_vertex_error, Affine3A, Quat, Transform, Vec3,
+};
 use ludus_anim_format::vbr::{
     finish_rotation, rate_id, track_sample_bits, NUM_RATES, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
     SEGMENT_RANGE_BYTES,

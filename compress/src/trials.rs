@@ -12,9 +12,7 @@
 
 use crate::classify::{AnimTrack, Plan};
 use crate::search::{self, Segment};
-use ludus_anim_format::vbr::{
-    rate_id, RATE_BITS, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED,
-};
+use ludus_anim_format::vbr::{rate_id, RATE_BITS, RATE_CONSTANT, RATE_RAW, RATE_UNRANGED};
 
 /// Per animated track and sample: the quantization step (meters or
 /// quaternion units, the track's own) the searched rates kept there.

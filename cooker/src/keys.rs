@@ -12,8 +12,6 @@
 //! the stage's code version and the package format version.
 
 use ludus_anim_cache::{Key, KeyBuilder};
-use ludus_anim_format::codec::CodecId;
-use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::{SourceFormat, SourceKind};
 use std::collections::BTreeMap;

@@ -13,10 +13,10 @@
 
 pub mod units;
 
+use ludus_anim_format::math::Transform;
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
-use ludus_anim_format::math::Transform;
 use ludus_anim_runtime::{Skeleton, SkeletonError};
 
 /// Name of the joint added above several roots.

@@ -8,10 +8,10 @@ use crate::stage::{CookStage, Stage};
 use ludus_anim_cache::Key;
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
 use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_format::reference;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
-use ludus_anim_format::package::FORMAT_VERSION;
 use ludus_anim_runtime::Skeleton;
 use std::time::Instant;
 

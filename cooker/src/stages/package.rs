@@ -8,8 +8,8 @@ use crate::profile::Profile;
 use crate::stage::Stage;
 use crate::stages::prepare::Prepared;
 use ludus_anim_cache::Key;
-use ludus_anim_model::Diagnostic;
 use ludus_anim_format::package::FORMAT_VERSION;
+use ludus_anim_model::Diagnostic;
 use ludus_anim_runtime::{Package, Skeleton};
 use std::collections::BTreeMap;
 

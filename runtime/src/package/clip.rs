@@ -141,10 +141,11 @@ impl<'a> Clip<'a> {
         timing: (f32, f32, u32, LoopMode),
     ) -> Result<Clip<'a>, CodecError> {
         let (duration_s, sample_rate_hz, num_samples, loop_mode) = timing;
-        check_timing("", duration_s, sample_rate_hz, num_samples, loop_mode)
-            .map_err(|_| CodecError::Invalid {
+        check_timing("", duration_s, sample_rate_hz, num_samples, loop_mode).map_err(|_| {
+            CodecError::Invalid {
                 what: "clip timing",
-            })?;
+            }
+        })?;
         let codec_version = codec_id.version();
         let codec = ClipCodec::parse(codec_id, codec_version, blob, joint_count, num_samples)?;
         Ok(Clip {

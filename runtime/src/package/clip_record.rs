@@ -134,7 +134,6 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
     })
 }
 
-
 /// The clip's curves: in bounds, each with the clip's sample count.
 fn curve_range(
     name: &str,

@@ -1,11 +1,8 @@
 //! Rotations whose reconstruction and blend are deferred and done four at
 //! a time in SIMD lanes (`simd::blend4`, `simd::normalize4`).
 
-use super::format::rotation_from_xyz;
-use super::simd::{blend4, normalize4};
-use crate::math::{nlerp_shortest, Quat, Transform, Vec3A};
-
-
+use super::simd::{blend4, normalize4, PendingRotation};
+use crate::math::{nlerp_shortest, Quat, Transform};
 
 /// Rotation reconstructions and blends deferred and done four at a time:
 /// the w square roots and the normalizing square roots and divisions of

@@ -11,13 +11,14 @@
 //! constants; the loop is monomorphized per policy and per sample pairing,
 //! so a choice costs no test at run time.
 
-use super::batch::{PendingRotation, RotationBatch};
+use super::batch::RotationBatch;
 use super::format::{
     has_animated, stored_components, ROTATION_CLIP_RANGE_BYTES, VECTOR_CLIP_RANGE_BYTES,
 };
 use super::format::{KIND_ANIMATED, KIND_CONSTANT, KIND_CONSTANT_FULL, KIND_DEFAULT};
 use super::index::IndexView;
 use super::playback::{row_fits, CacheView};
+use super::simd::PendingRotation;
 use super::simd::{
     load_f32x3, prefetch, prefetch_small, prefetch_transform, prefetch_transforms, read_u32,
     Checked, Loads, Unchecked,

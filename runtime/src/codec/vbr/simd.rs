@@ -9,8 +9,6 @@
 //! in the same order (tests: `batch_matches_scalar`,
 //! `normalize_batch_matches_scalar`).
 
-#[cfg(not(target_arch = "x86_64"))]
-#[cfg(doc)]
 use super::format::rotation_from_xyz;
 #[cfg(any(doc, not(target_arch = "x86_64")))]
 use crate::math::nlerp_shortest;

@@ -1,5 +1,5 @@
-use super::batch::PendingRotation;
 use super::format::*;
+use super::simd::PendingRotation;
 use super::simd::{blend4, fields3_uniform, fields3_uniform2, load_u64, normalize4, read_u32};
 use super::*;
 use crate::math::{nlerp_shortest, Quat, Transform, Vec3, Vec3A};

@@ -5,8 +5,8 @@
 use super::format::*;
 use super::playback::{CachedTrack, TrackParams};
 use super::simd::{
-    PendingRotation,
     fields3, fields3_uniform, fields3_uniform2, load_f32x3, prefetch, u16x3, u8x3, Loads,
+    PendingRotation,
 };
 use super::VbrClip;
 use crate::math::{Quat, Vec3, Vec3A};
