@@ -3,7 +3,8 @@
 # Generates a project of N varied bipeds (3 clips each; default 334 files =
 # 1,002 clips), then for --jobs 1 and --jobs 2 measures: a cold cook (empty
 # cache), a warm no-op cook, and a re-cook after a quality-profile change,
-# with wall time, peak RSS and the stage counters that prove what re-ran.
+# with wall time, peak RSS and the stage counters that prove what re-ran;
+# then the stage cache's size after a cold cook against the sources'.
 # Usage: tools/bench-pipeline.sh [N] [WORKDIR]
 set -euo pipefail
 N=${1:-334}
@@ -46,8 +47,11 @@ for jobs in 1 2; do
   rm -rf cache out
   sed -i 's/error_threshold_m = 0.0002/error_threshold_m = 0.0001/' bench.toml
   run "cold" "$jobs"
+  src_kb=$(du -sk --apparent-size src | cut -f1)
+  cache_kb=$(du -sk --apparent-size cache | cut -f1)
   run "warm no-op" "$jobs"
   sed -i 's/error_threshold_m = 0.0001/error_threshold_m = 0.0002/' bench.toml
   run "profile threshold change" "$jobs"
 done
+echo "stage cache after a cold cook: $((cache_kb / 1024)) MiB for $((src_kb / 1024)) MiB of sources ($(python3 -c "print(round($cache_kb / $src_kb, 2))")x)"
 echo "(project: $WORK, $N files)"

@@ -117,6 +117,8 @@ struct State<'p, 'a> {
     prep: &'p Prep<'a>,
     local: Vec<Transform>,
     comp: Vec<Affine3A>,
+    /// The candidate's subtree transforms, sample-major (`s * width`),
+    /// committed as they are if it is accepted.
     scratch: Vec<Affine3A>,
 }
 
@@ -133,9 +135,12 @@ impl State<'_, '_> {
             return true;
         }
         let end = p.subtree_end[jt] as usize;
+        let width = end - jt;
         let parent = p.parents[jt];
+        self.scratch.resize(n * width, Affine3A::IDENTITY);
         for s in 0..n {
             let base = s * j;
+            let sc = s * width;
             let m = with_track(self.local[base + jt], kind, v).to_affine();
             let c = if parent == u32::MAX {
                 m
@@ -147,11 +152,11 @@ impl State<'_, '_> {
             {
                 return false;
             }
-            self.scratch[0] = c;
+            self.scratch[sc] = c;
             for d in jt + 1..end {
                 let pd = p.parents[d] as usize;
                 let pc = if pd >= jt {
-                    self.scratch[pd - jt]
+                    self.scratch[sc + pd - jt]
                 } else {
                     self.comp[base + pd]
                 };
@@ -161,22 +166,16 @@ impl State<'_, '_> {
                 {
                     return false;
                 }
-                self.scratch[d - jt] = c;
+                self.scratch[sc + d - jt] = c;
             }
         }
-        // Accept: apply and refresh the subtree's component transforms.
+        // Accept: apply, and the subtree's component transforms are the
+        // ones just measured.
         for s in 0..n {
             let base = s * j;
             self.local[base + jt] = with_track(self.local[base + jt], kind, v);
-            for d in jt..end {
-                let pd = p.parents[d];
-                let m = self.local[base + d].to_affine();
-                self.comp[base + d] = if pd == u32::MAX {
-                    m
-                } else {
-                    self.comp[base + pd as usize] * m
-                };
-            }
+            self.comp[base + jt..base + end]
+                .copy_from_slice(&self.scratch[s * width..(s + 1) * width]);
         }
         true
     }

@@ -139,3 +139,55 @@ pub(crate) fn cheapest(
     priced.sort_unstable();
     priced.into_iter().take(keep).map(|(_, _, c)| c).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A translation track moving along x only, 0 to `reach` meters.
+    fn ramp(n: usize, reach: f32) -> AnimTrack {
+        AnimTrack {
+            joint: 0,
+            kind: 1,
+            values: (0..n)
+                .map(|s| [reach * s as f32 / (n - 1) as f32, 0.0, 0.0, 0.0])
+                .collect(),
+            clip_min: [0.0; 3],
+            clip_ext: [reach, 0.0, 0.0],
+            rot_codes: [0; 6],
+        }
+    }
+
+    #[test]
+    fn a_raw_sample_prices_its_segment_raw_and_constants_stay_constant() {
+        let t = ramp(8, 1.0);
+        let seg = Segment { start: 0, end: 8 };
+        let mut steps = vec![f32::INFINITY; 8];
+        assert_eq!(priced_rate(&t, &steps, &seg), RATE_CONSTANT);
+        steps[5] = 0.0;
+        assert_eq!(priced_rate(&t, &steps, &seg), RATE_RAW);
+    }
+
+    #[test]
+    fn a_finer_step_prices_more_bits_and_the_step_holds() {
+        let t = ramp(16, 1.0);
+        let seg = Segment { start: 0, end: 16 };
+        let coarse = priced_rate(&t, &[1e-2; 16], &seg);
+        let fine = priced_rate(&t, &[1e-4; 16], &seg);
+        assert!(RATE_CONSTANT < coarse && coarse < fine && fine < RATE_RAW);
+        let ext = segment_extent(&t, 0, 16);
+        for (rate, need) in [(coarse, 1e-2f32), (fine, 1e-4)] {
+            assert!(step_of(&t, rate, ext) <= need);
+            assert!(step_of(&t, rate - 1, ext) > need);
+        }
+    }
+
+    #[test]
+    fn cheapest_skips_the_searched_count_and_breaks_ties_by_order() {
+        // Price: 10 per segment except 3 segments, priced like 2.
+        let price = |segs: &[Segment]| if segs.len() == 3 { 20 } else { 10 * segs.len() };
+        assert_eq!(cheapest(&[2, 1, 3, 4], 1, 2, price, 16), vec![2, 3]);
+        assert_eq!(cheapest(&[3, 2, 4], 2, 1, price, 16), vec![3]);
+        assert!(cheapest(&[1], 1, 1, price, 16).is_empty());
+    }
+}
