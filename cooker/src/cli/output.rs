@@ -3,6 +3,7 @@
 //! terminals unless `NO_COLOR` is set.
 
 use clap::{Args, ValueEnum};
+use ludus_anim_cooker::progress::line;
 use ludus_anim_cooker::report::{ReportDiagnostic, Severity};
 use std::io::IsTerminal;
 
@@ -55,20 +56,20 @@ impl OutputArgs {
 impl Output {
     /// `error: ...` on stderr (always shown).
     pub fn error(&self, message: impl std::fmt::Display) {
-        eprintln!("{}: {message}", self.paint("error", "1;31"));
+        line(format!("{}: {message}\n", self.paint("error", "1;31")));
     }
 
     /// `warning: ...` on stderr (hidden by `-q`).
     pub fn warn(&self, message: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{}: {message}", self.paint("warning", "1;33"));
+            line(format!("{}: {message}\n", self.paint("warning", "1;33")));
         }
     }
 
     /// `note: ...` on stderr (hidden by `-q`).
     pub fn note(&self, message: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{}: {message}", self.paint("note", "1;36"));
+            line(format!("{}: {message}\n", self.paint("note", "1;36")));
         }
     }
 
