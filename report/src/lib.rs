@@ -10,7 +10,7 @@
 //! dashboards, CI gates and build systems), the totals arithmetic, and a
 //! small checker for the JSON Schema subset the schemas use ([`schema`]).
 //!
-//! **Invariants:** depends on serde and serde_json only, so a dashboard or
+//! **Invariants:** depends on serde, serde_json and base64 only, so a dashboard or
 //! a CI script reads a cook's results without linking the cooker, its
 //! importers (ufbx, gltf) or the codec. The schemas are tested against
 //! these types (`tests/schema.rs`): every field the types write is in the

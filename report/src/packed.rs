@@ -4,62 +4,23 @@
 //! 2.67 characters, a JSON number 5 to 12), and a browser decodes it with
 //! `atob` and a `DataView`.
 //!
-//! Hand-written here (about forty lines) so this crate keeps depending on
-//! serde and serde_json only.
+//! Encoded and decoded by the `base64` crate (the project's one base64).
 
 use serde::de::{Deserializer, Error as _};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 
 /// Standard base64 with padding.
 pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn sextet(c: u8) -> Option<u32> {
-    ALPHABET.iter().position(|&a| a == c).map(|p| p as u32)
+    STANDARD.encode(bytes)
 }
 
 /// Decode standard padded base64; `None` for any other input.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let s = text.as_bytes();
-    if !s.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for (i, quad) in s.chunks(4).enumerate() {
-        let last = i + 1 == s.len() / 4;
-        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &quad[..4 - pad] {
-            n = (n << 6) | sextet(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
+    STANDARD.decode(text).ok()
 }
 
 /// An element type a packed array can hold.
