@@ -157,6 +157,30 @@ pub struct SourceClip {
 }
 
 impl SourceClip {
+    /// The authored local pose at `t` (clamped to the clip's span), by the
+    /// source format's curve semantics: `rest[j]` for a joint without a
+    /// track, and each channel a track has over it; rotations normalized.
+    /// The one way the cook, the retargeter and their tests sample a
+    /// source clip.
+    pub fn sample_pose(&self, rest: &[Transform], t: f32, out: &mut [Transform]) {
+        let t = t.clamp(0.0, self.duration_s.max(0.0));
+        out.copy_from_slice(rest);
+        for tr in &self.tracks {
+            let Some(o) = out.get_mut(tr.joint) else {
+                continue;
+            };
+            if let Some(v) = tr.translation.as_ref().and_then(|c| c.evaluate(t)) {
+                o.translation = v;
+            }
+            if let Some(v) = tr.rotation.as_ref().and_then(|c| c.evaluate(t)) {
+                o.rotation = v.normalize();
+            }
+            if let Some(v) = tr.scale.as_ref().and_then(|c| c.evaluate(t)) {
+                o.scale = v;
+            }
+        }
+    }
+
     /// Recompute `key_times` from the tracks and curves.
     pub fn collect_key_times(&mut self) {
         let mut t: Vec<f32> = Vec::new();

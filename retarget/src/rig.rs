@@ -84,21 +84,7 @@ impl PoseFk {
 /// Evaluate `clip` at `t` into `out` (joints without a track keep the
 /// skeleton's rest value, the model's rule for missing tracks).
 pub fn sample_clip(skeleton: &Skeleton, clip: &SourceClip, t: f32, out: &mut [Transform]) {
-    out.copy_from_slice(skeleton.rest_pose());
-    for tr in &clip.tracks {
-        let Some(o) = out.get_mut(tr.joint) else {
-            continue;
-        };
-        if let Some(v) = tr.translation.as_ref().and_then(|c| c.evaluate(t)) {
-            o.translation = v;
-        }
-        if let Some(v) = tr.rotation.as_ref().and_then(|c| c.evaluate(t)) {
-            o.rotation = v.normalize();
-        }
-        if let Some(v) = tr.scale.as_ref().and_then(|c| c.evaluate(t)) {
-            o.scale = v;
-        }
-    }
+    clip.sample_pose(skeleton.rest_pose(), t, out);
 }
 
 /// Whether `a` is `b` or one of its ancestors.

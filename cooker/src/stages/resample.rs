@@ -39,22 +39,7 @@ impl<'a> SourcePose<'a> {
 
     /// The authored pose at `t` (clamped to the clip's span).
     pub fn evaluate(&self, t: f32, out: &mut [Transform]) {
-        let t = t.clamp(0.0, self.clip.duration_s.max(0.0));
-        out.copy_from_slice(self.rest);
-        for tr in &self.clip.tracks {
-            let Some(o) = out.get_mut(tr.joint) else {
-                continue;
-            };
-            if let Some(v) = tr.translation.as_ref().and_then(|c| c.evaluate(t)) {
-                o.translation = v;
-            }
-            if let Some(v) = tr.rotation.as_ref().and_then(|c| c.evaluate(t)) {
-                o.rotation = v.normalize();
-            }
-            if let Some(v) = tr.scale.as_ref().and_then(|c| c.evaluate(t)) {
-                o.scale = v;
-            }
-        }
+        self.clip.sample_pose(self.rest, t, out);
     }
 }
 

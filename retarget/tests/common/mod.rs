@@ -69,18 +69,7 @@ pub fn angle(a: Quat, b: Quat) -> f32 {
 /// Local pose of `clip` at `t` (rest for joints without tracks).
 pub fn sample(skel: &Skeleton, clip: &SourceClip, t: f32) -> Vec<Transform> {
     let mut out = skel.rest_pose().to_vec();
-    for tr in &clip.tracks {
-        let o = &mut out[tr.joint];
-        if let Some(v) = tr.translation.as_ref().and_then(|c| c.evaluate(t)) {
-            o.translation = v;
-        }
-        if let Some(v) = tr.rotation.as_ref().and_then(|c| c.evaluate(t)) {
-            o.rotation = v.normalize();
-        }
-        if let Some(v) = tr.scale.as_ref().and_then(|c| c.evaluate(t)) {
-            o.scale = v;
-        }
-    }
+    clip.sample_pose(skel.rest_pose(), t, &mut out);
     out
 }
 
