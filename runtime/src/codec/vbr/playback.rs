@@ -111,9 +111,10 @@ impl CachedTrack {
 /// [`crate::DecodeContext`], so that one instance's decode state shares
 /// its pages wherever the instance lives. A decode prefetches the entries
 /// before it locates the segment, so they are fetched alongside the
-/// clip's segment table rather than after it (`schemas/codec-vbr.md`
-/// measures both layouts). It borrows the clip's sections: a decode uses
-/// it only for the clip it was made for (the same sections, by address),
+/// clip's segment table rather than after it
+/// (`docs/perf/vbr-decode-history.md` measures both layouts). It borrows
+/// the clip's sections: a decode uses it only for the clip it was made
+/// for (the same sections, by address),
 /// and only for the segment it was filled for; otherwise the pose is
 /// decoded without it.
 #[derive(Clone, Debug)]

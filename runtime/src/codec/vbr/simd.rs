@@ -113,8 +113,9 @@ impl Loads for Checked {
 }
 
 /// Loads without a bounds check: 8-10% of a whole pose's instructions
-/// (#17, `schemas/codec-vbr.md`). Made only by [`Unchecked::new`], whose
-/// caller vouches for every load made through the value.
+/// (#17, `schemas/codec-vbr.md`, measured in
+/// `docs/perf/vbr-decode-history.md`). Made only by [`Unchecked::new`],
+/// whose caller vouches for every load made through the value.
 #[derive(Clone, Copy)]
 pub(super) struct Unchecked(());
 
