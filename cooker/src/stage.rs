@@ -135,7 +135,8 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 6, per Clip, reads [Resample];
-    /// Codec blob. 8: short clips search the profile's segment length and
+    /// Codec blob. 9: the record carries the clip's f32 floor, which
+    /// verification reads instead of measuring it again. 8: short clips search the profile's segment length and
     /// the cheapest count priced from its steps, not every count (only
     /// from 600 joint-samples and up to 3 segments; faster;
     /// isolation rates searched from the previous segment's). 7: VBR codec
@@ -150,7 +151,7 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 8, per Clip, reads [Prepare];
+    Encode: "encode", version 9, per Clip, reads [Prepare];
     /// Decode through the runtime and measure. 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32

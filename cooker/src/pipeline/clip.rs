@@ -102,7 +102,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         encode: &job.keys.encode,
         curve_threshold: job.profile.curve_error_threshold,
     };
-    let check = || check(job, &entry, &prepared, &js);
+    let check = || check(job, &entry, &prepared, &js, encoded.floor_m);
     let verification =
         cx.stage::<Verify>(job.file, Some(name), &spec, VerifyInput { check: &check })?;
     entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
@@ -255,7 +255,15 @@ fn run_encode(
             .file(job.file)
             .clip(name)
     };
-    let check = |e: &Encoded| check(job, &package_clip(job, prepared, e, rs), prepared, js);
+    let check = |e: &Encoded| {
+        check(
+            job,
+            &package_clip(job, prepared, e, rs),
+            prepared,
+            js,
+            e.floor_m,
+        )
+    };
     let spec = EncodeSpec {
         prepare: &job.keys.prepare,
         profile: job.profile,
@@ -279,6 +287,7 @@ fn check(
     entry: &PackageClip,
     prepared: &Prepared,
     js: &JointSettings,
+    floor_m: f32,
 ) -> Result<ClipVerification, Diagnostic> {
     verify_in_package(
         &job.norm.skeleton,
@@ -287,6 +296,7 @@ fn check(
         &job.plan.authored(),
         &js.thresholds,
         &js.shells,
+        floor_m,
         job.kind,
         job.file,
     )
