@@ -152,13 +152,14 @@ stage_list! {
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
     Encode: "encode", version 9, per Clip, reads [Prepare];
-    /// Decode through the runtime and measure. 5: VBR codec v3 blobs
+    /// Decode through the runtime and measure. 6: the per-time grid is
+    /// not stored (the clip's sidecar record keeps it). 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 5, per Clip, reads [Encode];
+    Verify: "verify", version 6, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
     /// 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).

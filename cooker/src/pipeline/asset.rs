@@ -5,7 +5,7 @@ use super::chain::{import_key, AssetKeys, ClipKeys, ClipSpec};
 use super::clip::{cook_clip, ClipJob, CookedClip};
 use super::ingest::{companions, ingest, read_policy, source_hash, Source, Stop};
 use super::plan::{plan_clips, ClipPlan};
-use super::sidecar_doc::AssetSidecar;
+use super::sidecar_doc::{asset_part, AssetSidecar, ClipPart};
 use super::{Cook, PackageBytes};
 use crate::events::CookEvent;
 use crate::keys::SourceDigest;
@@ -23,8 +23,6 @@ use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::limits::{Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
-use ludus_anim_report::sidecar::ClipSidecar;
-use ludus_anim_report::sidecar_parts::SidecarPart;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -47,10 +45,17 @@ struct AssetOutcome {
     package_name: String,
     package_key: String,
     manifest: ManifestAsset,
-    /// Hex digest of the asset's sidecar part (stored under
-    /// `sidecar_key`), when the cook that stored this wrote one.
+    /// The asset's sidecar part, when the cook that stored this wrote one.
     #[serde(default)]
-    sidecar: Option<String>,
+    sidecar: Option<SidecarRef>,
+}
+
+/// Where an asset's sidecar part is: its clips' part entries, in order
+/// (hex keys), and the hex digest of their concatenation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct SidecarRef {
+    clips: Vec<String>,
+    digest: String,
 }
 
 /// Cook one asset job; never fails as a whole: a problem is a failed
@@ -317,10 +322,11 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     // rebuild it. The part itself is read only if the published sidecar
     // does not already hold it (`sidecar_doc`).
     let sidecar = if cx.options.sidecar.write {
-        let hex = outcome.sidecar.as_deref()?;
-        let digest = *blake3::Hash::from_hex(hex).ok()?.as_bytes();
+        let r = outcome.sidecar.as_ref()?;
+        let digest = *blake3::Hash::from_hex(&r.digest).ok()?.as_bytes();
+        let keys: Option<Vec<Key>> = r.clips.iter().map(|k| Key::from_hex(k)).collect();
         AssetSidecar::Cached {
-            key: sidecar_key(key),
+            keys: keys?,
             digest,
         }
     } else {
@@ -333,12 +339,6 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
         manifest: Some(outcome.manifest),
         sidecar,
     })
-}
-
-pub(super) fn sidecar_key(package_key: &Key) -> Key {
-    let mut k = KeyBuilder::new();
-    k.str("sidecar").key(package_key);
-    k.finish()
 }
 
 fn package_bytes_key(package_key: &Key) -> Key {
@@ -587,17 +587,9 @@ fn package_asset(
         joints: sk.joint_count(),
         clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
     };
+    let clip_parts: Vec<&ClipPart> = cooked.iter().filter_map(|c| c.sidecar.as_ref()).collect();
     let sidecar = match cx.options.sidecar.write {
-        true => {
-            let records: Vec<ClipSidecar> =
-                cooked.iter().filter_map(|c| c.sidecar.clone()).collect();
-            let part = SidecarPart::of(records);
-            if cx.cache.enabled() {
-                let key = sidecar_key(&a.keys.package);
-                cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
-            }
-            AssetSidecar::ready(part)
-        }
+        true => AssetSidecar::ready(asset_part(&clip_parts)),
         false => AssetSidecar::None,
     };
     if cx.cache.enabled() {
@@ -607,9 +599,10 @@ fn package_asset(
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),
             sidecar: match &sidecar {
-                AssetSidecar::Ready { digest, .. } => {
-                    Some(blake3::Hash::from_bytes(*digest).to_hex().to_string())
-                }
+                AssetSidecar::Ready { digest, .. } => Some(SidecarRef {
+                    clips: clip_parts.iter().map(|c| c.key.to_hex()).collect(),
+                    digest: blake3::Hash::from_bytes(*digest).to_hex().to_string(),
+                }),
                 _ => None,
             },
         };

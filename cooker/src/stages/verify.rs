@@ -18,6 +18,7 @@ use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::SourceKind;
 use ludus_anim_model::{ResampledClip, SourceClip};
+use ludus_anim_report::sidecar::quantize_errors;
 use ludus_anim_runtime::package::{Clip, CurveChannel};
 use ludus_anim_runtime::Package;
 use ludus_anim_runtime::{Player, Request, Skeleton, Transform};
@@ -28,8 +29,20 @@ use std::time::Instant;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClipVerification {
-    /// Decoded vs the prepared grid, as measured (without the floor).
+    /// Decoded vs the prepared grid, as measured (without the floor). Its
+    /// per-time grid is moved to `times_s` / `error_q`.
     pub codec: ErrorStats,
+    /// Every time the codec error was checked at, ascending. Not stored
+    /// with the record (empty when served from the cache): the clip's
+    /// sidecar record, its own entry, is the one place the grid is kept.
+    #[serde(skip)]
+    pub times_s: Vec<f32>,
+    /// The codec error of every joint at every checked time, quantized
+    /// against the joint's threshold and joint-major, exactly as the
+    /// dashboard's sidecar stores it (`ludus_anim_report::sidecar::
+    /// quantize_errors`). Not stored, like `times_s`.
+    #[serde(skip)]
+    pub error_q: Vec<u16>,
     /// The clip's f32 floor (`ludus_anim_verify::f32_floor`): added to the
     /// measured figures to bound the error between checked times.
     pub floor_m: f32,
@@ -189,6 +202,12 @@ pub fn verify(
         refined: codec.counts.refined,
         ..plan.counts
     };
+    let times_s = std::mem::take(&mut codec.times_s);
+    let error_q = quantize_errors(
+        times_s.len(),
+        &std::mem::take(&mut codec.errors_m),
+        thresholds,
+    );
     // The additive figures are measured applied onto the base pose; their
     // floor is that of the deltas, measured as poses.
     let (source_error_m, source_counts) = if prepared.additive.is_some() {
@@ -202,6 +221,8 @@ pub fn verify(
     let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
     ClipVerification {
         codec,
+        times_s,
+        error_q,
         floor_m,
         source_error_m,
         source_counts,
