@@ -161,13 +161,14 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 6, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 7: VBR codec v4 blobs (codec version 4 in the clip records).
+    /// 8: the record carries the proof of its key (`RecordProof`) and
+    /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
     /// 5: the report's time-check counts and f32 floor, the sidecar
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 7, per Asset, reads [Verify];
+    Package: "package", version 8, per Asset, reads [Verify];
 }
 
 impl Stage {

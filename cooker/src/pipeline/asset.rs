@@ -15,7 +15,7 @@ use crate::source::Snapshot;
 use crate::stage::{CookStage, Stage};
 use crate::stage_cache::Tier;
 use crate::stages::normalize::Normalized;
-use crate::stages::package::{package, PackageHeader, PackageSpec};
+use crate::stages::package::{package, PackageHeader, PackageSpec, RecordProof};
 use crate::stages::prepare::Prepared;
 use crate::stages::resample::{Resample, ResampleSpec};
 use crate::stages::retarget::RetargetedAsset;
@@ -41,6 +41,9 @@ pub struct AssetResult {
 /// The cached result of a whole asset (the `package` stage).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct AssetOutcome {
+    /// The inputs of the key this record was stored under, compared with
+    /// the reading cook's before anything of it is used.
+    proof: RecordProof,
     report: AssetReport,
     package_name: String,
     package_key: String,
@@ -140,7 +143,7 @@ fn cook_format<'a>(
         cx,
     );
     if cx.reuse_packages {
-        if let Some(done) = cached_asset(&keys.package, file, cx) {
+        if let Some(done) = cached_asset(&keys, file, cx) {
             return Ok(done);
         }
     }
@@ -264,7 +267,7 @@ fn unchanged_asset(
         &retarget,
         cx,
     );
-    let done = cached_asset(&keys.package, file, cx);
+    let done = cached_asset(&keys, file, cx);
     if done.is_some() {
         snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
     }
@@ -300,16 +303,42 @@ fn remember_stamps(
     }
 }
 
-/// The whole asset from the cache, if its package key hits and the
-/// package bytes are intact.
-fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
+/// The whole asset from the cache, if its package key hits, the record
+/// proves that key (`RecordProof`) and the package bytes are the ones it
+/// names. A record or package that fails a check is a miss with a notice.
+fn cached_asset(keys: &AssetKeys, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     let start = Instant::now();
+    let key = &keys.package;
     let (outcome, t1) = cx.cache.lookup_bytes(Stage::Package, key)?;
-    let outcome: AssetOutcome = serde_json::from_slice(&outcome).ok()?;
+    let reject = |why: String| {
+        let at = format!("cache record {} for '{file}'", key.to_hex());
+        cx.cache.reject(
+            Stage::Package,
+            format!("{at} ignored (cooked instead): {why}"),
+        );
+    };
+    let outcome: AssetOutcome = match serde_json::from_slice(&outcome) {
+        Ok(o) => o,
+        Err(e) => {
+            reject(format!("not a record of this cooker ({e})"));
+            return None;
+        }
+    };
+    if let Some((field, theirs, ours)) = outcome.proof.disagreement(&keys.proof) {
+        reject(format!(
+            "it was stored for {field} '{theirs}', this cook's is '{ours}'"
+        ));
+        return None;
+    }
     let (pkg, t2) = cx
         .cache
         .lookup_bytes(Stage::Package, &package_bytes_key(key))?;
-    if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
+    let digest = blake3::hash(&pkg).to_hex();
+    if digest.as_str() != outcome.manifest.package_hash {
+        reject(format!(
+            "its package bytes hash to {digest}, the record names {}",
+            outcome.manifest.package_hash
+        ));
         return None;
     }
     let tier = if t1 == Tier::Remote || t2 == Tier::Remote {
@@ -594,6 +623,7 @@ fn package_asset(
     };
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
+            proof: a.keys.proof.clone(),
             report: r.clone(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
