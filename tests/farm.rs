@@ -726,3 +726,60 @@ fn records_that_do_not_prove_their_key_never_ship() {
         notices(&r)
     );
 }
+
+#[test]
+fn signed_farms_use_only_what_ci_signed() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let key_file = tmp.path().join("ci.key");
+    std::fs::write(&key_file, "a CI signing secret of 32 chars\n").unwrap();
+    let signing = format!("file:{}", s(&key_file));
+    let signed = ["--remote-cache-signing", &signing];
+    let rw = ["--remote-cache-mode", "read-write"];
+
+    // CI signs what it uploads; an agent with the secret uses all of it.
+    let (first, _) = cook_against(&fx, &url, &[&rw[..], &signed[..]].concat(), &[]);
+    let stored = stage_sum(&first["remote"], "uploads");
+    assert!(stored > 0, "{}", first["remote"]);
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "corrupt"), 0, "{}", notices(&r));
+    for st in r["stages"].as_object().unwrap().values() {
+        assert_eq!(st["misses"], 0, "{}", r["stages"]);
+    }
+    // An agent without the secret reads signed entries too (unverified).
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert_eq!(stage_sum(&r["remote"], "corrupt"), 0, "{}", notices(&r));
+    assert!(stage_sum(&r["remote"], "hits") > 0);
+
+    // A writer without the secret fills the (wiped) server with unsigned
+    // objects (another machine's cook, framed correctly): agents with the
+    // secret use none of them, and still ship the right packages.
+    let wipe = || {
+        for e in std::fs::read_dir(nginx.ac_dir()).unwrap().flatten() {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    };
+    wipe();
+    let (_, _) = cook_against(&fx, &url, &rw, &[]);
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
+    assert!(stage_sum(&r["remote"], "corrupt") > 0, "{}", r["remote"]);
+    assert!(notices(&r).contains("not signed"), "{}", notices(&r));
+
+    // Entries signed with another secret are refused the same way.
+    let other = tmp.path().join("other.key");
+    std::fs::write(&other, "somebody else's secret, 32 chars\n").unwrap();
+    let other = format!("file:{}", s(&other));
+    wipe();
+    let (_, _) = cook_against(
+        &fx,
+        &url,
+        &[&rw[..], &["--remote-cache-signing", &other]].concat(),
+        &[],
+    );
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
+    assert!(notices(&r).contains("another secret"), "{}", notices(&r));
+}
