@@ -581,6 +581,22 @@ fn three_shards_merge_into_the_unsharded_cook() {
     let (whole, merged) = (outputs(&t.join("whole")), outputs(&t.join("merged")));
     assert_same_results(&whole, &merged, "merged vs unsharded");
     assert_eq!(whole.report, merged.report, "stage counters add up");
+    // The shards' sidecars merge into the unsharded cook's records.
+    let clips = |dir: &str| json_file(&t.join(dir).join("report-sidecar.json"))["clips"].clone();
+    assert!(clips("whole").as_array().is_some_and(|c| !c.is_empty()));
+    assert!(clips("whole") == clips("merged"), "merged sidecar differs");
+
+    // A shard cooked from a checkout where one source has other bytes.
+    let other = t.join("other-checkout");
+    copy_tree(&proj, &other);
+    let bvh = manifest_files(&fx, "bvh/")[0]
+        .strip_prefix(&fx)
+        .unwrap()
+        .to_path_buf();
+    let mut bytes = std::fs::read(other.join(&bvh)).unwrap();
+    bytes.extend_from_slice(b"\n");
+    std::fs::write(other.join(&bvh), bytes).unwrap();
+    shard_cook(&other, &t.join("c4"), &t.join("mixed"), Some("3/3"));
 
     // Refusals name what is wrong.
     let refused = |args: &[&str], says: &str| {
@@ -593,6 +609,10 @@ fn three_shards_merge_into_the_unsharded_cook() {
         );
     };
     refused(&["shared", "--out", "x"], "shards 3 of 3 are missing");
+    refused(
+        &["shared", "mixed", "--out", "x"],
+        &format!("'{}' had different bytes", s(&bvh)),
+    );
     copy_tree(&t.join("third"), &t.join("third-again"));
     refused(
         &["shared", "third", "third-again", "--out", "x"],
@@ -782,4 +802,151 @@ fn signed_farms_use_only_what_ci_signed() {
     let (r, _) = cook_against(&fx, &url, &signed, &[]);
     assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
     assert!(notices(&r).contains("another secret"), "{}", notices(&r));
+}
+
+#[test]
+fn inputs_with_a_manifest_cook_with_its_settings_from_anywhere() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    feature_project(&fx, &proj);
+    // The whole project as its manifest says, from its own directory.
+    cook_ok(&mut cmd(&proj, &["cook", "--no-cache"]));
+    let whole = outputs(&proj.join("out"));
+    let walk_package = |o: &Outputs| {
+        o.packages
+            .iter()
+            .find(|(n, _)| n.starts_with("walk"))
+            .cloned()
+            .unwrap()
+    };
+    let manifest = s(&proj.join("ludus-anim.toml"));
+    let input = s(&proj.join("walk.bvh"));
+    // One input, named absolutely, with an explicit manifest, from `/`:
+    // the same package, manifest entry and profile as in the whole cook.
+    let out = tmp.path().join("from-root");
+    let o = s(&out);
+    cook_ok(&mut cmd(
+        Path::new("/"),
+        &[
+            "cook",
+            "--no-cache",
+            "--manifest",
+            &manifest,
+            "--out",
+            &o,
+            &input,
+        ],
+    ));
+    let one = outputs(&out);
+    assert_eq!(one.packages.len(), 1);
+    assert!(
+        walk_package(&whole) == walk_package(&one),
+        "walk.bvh differs"
+    );
+    assert_eq!(one.report["assets"][0]["source"], "walk.bvh");
+    // The same from the project directory, by relative path and with the
+    // manifest found there.
+    let out2 = tmp.path().join("from-proj");
+    let o2 = s(&out2);
+    cook_ok(&mut cmd(
+        &proj,
+        &["cook", "--no-cache", "--out", &o2, "walk.bvh"],
+    ));
+    assert!(outputs(&out2).packages == one.packages);
+    assert!(outputs(&out2).manifest == one.manifest);
+    // A manifest's profile applies to inputs too.
+    let toml = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        toml.replace("[project]\n", "[project]\nprofile = \"crowd\"\n"),
+    )
+    .unwrap();
+    let out3 = tmp.path().join("crowd");
+    let o3 = s(&out3);
+    cook_ok(&mut cmd(
+        &proj,
+        &["cook", "--no-cache", "--out", &o3, "walk.bvh"],
+    ));
+    assert_eq!(report(&out3)["profile"], "crowd");
+    // An input the manifest does not list is refused, naming both.
+    std::fs::write(
+        proj.join("stray.bvh"),
+        std::fs::read(proj.join("walk.bvh")).unwrap(),
+    )
+    .unwrap();
+    let bad = cmd(&proj, &["cook", "--no-cache", "stray.bvh"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("stray.bvh") && text(&bad).contains("ludus-anim.toml"));
+}
+
+#[test]
+fn a_read_write_cook_refills_a_wiped_server() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("ci");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("ci-cache"));
+    let args = [
+        "cook",
+        "--cache",
+        &cache,
+        "--remote-cache",
+        &url,
+        "--remote-cache-mode",
+        "read-write",
+    ];
+    cook_ok(&mut cmd(&proj, &args));
+    let objects = || std::fs::read_dir(nginx.ac_dir()).unwrap().count();
+    let stored = objects();
+    assert!(stored > 0);
+    // The server is wiped (eviction, a new bucket); CI's local cache is
+    // warm, so its next cook computes nothing, and still puts back what
+    // the server lacks.
+    for e in std::fs::read_dir(nginx.ac_dir()).unwrap().flatten() {
+        std::fs::remove_file(e.path()).unwrap();
+    }
+    cook_ok(&mut cmd(&proj, &args));
+    let r = report(&proj.join("out"));
+    for st in r["stages"].as_object().unwrap().values() {
+        assert_eq!(st["misses"], 0, "{}", r["stages"]);
+    }
+    assert!(stage_sum(&r["remote"], "uploads") > 0, "{}", r["remote"]);
+    assert!(objects() > 0, "nothing refilled");
+    // A fresh agent finds the packages on the refilled server.
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert!(stage_sum(&r["remote"], "hits") > 0, "{}", r["remote"]);
+    assert_eq!(r["stages"]["package"]["misses"], 0, "{}", r["stages"]);
+
+    // `cache push` puts back everything the local cache holds.
+    for e in std::fs::read_dir(nginx.ac_dir()).unwrap().flatten() {
+        std::fs::remove_file(e.path()).unwrap();
+    }
+    let o = cmd(
+        &proj,
+        &["cache", "--cache", &cache, "push", "--remote-cache", &url],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("(0 already there, 0 failed)"),
+        "{}",
+        text(&o)
+    );
+    let o = cmd(
+        &proj,
+        &["cache", "--cache", &cache, "push", "--remote-cache", &url],
+    )
+    .output()
+    .unwrap();
+    assert!(text(&o).contains("pushed 0 of"), "{}", text(&o));
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    for st in r["stages"].as_object().unwrap().values() {
+        assert_eq!(st["misses"], 0, "{}", r["stages"]);
+    }
 }

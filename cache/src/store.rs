@@ -370,6 +370,14 @@ impl Store {
     }
 
     /// Lists entries and temp files. Files that vanish mid-scan are skipped.
+    /// The key of every entry, sorted (a snapshot; entries written or
+    /// evicted meanwhile may be missing or gone).
+    pub fn keys(&self) -> Result<Vec<Key>, CacheError> {
+        let mut keys: Vec<Key> = self.scan()?.entries.iter().map(|e| e.key).collect();
+        keys.sort();
+        Ok(keys)
+    }
+
     fn scan(&self) -> Result<Scan, CacheError> {
         let mut scan = Scan::default();
         // Temp files of `VERSION` writers live in the top directory.

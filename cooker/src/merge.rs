@@ -14,16 +14,22 @@
 //!   have the same package, else the merge is refused naming both;
 //! - every package is checked (blake3 against the manifest) and copied into
 //!   the output directory when it is not there yet;
+//! - every shard's source hashes and stage versions agree (shards cooked
+//!   from different checkouts or builds are refused, naming the source);
+//! - the shards' `report-sidecar.*.json` become one `report-sidecar.json`
+//!   (clips in job order; none when a shard wrote none);
 //! - report: `stages` and `remote` counters add up (each asset was cooked by
 //!   one shard), `cache_notices` are concatenated in shard order, totals
 //!   are recomputed from the assets; `cook_ms` is the longest shard's (the
 //!   wall time of shards cooked in parallel) and `peak_rss_mb` the largest;
 //!   `build` is the first shard's.
 
+use crate::pipeline::sidecar::sidecar_file;
 use crate::publish::Staging;
 use crate::report::farm::{manifest_file, report_file};
 use crate::report::{ManifestAsset, PackageManifest, Report, ShardInfo};
 use crate::sink::Sink;
+use ludus_anim_report::sidecar::Sidecar;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -75,6 +81,14 @@ pub enum MergeError {
         pa: String,
         b: String,
         pb: String,
+    },
+    #[error("'{source_path}' had different bytes in {a} ({ha}) and {b} ({hb}): the shards were cooked from different checkouts")]
+    MixedSources {
+        source_path: String,
+        a: String,
+        ha: String,
+        b: String,
+        hb: String,
     },
     #[error("'{source_path}' in {shard} is not among the shards' jobs")]
     UnknownSource { source_path: String, shard: String },
@@ -136,16 +150,49 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     })?;
     let copied = gather_packages(&shards, &manifest, &sink)?;
     let (report_json, manifest_json) = (json(&report)?, json(&manifest)?);
-    sink.publish(&[
-        (&report_file(None), &report_json),
-        (&manifest_file(None), &manifest_json),
-    ])?;
+    let sidecar = merge_sidecars(&shards, &order)?;
+    let names = (report_file(None), manifest_file(None), sidecar_file(None));
+    let mut files: Vec<(&str, &[u8])> = vec![(&names.0, &report_json), (&names.1, &manifest_json)];
+    if let Some(bytes) = &sidecar {
+        files.push((&names.2, bytes));
+    }
+    sink.publish(&files)?;
     Ok(Merged {
         shards: shards.len(),
         manifest,
         report,
         copied,
     })
+}
+
+/// The shards' sidecars as one (`report-sidecar.json`), clips in job
+/// order; `None` when a shard wrote none (a cook with `--no-sidecar`).
+fn merge_sidecars(
+    shards: &[Shard],
+    order: &BTreeMap<String, usize>,
+) -> Result<Option<Vec<u8>>, MergeError> {
+    let mut clips = Vec::new();
+    for s in shards {
+        let path = s.dir.join(sidecar_file(Some(&s.info)));
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Ok(None);
+        };
+        let doc = Sidecar::from_json(&bytes).map_err(|e| MergeError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        clips.extend(doc.clips);
+    }
+    clips.sort_by_key(|c| order.get(&c.source).copied().unwrap_or(usize::MAX));
+    let mut merged = Sidecar::new(&shards[0].report.cooker_version);
+    merged.clips = clips;
+    // Compact, as a cook writes it (the per-time grids dominate).
+    serde_json::to_vec(&merged)
+        .map(Some)
+        .map_err(|e| MergeError::Write {
+            path: "report-sidecar.json".to_string(),
+            source: std::io::Error::other(e),
+        })
 }
 
 /// Every shard in `dir` (`manifest.shard-*.json` with its report).
@@ -298,9 +345,40 @@ fn same_cook(a: &Shard, b: &Shard) -> Result<(), MergeError> {
         format!("{} jobs", a.info.jobs.len()),
         format!("{} jobs", b.info.jobs.len()),
     )?;
-    match a.info.jobs.iter().zip(&b.info.jobs).find(|(x, y)| x != y) {
-        Some((x, y)) => differ("job list", x.clone(), y.clone()),
-        None => Ok(()),
+    if let Some((x, y)) = a.info.jobs.iter().zip(&b.info.jobs).find(|(x, y)| x != y) {
+        return differ("job list", x.clone(), y.clone());
+    }
+    differ(
+        "stage versions",
+        a.info.stage_versions.join(" "),
+        b.info.stage_versions.join(" "),
+    )?;
+    same_sources(a, b)
+}
+
+/// Every job's source bytes agree between two shards (where both hashed
+/// it; shards of older cookers record no hashes).
+fn same_sources(a: &Shard, b: &Shard) -> Result<(), MergeError> {
+    let pairs = a.info.source_hashes.iter().zip(&b.info.source_hashes);
+    for (i, (ha, hb)) in pairs.enumerate() {
+        if ha != hb {
+            return Err(MergeError::MixedSources {
+                source_path: a.info.jobs.get(i).cloned().unwrap_or_default(),
+                a: a.name.clone(),
+                ha: short(ha),
+                b: b.name.clone(),
+                hb: short(hb),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A hash as messages show it (`unreadable` for none).
+fn short(hash: &str) -> String {
+    match hash {
+        "" => "unreadable".to_string(),
+        h => h.chars().take(16).collect(),
     }
 }
 

@@ -64,6 +64,8 @@ pub enum ProjectError {
     Nothing { name: &'static str, dir: String },
     #[error(transparent)]
     Remote(#[from] RemoteSettingError),
+    #[error("input '{input}' is not an asset of {manifest} (no [[asset]] sources pattern matches it): add it there, or cook it from a directory without a project manifest")]
+    NotInManifest { input: String, manifest: String },
 }
 
 /// Resolve `args` in the working directory `cwd`; `fixtures` is the
@@ -71,15 +73,24 @@ pub enum ProjectError {
 pub fn resolve(args: &ProjectArgs, cwd: &Path, fixtures: &Path) -> Result<Project, ProjectError> {
     let manifest_path = args.manifest.clone().or_else(|| {
         let p = cwd.join(manifest::FILE_NAME);
-        (args.inputs.is_empty() && p.is_file()).then_some(p)
+        p.is_file().then_some(p)
     });
-    let (origin, jobs, manifest) = if !args.inputs.is_empty() {
-        (Origin::Inputs, input_jobs(&args.inputs, cwd)?, None)
-    } else if let Some(mp) = &manifest_path {
+    let (origin, jobs, manifest) = if let Some(mp) = &manifest_path {
+        // With a manifest, explicit inputs select its assets: they cook
+        // with its settings and record paths relative to its root, wherever
+        // the command runs.
         let m = Manifest::load(mp)?;
         let root = project_root(mp);
-        let jobs = m.jobs(&root)?;
-        (Origin::Manifest, jobs, Some((root, m)))
+        let all = m.jobs(&root)?;
+        match args.inputs.is_empty() {
+            true => (Origin::Manifest, all, Some((root, m))),
+            false => {
+                let chosen = select_inputs(&all, &args.inputs, cwd, mp)?;
+                (Origin::Inputs, chosen, Some((root, m)))
+            }
+        }
+    } else if !args.inputs.is_empty() {
+        (Origin::Inputs, input_jobs(&args.inputs, cwd)?, None)
     } else {
         let found = bundled_inputs(fixtures);
         if found.is_empty() {
@@ -134,6 +145,36 @@ fn project_root(manifest: &Path) -> PathBuf {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .to_path_buf()
+}
+
+/// The manifest's jobs for `inputs` (files, or directories standing for
+/// the files below them), in input order; an input the manifest does not
+/// list is an error naming both.
+fn select_inputs(
+    all: &[AssetJob],
+    inputs: &[PathBuf],
+    cwd: &Path,
+    manifest: &Path,
+) -> Result<Vec<AssetJob>, ProjectError> {
+    let canon = |p: &Path| std::fs::canonicalize(cwd.join(p)).ok();
+    let listed: Vec<(PathBuf, &AssetJob)> = all
+        .iter()
+        .filter_map(|j| Some((canon(&j.path)?, j)))
+        .collect();
+    let mut chosen: Vec<AssetJob> = Vec::new();
+    for input in input_jobs(inputs, cwd)? {
+        let found = canon(&input.path).and_then(|c| listed.iter().find(|(p, _)| *p == c));
+        let Some((_, job)) = found else {
+            return Err(ProjectError::NotInManifest {
+                input: input.path.display().to_string(),
+                manifest: manifest.display().to_string(),
+            });
+        };
+        if !chosen.iter().any(|j| j.path == job.path) {
+            chosen.push((*job).clone());
+        }
+    }
+    Ok(chosen)
 }
 
 fn plain_jobs(paths: Vec<PathBuf>) -> Vec<AssetJob> {

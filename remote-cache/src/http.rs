@@ -98,10 +98,11 @@ impl HttpClient {
         Ok(response.status().as_u16())
     }
 
-    /// MKCOL of `BASE/` then `BASE/ac/`; "already exists" answers (405,
-    /// 301) are fine, the PUT that follows tells whether it worked.
+    /// MKCOL of every level of the base path, then `BASE/ac/`
+    /// ([`BaseUrl::collection_urls`]); "already exists" answers (405, 301)
+    /// are fine, the PUT that follows tells whether it worked.
     fn make_collections(&self) -> Result<(), RemoteError> {
-        for url in [self.url.base_collection_url(), self.url.ac_collection_url()] {
+        for url in self.url.collection_urls() {
             self.send_with_retry("MKCOL", &url, || {
                 let mut request = http::Request::builder().method("MKCOL").uri(&url);
                 if let Some(value) = self.auth_header() {

@@ -184,6 +184,17 @@ impl RemoteCache {
     /// Queues `payload` for upload under `key` (framed as a cache entry).
     /// Never blocks and never fails: see [`Upload`].
     pub fn upload(&self, key: &Key, payload: &[u8], tag: &'static str) -> Upload {
+        self.enqueue(key, payload, tag, false)
+    }
+
+    /// Queues `payload` for upload under `key` only if the server lacks it
+    /// (a HEAD first, on the upload thread): what a read-write cook does
+    /// with its local hits, so a wiped or evicted server fills up again.
+    pub fn refill(&self, key: &Key, payload: &[u8], tag: &'static str) -> Upload {
+        self.enqueue(key, payload, tag, true)
+    }
+
+    fn enqueue(&self, key: &Key, payload: &[u8], tag: &'static str, refill: bool) -> Upload {
         if !self.inner.mode.writes() {
             return Upload::ReadOnly;
         }
@@ -199,6 +210,7 @@ impl RemoteCache {
             key: *key,
             entry: self.inner.frame(key, payload),
             tag,
+            refill,
         };
         match uploader.enqueue(job) {
             Ok(()) => Upload::Queued,
@@ -393,11 +405,17 @@ impl Inner {
 
 impl Sink for Inner {
     fn upload(&self, job: Job) {
-        if self.uploads_allowed() {
-            let _ = self.put_entry(&job.key, &job.entry, job.tag);
-        } else {
-            self.skip(job);
+        if !self.uploads_allowed() {
+            return self.skip(job);
         }
+        if job.refill {
+            match self.http.head(&job.key) {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => return self.failed("lookup", &e),
+            }
+        }
+        let _ = self.put_entry(&job.key, &job.entry, job.tag);
     }
 
     fn skip(&self, job: Job) {

@@ -64,10 +64,17 @@ impl Tiered {
         self.remote.as_ref()
     }
 
-    /// Looks `key` up tier by tier, saying where the value came from.
+    /// Looks `key` up tier by tier, saying where the value came from. In
+    /// read-write mode a local hit is also offered to the remote
+    /// ([`RemoteCache::refill`]: uploaded if the server lacks it).
     pub fn lookup(&self, key: &Key, tag: &'static str) -> Lookup {
         match self.local.get(key) {
-            Ok(Some(v)) => return Lookup::Local(v),
+            Ok(Some(v)) => {
+                if let Some(remote) = &self.remote {
+                    remote.refill(key, &v, tag);
+                }
+                return Lookup::Local(v);
+            }
             Ok(None) => {}
             Err(e @ CacheError::Corrupt { .. }) => self.notice(e.to_string()),
             Err(e) => self.notice(format!("cache read failed, trying further: {e}")),

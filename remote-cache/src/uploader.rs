@@ -15,6 +15,8 @@ pub(crate) struct Job {
     pub key: Key,
     pub entry: Vec<u8>,
     pub tag: &'static str,
+    /// A refill: sent only if the server lacks the key (HEAD first).
+    pub refill: bool,
 }
 
 /// What the worker threads hand jobs to.
@@ -200,6 +202,7 @@ mod tests {
             key: Key([1; 32]),
             entry: vec![0; len],
             tag: "t",
+            refill: false,
         }
     }
 

@@ -65,9 +65,25 @@ impl BaseUrl {
         format!("{}/{AC}/", self.base)
     }
 
-    /// `BASE/`, for creating the base collection itself.
-    pub fn base_collection_url(&self) -> String {
-        format!("{}/", self.base)
+    /// Every collection from the first level of the base path down to
+    /// `BASE/ac/`, parents first: what MKCOL must create on a WebDAV server
+    /// without automatic parent creation when the base is nested
+    /// (`http://host/team/ludus` needs `/team/`, `/team/ludus/` and
+    /// `/team/ludus/ac/`).
+    pub fn collection_urls(&self) -> Vec<String> {
+        let after_scheme = self.base.find("://").map_or(0, |i| i + 3);
+        let path_start = self.base[after_scheme..]
+            .find('/')
+            .map_or(self.base.len(), |i| after_scheme + i);
+        let (origin, path) = self.base.split_at(path_start);
+        let mut urls = Vec::new();
+        let mut at = origin.to_string();
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            at = format!("{at}/{segment}");
+            urls.push(format!("{at}/"));
+        }
+        urls.push(self.ac_collection_url());
+        urls
     }
 
     /// The base URL as given, without a trailing slash.
@@ -127,6 +143,17 @@ mod tests {
             format!("http://127.0.0.1:8080/ludus/ac/{}", "ab".repeat(32))
         );
         assert_eq!(base.ac_collection_url(), "http://127.0.0.1:8080/ludus/ac/");
+        let nested = BaseUrl::parse("http://h:1/team/ludus").expect("valid");
+        assert_eq!(
+            nested.collection_urls(),
+            [
+                "http://h:1/team/",
+                "http://h:1/team/ludus/",
+                "http://h:1/team/ludus/ac/"
+            ]
+        );
+        let bare = BaseUrl::parse("http://h").expect("valid");
+        assert_eq!(bare.collection_urls(), ["http://h/ac/"]);
         let bare = BaseUrl::parse("http://cache").expect("valid");
         assert_eq!(
             bare.entry_url(&Key([0; 32])),

@@ -398,6 +398,54 @@ fn webdav_conflict_gets_mkcol_then_put() {
     assert!(remote.take_notices().is_empty());
 }
 
+/// Apache mod_dav under a two-level base path: MKCOL of a collection
+/// whose parent is missing is a 409, like the PUT. Every level is
+/// created, parents first, then the PUT succeeds.
+#[test]
+fn nested_base_paths_get_every_level_created() {
+    let made = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let state = made.clone();
+    let server = FakeServer::start(move |req| {
+        let mut made = state.lock().expect("lock");
+        let parent = |p: &str| {
+            let t = p.trim_end_matches('/');
+            t[..t.rfind('/').unwrap_or(0) + 1].to_string()
+        };
+        let has_parent = |p: &str| parent(p) == "/" || made.contains(&parent(p));
+        match req.method.as_str() {
+            "MKCOL" if has_parent(&req.path) => {
+                made.push(req.path.clone());
+                Reply::status(201)
+            }
+            "MKCOL" => Reply::status(409),
+            "PUT" if has_parent(&req.path) => Reply::status(201),
+            "PUT" => Reply::status(409),
+            _ => Reply::status(404),
+        }
+    });
+    let url = format!("{}/team/ludus", server.url());
+    let remote = remote(&url, Mode::ReadWrite);
+    remote
+        .upload_now(&key(1), b"first", "t")
+        .expect("409, MKCOL of every level, PUT");
+    let mkcols: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "MKCOL")
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(
+        mkcols,
+        [
+            "/cache/",
+            "/cache/team/",
+            "/cache/team/ludus/",
+            "/cache/team/ludus/ac/"
+        ]
+    );
+    assert_eq!(remote.stats().tag("t").uploads, 1);
+}
+
 /// A server slower than the cook: the queue fills, puts are dropped at
 /// once (not waited for), and the flush reports them in one notice.
 #[test]

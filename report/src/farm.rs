@@ -106,6 +106,15 @@ pub struct ShardInfo {
     /// job order: what the merge orders assets by and checks completeness
     /// against.
     pub jobs: Vec<String>,
+    /// blake3 of each job's source file as this shard read it (hex, in
+    /// `jobs` order; empty where unreadable): shards cooked from checkouts
+    /// whose sources differ are refused by the merge.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_hashes: Vec<String>,
+    /// Every stage's code version (`name:version`, in stage order): a
+    /// development build keeps its crate version while its stages change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_versions: Vec<String>,
 }
 
 impl ShardInfo {

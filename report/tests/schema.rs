@@ -131,6 +131,8 @@ fn shard() -> ShardInfo {
         index: 2,
         count: 3,
         jobs: vec!["walk.glb".into(), "run.glb".into()],
+        source_hashes: vec!["ab".repeat(32), String::new()],
+        stage_versions: vec!["import:4".into(), "package:8".into()],
     }
 }
 

@@ -1,12 +1,17 @@
-//! `ludus-anim cache stats|gc`.
+//! `ludus-anim cache stats|gc|push`.
 
 use super::output::Output;
 use super::Exit;
 use crate::cli::output::outln;
 use clap::{Args, Subcommand};
 use ludus_anim_cache::Store;
+use ludus_anim_cooker::manifest::RemoteMode;
 use ludus_anim_cooker::project::default_cache_dir;
-use std::path::PathBuf;
+use ludus_anim_cooker::remote::{self, RemoteArgs};
+use ludus_anim_remote_cache::RemoteCache;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 #[derive(Args)]
@@ -31,6 +36,23 @@ enum CacheAction {
         #[arg(long)]
         max_size: String,
     },
+    /// Upload every local entry the remote cache lacks (HEAD, then PUT):
+    /// fills a new, wiped or evicted server from a warm cache. The remote
+    /// settings come from these flags or the LUDUS_ANIM_REMOTE_CACHE*
+    /// variables, as for `cook`.
+    Push {
+        /// Base URL of the remote cache.
+        #[arg(long = "remote-cache", value_name = "URL")]
+        url: Option<String>,
+        /// Credentials: bearer-file:PATH, bearer-env:NAME, basic-file:PATH
+        /// or basic-env:NAME (never printed).
+        #[arg(long = "remote-cache-auth", value_name = "SPEC")]
+        auth: Option<String>,
+        /// Entry signing secret: file:PATH or env:NAME; entries are
+        /// uploaded signed with it.
+        #[arg(long = "remote-cache-signing", value_name = "SPEC")]
+        signing: Option<String>,
+    },
 }
 
 pub fn run(a: CacheArgs, out: &Output) -> Exit {
@@ -53,7 +75,82 @@ pub fn run(a: CacheArgs, out: &Output) -> Exit {
     match a.action {
         CacheAction::Stats => stats(&store, out),
         CacheAction::Gc { max_size } => gc(&store, &max_size, out),
+        CacheAction::Push { url, auth, signing } => {
+            let flags = RemoteArgs {
+                url,
+                mode: Some(RemoteMode::ReadWrite),
+                auth,
+                signing,
+            };
+            push(&store, &flags, out)
+        }
     }
+}
+
+/// Every local entry the remote lacks, uploaded (a few at a time: the
+/// requests are latency bound).
+fn push(store: &Store, flags: &RemoteArgs, out: &Output) -> Exit {
+    let env = |name: &str| std::env::var(name).ok();
+    let config = match remote::resolve(flags, &env, None, Path::new(".")) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            out.error(format!(
+                "cache push needs a remote cache: --remote-cache URL or {}",
+                remote::ENV_URL
+            ));
+            return Exit::Usage;
+        }
+        Err(e) => {
+            out.error(e);
+            return Exit::Usage;
+        }
+    };
+    let cache = match RemoteCache::open(config) {
+        Ok(c) => c,
+        Err(e) => {
+            out.error(e);
+            return Exit::Usage;
+        }
+    };
+    let keys = match store.keys() {
+        Ok(k) => k,
+        Err(e) => {
+            out.error(e);
+            return Exit::Usage;
+        }
+    };
+    let (sent, present, failed) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let count = |c: &AtomicU64| c.fetch_add(1, Ordering::Relaxed);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build();
+    let work = || {
+        keys.par_iter().for_each(|k| match cache.contains(k) {
+            _ if cache.is_disabled() => {}
+            Ok(true) => _ = count(&present),
+            Ok(false) => match store.get(k) {
+                Ok(Some(v)) if cache.upload_now(k, &v, "push").is_ok() => _ = count(&sent),
+                Ok(None) => {}
+                _ => _ = count(&failed),
+            },
+            Err(_) => _ = count(&failed),
+        })
+    };
+    match pool {
+        Ok(p) => p.install(work),
+        Err(_) => work(),
+    }
+    for n in cache.take_notices() {
+        out.warn(n);
+    }
+    let (sent, present, failed) = (sent.into_inner(), present.into_inner(), failed.into_inner());
+    outln!(
+        "pushed {sent} of {} entries to {} ({present} already there, {failed} failed)",
+        keys.len(),
+        cache.url()
+    );
+    if failed > 0 || cache.is_disabled() {
+        return Exit::Write;
+    }
+    Exit::Ok
 }
 
 fn stats(store: &Store, out: &Output) -> Exit {

@@ -22,7 +22,7 @@ mod plan;
 mod retarget;
 #[cfg(test)]
 mod runner_tests;
-mod sidecar;
+pub(crate) mod sidecar;
 pub mod sidecar_doc;
 
 use crate::events::{CookEvent, Observer};
@@ -359,7 +359,7 @@ pub fn cook_with(
         reader,
         reuse_packages: true,
     };
-    let shard = shard_info(options);
+    let shard = shard_info(options, reader);
     let jobs: Vec<&AssetJob> = options
         .jobs
         .iter()
@@ -502,8 +502,18 @@ fn sidecar_document(
 
 /// With `--shard I/N`: which shard, and every job of the whole cook by
 /// recorded path (what `merge` orders by and checks completeness with).
-fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
+/// The shard this cook is: the whole cook's jobs, each job's source hash
+/// (every shard reads every source once, so the merge can refuse shards
+/// cooked from different checkouts) and the stage versions.
+fn shard_info(options: &CookOptions, reader: &dyn SourceReader) -> Option<report::ShardInfo> {
     let (index, count) = options.shard?;
+    let hash = |job: &AssetJob| {
+        let max = options.limits_of(job).max_file_bytes;
+        match reader.read_bounded(&job.path, max) {
+            Ok(bytes) => blake3::hash(&bytes).to_hex().to_string(),
+            Err(_) => String::new(),
+        }
+    };
     Some(report::ShardInfo {
         index,
         count,
@@ -511,6 +521,11 @@ fn shard_info(options: &CookOptions) -> Option<report::ShardInfo> {
             .jobs
             .iter()
             .map(|j| options.recorded_path(&j.path))
+            .collect(),
+        source_hashes: options.jobs.iter().map(hash).collect(),
+        stage_versions: Stage::ALL
+            .iter()
+            .map(|s| format!("{}:{}", s.name(), s.version()))
             .collect(),
     })
 }

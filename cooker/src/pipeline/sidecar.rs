@@ -39,7 +39,7 @@ impl Default for SidecarSettings {
 
 /// The sidecar's file name: `report-sidecar.json`, or
 /// `report-sidecar.shard-I-of-N.json` beside a shard's report (`ludus-anim
-/// merge` does not merge sidecars yet).
+/// merge` merges them).
 pub(crate) fn sidecar_file(shard: Option<&ludus_anim_report::farm::ShardInfo>) -> String {
     match shard {
         Some(s) => format!("report-sidecar.{}.json", s.label()),
