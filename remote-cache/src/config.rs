@@ -63,6 +63,13 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default limit on waiting for the server: for the response headers, and
 /// for each read of the body.
 pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default limit on waiting for a lookup's (`GET`, `HEAD`) response
+/// headers. A healthy cache answers in milliseconds; one that takes a
+/// second to start answering is slower than cooking most assets, so the
+/// lookup times out and the remote is off for the run (one notice) rather
+/// than costing seconds per entry. Slow links raise it with the I/O
+/// timeout (`with_timeouts`).
+pub const DEFAULT_LOOKUP_TIMEOUT: Duration = Duration::from_secs(1);
 /// Default limit on one whole request, so a server trickling a body byte by
 /// byte cannot hold a worker forever.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -81,6 +88,9 @@ pub struct RemoteConfig {
     pub signing: Option<CredentialSource>,
     /// TCP connect limit ([`DEFAULT_CONNECT_TIMEOUT`]).
     pub connect_timeout: Duration,
+    /// Wait for a lookup's response headers ([`DEFAULT_LOOKUP_TIMEOUT`];
+    /// never more than `io_timeout`).
+    pub lookup_timeout: Duration,
     /// Wait for the response, and each body read ([`DEFAULT_IO_TIMEOUT`]).
     pub io_timeout: Duration,
     /// Whole-request limit ([`DEFAULT_REQUEST_TIMEOUT`]).
@@ -112,6 +122,7 @@ impl RemoteConfig {
             auth: None,
             signing: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            lookup_timeout: DEFAULT_LOOKUP_TIMEOUT,
             io_timeout: DEFAULT_IO_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_entry_bytes: 1 << 30,
@@ -137,10 +148,12 @@ impl RemoteConfig {
         self
     }
 
-    /// Sets the connect and I/O timeouts (tests and very slow links).
+    /// Sets the connect and I/O timeouts (tests and very slow links); the
+    /// lookup timeout follows the I/O timeout.
     pub fn with_timeouts(mut self, connect: Duration, io: Duration) -> RemoteConfig {
         self.connect_timeout = connect;
         self.io_timeout = io;
+        self.lookup_timeout = io;
         self
     }
 }

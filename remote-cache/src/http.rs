@@ -29,6 +29,8 @@ pub(crate) struct HttpClient {
     url: BaseUrl,
     auth: Option<Auth>,
     max_entry_bytes: u64,
+    /// Limit on a lookup's wait for its response headers.
+    lookup_timeout: Duration,
 }
 
 impl HttpClient {
@@ -38,6 +40,7 @@ impl HttpClient {
             url: config.url.clone(),
             auth,
             max_entry_bytes: config.max_entry_bytes,
+            lookup_timeout: config.lookup_timeout.min(config.io_timeout),
         }
     }
 
@@ -49,8 +52,9 @@ impl HttpClient {
     /// The entry bytes stored under `key`, or `None` on 404.
     pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, RemoteError> {
         let url = self.url.entry_url(key);
-        let mut response =
-            self.send_with_retry("GET", &url, || self.authed(self.agent.get(&url)).call())?;
+        let mut response = self.send_with_retry("GET", &url, || {
+            self.lookup(self.authed(self.agent.get(&url))).call()
+        })?;
         match response.status().as_u16() {
             200 => self.read_body(&url, response.body_mut()).map(Some),
             404 => Ok(None),
@@ -61,8 +65,9 @@ impl HttpClient {
     /// Whether the server has an object under `key` (HEAD).
     pub fn head(&self, key: &Key) -> Result<bool, RemoteError> {
         let url = self.url.entry_url(key);
-        let response =
-            self.send_with_retry("HEAD", &url, || self.authed(self.agent.head(&url)).call())?;
+        let response = self.send_with_retry("HEAD", &url, || {
+            self.lookup(self.authed(self.agent.head(&url))).call()
+        })?;
         match response.status().as_u16() {
             200 => Ok(true),
             404 => Ok(false),
@@ -149,6 +154,14 @@ impl HttpClient {
             Err(e) if is_broken_connection(&e) => send().map_err(|e| classify(method, url, e)),
             Err(e) => Err(classify(method, url, e)),
         }
+    }
+
+    /// A lookup waits at most `lookup_timeout` for its response headers.
+    fn lookup<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        request
+            .config()
+            .timeout_recv_response(Some(self.lookup_timeout))
+            .build()
     }
 
     fn authed<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {

@@ -15,7 +15,7 @@ use common::{free_port, key, value, FakeServer, Reply};
 use ludus_anim_cache::{encode_entry, Backend, Store};
 use ludus_anim_remote_cache::{
     AuthSpec, CredentialSource, Lookup, Mode, RemoteCache, RemoteConfig, RemoteError, Scheme,
-    Tiered, Upload,
+    Tiered, Upload, DEFAULT_LOOKUP_TIMEOUT,
 };
 
 const SHORT: Duration = Duration::from_millis(300);
@@ -396,6 +396,29 @@ fn webdav_conflict_gets_mkcol_then_put() {
     );
     assert_eq!(remote.stats().tag("t").uploads, 2);
     assert!(remote.take_notices().is_empty());
+}
+
+/// A server slower than cooking (seconds to answer a lookup), with the
+/// default timeouts: one lookup waits `DEFAULT_LOOKUP_TIMEOUT`, trips the
+/// breaker with a notice, and every later lookup is skipped at once.
+#[test]
+fn a_slow_server_costs_one_lookup_timeout_not_seconds_per_entry() {
+    let server = FakeServer::start(|_| Reply::Hang);
+    let remote = RemoteCache::open(RemoteConfig::parse(&server.url()).expect("url")).expect("open");
+    let start = Instant::now();
+    for i in 0..20 {
+        assert!(remote.fetch(&key(i), "t").ok().flatten().is_none());
+    }
+    let took = start.elapsed();
+    assert!(took >= DEFAULT_LOOKUP_TIMEOUT, "{took:?}");
+    assert!(took < DEFAULT_LOOKUP_TIMEOUT * 3, "{took:?}");
+    let stats = remote.stats().tag("t");
+    assert_eq!((stats.errors, stats.skipped), (1, 19), "{stats:?}");
+    let notices = remote.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("timed out")),
+        "{notices:?}"
+    );
 }
 
 /// Apache mod_dav under a two-level base path: MKCOL of a collection
