@@ -75,11 +75,7 @@ pub mod skeleton;
 
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
 pub mod additive;
-// The decoders keep entry points that only the crate's tests call: the
-// tests compare every internal path bit for bit with `Clip::sample`.
-#[allow(dead_code)]
 pub(crate) mod codec;
-#[allow(dead_code)]
 pub(crate) mod context;
 pub mod events;
 pub mod package;

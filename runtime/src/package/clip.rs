@@ -1,7 +1,7 @@
 //! A validated clip and its prepared semantics.
 
 use super::{invalid, PackageError};
-use crate::codec::vbr::{CachedTrack, StaticTracks, TrackCache, VbrIndex};
+use crate::codec::vbr::{CachedTrack, TrackCache, VbrIndex};
 use crate::codec::CodecError;
 use crate::codec::{ClipCodec, CodecId};
 use crate::events::{crossed_events, Crossing, EventTrack, Overflow, PlaybackLatch};
@@ -116,18 +116,6 @@ impl<'a> Clip<'a> {
     pub fn loop_mode(&self) -> LoopMode {
         self.loop_mode
     }
-    /// The validated codec view (decoding goes through [`Clip::sample`]
-    /// and friends, which also map time to samples).
-    #[allow(dead_code)]
-    pub(crate) fn codec(&self) -> &ClipCodec<'a> {
-        &self.codec
-    }
-    /// The joint index built at load (VBR clips): what makes a single
-    /// joint or a subset cost the same whatever the joints' indices.
-    #[allow(dead_code)]
-    pub(crate) fn index(&self) -> Option<&VbrIndex> {
-        self.index.as_ref()
-    }
     /// The clip record's cook-time figures and provenance (codec, profile,
     /// measured errors, source hash, additive reference): for tools.
     pub fn cook_info(&self) -> &CookInfo<'a> {
@@ -158,55 +146,6 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// Sample only `joints` (skeleton indices, any order) at time `t`:
-    /// `out[k]` is joint `joints[k]`'s local transform, bit for bit as
-    /// [`Clip::sample`] gives it. Each joint is reached directly through
-    /// the clip's index, so the cost scales with `joints.len()`, not with
-    /// the indices. No allocation; false if a length or index is wrong.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_joints(
-        &self,
-        t: f32,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        if defaults.len() != self.joint_count {
-            return false;
-        }
-        let pos = self.position(t);
-        match (&self.codec, &self.index) {
-            (ClipCodec::Vbr(c), Some(i)) => c.decode_joints_indexed(i, pos, defaults, joints, out),
-            (codec, _) => codec.decode_joints(pos, defaults, joints, out),
-        }
-    }
-
-    /// [`Clip::sample_joints`] from the clip's [`Clip::static_pose`]: only
-    /// the joints' animated tracks are decoded. Same bits.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_joints_static(
-        &self,
-        t: f32,
-        static_pose: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        if static_pose.len() != self.joint_count {
-            return false;
-        }
-        let pos = self.position(t);
-        match (&self.codec, &self.index) {
-            (ClipCodec::Vbr(c), Some(i)) => {
-                c.decode_joints_static(i, pos, static_pose, joints, out)
-            }
-            // The static pose holds every stored default and constant, so
-            // decoding over it as defaults gives the same values.
-            (codec, _) => codec.decode_joints(pos, static_pose, joints, out),
-        }
-    }
-
     /// One-shot decode for tools: the local pose at time `t` into `out`
     /// (length = joint count), from `defaults`
     /// ([`super::Package::sample_defaults`]). No allocation. A playing
@@ -234,45 +173,13 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// The clip's static pose for [`Clip::sample_static`]: the value of
-    /// every track that is not animated. Compute it once per clip and
+    /// The clip's static pose, what a [`crate::Player`] decodes from: the
+    /// value of every track that is not animated. Compute it once per clip and
     /// `defaults` (when the clip is bound to a skeleton) into caller-owned
     /// memory. False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
-    }
-
-    /// [`Clip::sample`] that starts from the clip's [`Clip::static_pose`]
-    /// and decodes only the animated tracks: the same pose, faster when
-    /// many tracks are default or constant (most rigs). No allocation.
-    /// False if a length is wrong.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn sample_static(
-        &self,
-        t: f32,
-        static_pose: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        self.codec
-            .decode_pose_static(self.position(t), static_pose, out)
-    }
-
-    /// The clip's packed static tracks for [`Clip::sample_packed`]: the
-    /// value of every track that is not animated and not the identity's,
-    /// packed. Compute it once per clip and `defaults` (when the clip is
-    /// bound to a skeleton); it allocates. It borrows the package's bytes:
-    /// a VBR clip accepts only its own (another's `sample_packed` returns
-    /// false, even over a copy of the same bytes). None if a length is
-    /// wrong.
-    #[allow(dead_code)]
-    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
-        if defaults.len() != self.joint_count {
-            return None;
-        }
-        self.codec.static_tracks(defaults)
     }
 
     /// A playback instance's cache for this clip's segment state, for the
@@ -290,7 +197,6 @@ impl<'a> Clip<'a> {
     /// beside its [`crate::DecodeContext`], or a slice of an arena of
     /// instances. It needs [`Clip::track_cache_len`] entries; with fewer,
     /// poses decoded through it run uncached (the same bits).
-    #[allow(dead_code)]
     pub(crate) fn track_cache_in<S: AsMut<[CachedTrack]>>(&self, entries: S) -> TrackCache<'a, S> {
         self.codec.track_cache_in(entries)
     }
@@ -299,24 +205,6 @@ impl<'a> Clip<'a> {
     /// animated track.
     pub(crate) fn track_cache_len(&self) -> usize {
         self.codec.track_cache_len()
-    }
-
-    /// [`Clip::sample_static`] from [`Clip::static_tracks`]: the same
-    /// pose bit for bit, reading only the animated data and the packed
-    /// values (a cold decode waits on fewer cache lines than with a
-    /// 40-byte static pose entry per joint). No allocation. False if a
-    /// length is wrong or `statics` is another clip's.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn sample_packed(
-        &self,
-        t: f32,
-        statics: &StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        self.codec
-            .decode_pose_packed(self.position(t), statics, out)
     }
 
     /// Index range of this clip's curves in [`super::Package::curves`].
