@@ -15,19 +15,19 @@ use ludus_anim_cooker::stages::prepare::{
     MarkerSpec, PrepareError, Prepared, RootMotionPolicy, RootMotionSettings,
 };
 use ludus_anim_cooker::stages::resample::{resample, GridLimits, SourceKind};
+use ludus_anim_format::additive::apply_additive;
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::math::{interpolate, Affine3A, Quat, Transform, Vec3};
 use ludus_anim_format::package::HEADER_SIZE;
 use ludus_anim_format::reference;
+use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_format::trajectory::extract_planar;
 use ludus_anim_importers::{import_file, ImportOptions};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::additive::apply_additive;
-use ludus_anim_runtime::events::{crossed_events, Crossing, Direction, PlaybackLatch};
-use ludus_anim_runtime::root_motion::RigidTransform;
+use ludus_anim_runtime::events::{Crossing, Direction, PlaybackLatch};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Package, Skeleton};
 use ludus_anim_verify::{check_times, pose_errors, Scratch};
 use std::f32::consts::TAU;
@@ -492,7 +492,7 @@ fn dropped_end_sample_wraps_last_to_first_with_the_same_duration() {
     for t in check_times(DUR, RATE, clip.num_samples(), true) {
         assert!(clip.sample(t, rest, &mut out).is_ok());
         let mut want = vec![Transform::IDENTITY; sk.joint_count()];
-        let pos = ludus_anim_runtime::sample_position(t, DUR, RATE, 37, LoopMode::Loop);
+        let pos = ludus_anim_format::timing::sample_position(t, DUR, RATE, 37, LoopMode::Loop);
         for (j, w) in want.iter_mut().enumerate() {
             *w = interpolate(
                 &kept.clip.pose(pos.i0 as usize)[j],
@@ -656,7 +656,7 @@ fn additive_round_trip_against_every_reference_kind() {
     for (clip, p) in pkg.clips().iter().zip(&prepared) {
         assert!(clip.is_additive());
         assert_eq!(
-            clip.additive_reference(),
+            clip.cook_info().additive_reference.unwrap_or(""),
             p.additive
                 .as_ref()
                 .map(|a| a.reference.as_str())
@@ -673,7 +673,7 @@ fn additive_round_trip_against_every_reference_kind() {
                 .is_ok());
             assert!(p.apply_onto_base(t, &delta, &mut back));
             let e = pose_distance(&sk, &back, authored.pose(i as usize));
-            assert!(e < 1e-5, "{} t={t}: {e} m", clip.additive_reference());
+            assert!(e < 1e-5, "{} t={t}: {e} m", clip.name());
         }
         // Verification in the seed's terms (deltas applied onto the base),
         // at samples, quarter points, random times and the end.
@@ -776,13 +776,12 @@ fn markers_round_trip_and_cross_on_the_loaded_package() {
     let bytes = package_bytes(&sk, &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let clip = &pkg.clips()[0];
-    let track = clip.event_track();
-    assert_eq!(track.events(), &p.events[..]);
-    assert!(track.looping());
-    assert_eq!(clip.event_name(id("whoosh")), Some("whoosh"));
-    assert_eq!(clip.event_name(12345), None);
+    let events: Vec<_> = clip.markers().iter().map(|m| m.event).collect();
+    assert_eq!(events, p.events);
+    assert!(clip.loop_mode().is_looping());
     let kinds: Vec<(String, MarkerKind)> = clip
         .markers()
+        .iter()
         .map(|m| (m.name.to_string(), m.kind))
         .collect();
     assert!(kinds.contains(&("contact_r".into(), MarkerKind::SyncMarker)));
@@ -790,12 +789,14 @@ fn markers_round_trip_and_cross_on_the_loaded_package() {
 
     // Forward across the wrap: contact_r in cycle 0, then both loop-start
     // markers with the new cycle's identity.
-    let mut latch = PlaybackLatch::new();
-    let mut out = [Crossing::EMPTY; 8];
-    let n = crossed_events(&track, 0.5, 1.3, &mut latch, &mut out).expect("fits");
+    let mut latch = PlaybackLatch::default();
+    let mut out = [Crossing::default(); 8];
+    let n = clip
+        .crossed_events(0.5, 1.3, &mut latch, &mut out)
+        .expect("fits");
     let got: Vec<(&str, i64)> = out[..n]
         .iter()
-        .map(|c| (clip.event_name(c.event_id).unwrap_or("?"), c.cycle))
+        .map(|c| (clip.markers()[c.index as usize].name, c.cycle))
         .collect();
     let mut start = vec![("contact_l", 1), ("whoosh", 1)];
     start.sort_by_key(|(n, _)| id(n));
@@ -803,10 +804,12 @@ fn markers_round_trip_and_cross_on_the_loaded_package() {
     want.extend(start);
     assert_eq!(got, want);
     // Reverse: only reversible markers.
-    let n = crossed_events(&track, 1.3, 0.5, &mut latch, &mut out).expect("fits");
+    let n = clip
+        .crossed_events(1.3, 0.5, &mut latch, &mut out)
+        .expect("fits");
     let got: Vec<(&str, Direction)> = out[..n]
         .iter()
-        .map(|c| (clip.event_name(c.event_id).unwrap_or("?"), c.direction))
+        .map(|c| (clip.markers()[c.index as usize].name, c.direction))
         .collect();
     assert_eq!(
         got,
@@ -896,7 +899,7 @@ fn exercise(bytes: &[u8]) -> bool {
         return false;
     };
     let mut out = vec![Transform::IDENTITY; p.skeleton().joint_count()];
-    let mut crossings = [Crossing::EMPTY; 4];
+    let mut crossings = [Crossing::default(); 4];
     for c in p.clips() {
         let defaults = p.sample_defaults(c);
         for t in [
@@ -913,13 +916,10 @@ fn exercise(bytes: &[u8]) -> bool {
             tr.delta(-3.0, 250.0, true);
             tr.delta(1.0, 0.2, false);
         }
-        let track = c.event_track();
-        let mut latch = PlaybackLatch::new();
-        let _ = crossed_events(&track, -1.0, 7.5, &mut latch, &mut crossings);
-        for m in c.markers() {
-            let _ = c.event_name(m.event.id);
-        }
-        let _ = (c.is_additive(), c.additive_reference());
+        let mut latch = PlaybackLatch::default();
+        let _ = c.crossed_events(-1.0, 7.5, &mut latch, &mut crossings);
+        let _ = c.root_motion_delta(-1.0, 7.5);
+        let _ = (c.markers().len(), c.is_additive(), c.cook_info());
     }
     true
 }

@@ -99,20 +99,14 @@ fn manifest_clip_preparation_cooks_and_reads_back() {
         );
     }
     // Events crossed over one and a half loops, in order, with cycles.
-    let track = w.event_track();
-    let mut latch = PlaybackLatch::new();
-    let mut out = [ludus_anim_runtime::events::Crossing::EMPTY; 16];
-    let n = ludus_anim_runtime::events::crossed_events(
-        &track,
-        0.1,
-        0.1 + 1.5 * w.duration_s() as f64,
-        &mut latch,
-        &mut out,
-    )
-    .unwrap();
+    let mut latch = PlaybackLatch::default();
+    let mut out = [ludus_anim_runtime::events::Crossing::default(); 16];
+    let n = w
+        .crossed_events(0.1, 0.1 + 1.5 * w.duration_s() as f64, &mut latch, &mut out)
+        .unwrap();
     let names: Vec<&str> = out[..n]
         .iter()
-        .map(|c| w.event_name(c.event_id).unwrap_or("?"))
+        .map(|c| w.markers()[c.index as usize].name)
         .collect();
     // `loop_end` was authored at the duration: canonicalized to the loop
     // start (t = 0), it fires once per wrap beside `foot_l`, never twice.

@@ -10,14 +10,13 @@ use ludus_anim_cooker::profile::{Profile, BUNDLED, DEFAULT_CURVE_ERROR_THRESHOLD
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::package::reseal_checksum;
+use ludus_anim_format::package::CurveComposition;
 use ludus_anim_format::package::{
     CURVE_BITS_RAW, CURVE_MAX_QUANT_BITS, CURVE_RECORD_SIZE, HEADER_SIZE, SECTION_CURVES,
     SECTION_ENTRY_SIZE,
 };
-use ludus_anim_runtime::package::CurveComposition;
-use ludus_anim_runtime::{
-    JointId, LoopMode, Package, PackageError, SamplePosition, Skeleton, Transform, NO_PARENT,
-};
+use ludus_anim_format::timing::{LoopMode, SamplePosition};
+use ludus_anim_runtime::{JointId, Package, PackageError, Skeleton, Transform, NO_PARENT};
 
 /// Deterministic xorshift64* in [0, 1).
 struct Rng(u64);
@@ -284,16 +283,16 @@ fn package_round_trip_decodes_within_threshold() {
     for (ch, (e, values, t)) in loaded.iter().zip(&chans) {
         assert_eq!(ch.id(), e.id);
         assert_eq!(ch.name(), e.name);
-        assert_eq!(ch.default_value(), e.default);
-        assert_eq!(ch.is_step(), e.step);
-        assert_eq!(ch.composition(), e.composition);
-        assert_eq!(ch.range(), e.range);
-        assert_eq!(ch.clamps(), e.clamp);
-        assert_eq!(ch.bits(), e.samples.bits());
-        assert_eq!(ch.min(), e.samples.min());
-        assert_eq!(ch.extent(), e.samples.extent());
-        assert_eq!(ch.num_samples(), N as usize);
-        assert_eq!(ch.data_size(), e.samples.data().len());
+        assert_eq!(ch.record().default_value, e.default);
+        assert_eq!(ch.record().step, e.step);
+        assert_eq!(ch.record().composition, e.composition);
+        assert_eq!(ch.record().range, e.range);
+        assert_eq!(ch.record().clamp, e.clamp);
+        assert_eq!(ch.record().bits, e.samples.bits());
+        assert_eq!(ch.record().min, e.samples.min());
+        assert_eq!(ch.record().extent, e.samples.extent());
+        assert_eq!(ch.record().num_samples as usize, N as usize);
+        assert_eq!(ch.record().data_size, e.samples.data().len());
         for i in 0..N {
             // Bit-identical to the cooker's own decode.
             assert_eq!(
@@ -303,7 +302,7 @@ fn package_round_trip_decodes_within_threshold() {
         }
         assert_eq!(
             ch.value(N),
-            ch.default_value(),
+            ch.record().default_value,
             "past the end is the default"
         );
         // Through the clip's time mapping, at and between samples.
@@ -318,12 +317,12 @@ fn package_round_trip_decodes_within_threshold() {
                 (got - want).abs() <= t + 1e-6 * want.abs().max(1.0),
                 "{} at {time}: {got} vs {want} (width {})",
                 e.name,
-                ch.bits()
+                ch.record().bits
             );
         }
     }
     // Widths: the unit sine needs 9 bits at 1e-3, the constant none, raw 32.
-    let bits: Vec<u8> = loaded.iter().map(|c| c.bits()).collect();
+    let bits: Vec<u8> = loaded.iter().map(|c| c.record().bits).collect();
     assert_eq!(bits[0], 9);
     assert_eq!(bits[2], 0);
     assert_eq!(bits[4], CURVE_BITS_RAW);
@@ -341,15 +340,23 @@ fn constant_channels_cost_no_sample_bytes() {
         vec![entry("k", &constant, 1e-3), entry("m", &nearly, 1e-3)],
     )]);
     let pkg = Package::load(&with).unwrap();
-    for (ch, v) in pkg.curves().iter().zip([&constant, &nearly]) {
-        assert_eq!(ch.bits(), 0);
-        assert_eq!(ch.data_size(), 0);
-        assert_eq!(ch.extent(), 0.0);
+    for (ch, v) in pkg
+        .clip_curves(&pkg.clips()[0])
+        .iter()
+        .zip([&constant, &nearly])
+    {
+        assert_eq!(ch.record().bits, 0);
+        assert_eq!(ch.record().data_size, 0);
+        assert_eq!(ch.record().extent, 0.0);
         for i in 0..N {
             assert!((ch.value(i) - v[i as usize]).abs() <= 1e-3);
         }
     }
-    assert_eq!(pkg.curves()[0].value(3), 0.75, "an exact constant is exact");
+    assert_eq!(
+        pkg.clip_curves(&pkg.clips()[0])[0].value(3),
+        0.75,
+        "an exact constant is exact"
+    );
     // Two records (and two names), no DATA growth: the difference is the
     // CURV records plus the string table, rounded to section alignment.
     let strings = 2 + 4 + 4;
@@ -369,8 +376,8 @@ fn step_channels_hold_the_earlier_sample() {
     let e = CurveEntry::quantized(1, "s", 0.0, true, &values, 1e-3);
     let bytes = package(vec![clip("s", N, vec![e])]);
     let pkg = Package::load(&bytes).unwrap();
-    let ch = &pkg.curves()[0];
-    assert!(ch.is_step());
+    let ch = &pkg.clip_curves(&pkg.clips()[0])[0];
+    assert!(ch.record().step);
     for i in 0..N - 1 {
         for alpha in [0.0, 0.25, 0.5, 0.99] {
             let p = SamplePosition {
@@ -392,7 +399,7 @@ fn clamped_range_limits_decoded_values() {
     e.clamp = true;
     let bytes = package(vec![clip("w", N, vec![e])]);
     let pkg = Package::load(&bytes).unwrap();
-    let ch = &pkg.curves()[0];
+    let ch = &pkg.clip_curves(&pkg.clips()[0])[0];
     for i in 0..N {
         let want = values[i as usize].clamp(0.0, 1.0);
         assert!((ch.value(i) - want).abs() <= 1e-3, "{i}");

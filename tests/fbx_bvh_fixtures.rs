@@ -4,7 +4,8 @@
 
 mod common;
 use common::*;
-use ludus_anim_runtime::{Affine3A, Package, Transform, Vec3};
+use ludus_anim_format::math::Vec3;
+use ludus_anim_runtime::{Affine3A, Package, Transform};
 use std::path::Path;
 
 fn cook_all(prefix: &str, extra: &[&str]) {

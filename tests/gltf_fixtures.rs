@@ -5,7 +5,8 @@
 mod common;
 use base64::Engine;
 use common::*;
-use ludus_anim_runtime::{Affine3A, Package, Quat, Transform, Vec3};
+use ludus_anim_format::math::{Quat, Vec3};
+use ludus_anim_runtime::{Affine3A, Package, Transform};
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -13,7 +13,7 @@ mod common;
 use common::*;
 
 use ludus_anim_runtime::additive::apply_additive_pose;
-use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
+use ludus_anim_runtime::events::{Crossing, PlaybackLatch};
 use ludus_anim_runtime::{Affine3A, Clip, Package, Player, Request, Transform};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -170,7 +170,7 @@ impl Buffers {
             subset: vec![Transform::IDENTITY; picked.len()],
             descending: picked.iter().rev().copied().collect(),
             ascending: picked,
-            crossings: vec![Crossing::EMPTY; 256],
+            crossings: vec![Crossing::default(); 256],
         }
     }
 }
@@ -230,15 +230,16 @@ fn frame(
     for ch in p.clip_curves(c) {
         sum += ch.evaluate(pos);
     }
-    let track = c.event_track();
-    let mut latch = PlaybackLatch::new();
-    let n = crossed_events(&track, prev, t, &mut latch, &mut b.crossings).unwrap_or(0);
-    let back = crossed_events(&track, t, prev, &mut latch, &mut b.crossings).unwrap_or(0);
+    let mut latch = PlaybackLatch::default();
+    let n = c
+        .crossed_events(prev, t, &mut latch, &mut b.crossings)
+        .unwrap_or(0);
+    let back = c
+        .crossed_events(t, prev, &mut latch, &mut b.crossings)
+        .unwrap_or(0);
     sum += (n + back) as f32;
-    if let Some(tr) = c.trajectory() {
-        sum += tr.delta(prev, t, c.loop_mode().is_looping()).translation.x;
-    }
-    sum + c.markers().count() as f32
+    sum += c.root_motion_delta(prev, t).translation.x;
+    sum + c.markers().len() as f32
 }
 
 #[test]
@@ -258,7 +259,7 @@ fn decoding_and_sampling_never_allocate() {
         let mut b = Buffers::new(&p);
         for c in p.clips() {
             clips += 1;
-            with_events += usize::from(!c.event_track().events().is_empty());
+            with_events += usize::from(!c.markers().is_empty());
             with_root += usize::from(c.root_motion().is_some());
             additive += usize::from(c.is_additive());
             curves += p.clip_curves(c).len();

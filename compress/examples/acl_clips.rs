@@ -10,9 +10,9 @@
 use ludus_anim_compress::{encode_vbr, measure_errors, EncodeSettings};
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{Quat, Transform, Vec3};
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_importers::{sjson, ImportOptions, Importer};
 use ludus_anim_model::{ResampledClip, SourceAsset};
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Clip;
 use ludus_anim_runtime::{JointId, Skeleton};
 use std::collections::BTreeMap;

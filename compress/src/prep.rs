@@ -5,7 +5,6 @@
 use crate::{EncodeError, EncodeSettings};
 use ludus_anim_format::math::{interpolate, Affine3A, Transform};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::skeleton::local_to_component;
 use ludus_anim_runtime::Skeleton;
 
 /// Fraction of each threshold the search aims for. The search measures at
@@ -123,11 +122,9 @@ impl<'a> Prep<'a> {
             }
         }
 
-        let parents = skeleton.parents();
         let mut raw_comp = vec![Affine3A::IDENTITY; n * j];
         for s in 0..n {
-            local_to_component(
-                parents,
+            skeleton.local_to_component(
                 &clip.samples[s * j..(s + 1) * j],
                 &mut raw_comp[s * j..(s + 1) * j],
             );
@@ -143,7 +140,7 @@ impl<'a> Prep<'a> {
                     0.5,
                 );
             }
-            local_to_component(parents, mid, &mut raw_mid_comp[s * j..(s + 1) * j]);
+            skeleton.local_to_component(mid, &mut raw_mid_comp[s * j..(s + 1) * j]);
         }
 
         let threshold = settings.joint_threshold_m.clone();
@@ -184,7 +181,7 @@ impl<'a> Prep<'a> {
         Ok(Prep {
             j,
             n,
-            parents,
+            parents: skeleton.parents(),
             subtree_end,
             rest: skeleton.rest_pose(),
             raw: &clip.samples,

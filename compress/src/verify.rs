@@ -6,9 +6,9 @@
 
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{interpolate, Transform};
+use ludus_anim_format::timing::sample_position;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::package::CodecError;
-use ludus_anim_runtime::timing::sample_position;
 use ludus_anim_runtime::{Clip, Skeleton};
 use ludus_anim_verify::{check_times, pose_errors, Scratch};
 

@@ -8,8 +8,8 @@ use common::{decoder, random_clip, random_skeleton, worst_ratio, Rng};
 use ludus_anim_compress::{encode_vbr, EncodeError, EncodeSettings};
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{Quat, Transform, Vec3};
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Clip, JointId, Player, Request, Skeleton};
 use proptest::prelude::*;
 

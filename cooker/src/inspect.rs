@@ -1,6 +1,7 @@
 //! `ludus-anim inspect`: a package, readable by a person (or as JSON).
 
-use ludus_anim_runtime::package::{Clip, Package, RootMotion};
+use ludus_anim_format::package::RootMotion;
+use ludus_anim_runtime::package::{Clip, Package};
 use ludus_anim_runtime::Skeleton;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -13,7 +14,11 @@ fn hex(b: &[u8]) -> String {
 pub fn describe(p: &Package<'_>) -> String {
     let mut s = String::new();
     let sk = p.skeleton();
-    let _ = writeln!(s, "format version: {}", p.format_version());
+    let _ = writeln!(
+        s,
+        "format version: {}",
+        ludus_anim_format::package::FORMAT_VERSION
+    );
     let _ = writeln!(s, "cooker:         {}", p.meta().cooker_version);
     let _ = writeln!(s, "asset:          {}", p.meta().asset_name);
     let _ = writeln!(s, "source:         {}", p.meta().source_path);
@@ -63,6 +68,7 @@ fn describe_joints(s: &mut String, sk: &Skeleton) {
 
 /// A clip's line, then its loop, additive, root motion, markers, curves.
 fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
+    let cook = c.cook_info();
     let _ = writeln!(
         s,
         "  {}: {:.4} s, {} samples at {} Hz, {}, codec {} v{}, {} bytes, profile {}, resample error {:.5} mm, max error {:.5} mm",
@@ -71,26 +77,26 @@ fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
         c.num_samples(),
         c.sample_rate_hz(),
         c.loop_mode().as_str(),
-        c.codec_id().name(),
-        c.codec_version(),
-        c.blob_size(),
-        c.profile(),
-        c.resample_error_m() * 1000.0,
-        c.max_error_m() * 1000.0
+        cook.codec.name(),
+        cook.codec_version,
+        cook.blob_size,
+        cook.profile,
+        cook.resample_error_m * 1000.0,
+        cook.max_error_m * 1000.0
     );
-    if let Some(seam) = c.loop_seam_error_m() {
+    if let Some(seam) = cook.loop_seam_error_m {
         let _ = writeln!(s, "    loop seam error {:.5} mm", seam * 1000.0);
     }
-    if c.is_additive() {
-        let _ = writeln!(s, "    additive against {}", c.additive_reference());
+    if let Some(reference) = cook.additive_reference {
+        let _ = writeln!(s, "    additive against {reference}");
     }
     if let Some(rm) = &c.root_motion() {
         describe_root_motion(s, c, rm);
     }
-    let markers: Vec<_> = c.markers().collect();
+    let markers = c.markers();
     if !markers.is_empty() {
         let _ = writeln!(s, "    markers/events: {}", markers.len());
-        for m in &markers {
+        for m in markers {
             let _ = writeln!(
                 s,
                 "      {:.4} s  {} '{}' (id {:016x}{})",
@@ -112,8 +118,8 @@ fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
             "    curve {} (id {:016x}, default {}, {})",
             ch.name(),
             ch.id(),
-            ch.default_value(),
-            if ch.is_step() { "step" } else { "linear" }
+            ch.record().default_value,
+            if ch.record().step { "step" } else { "linear" }
         );
     }
 }
@@ -167,22 +173,23 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         .clips()
         .iter()
         .map(|c| {
+            let cook = c.cook_info();
             json!({
                 "name": c.name(),
                 "duration_s": c.duration_s(),
                 "samples": c.num_samples(),
                 "sample_rate_hz": c.sample_rate_hz(),
                 "loop_mode": c.loop_mode().as_str(),
-                "codec": c.codec_id().name(),
-                "codec_version": c.codec_version(),
-                "compressed_bytes": c.blob_size(),
-                "profile": c.profile(),
-                "resample_error_m": c.resample_error_m(),
-                "max_error_m": c.max_error_m(),
-                "source_hash": hex(c.source_hash()),
-                "loop_seam_error_m": c.loop_seam_error_m(),
+                "codec": cook.codec.name(),
+                "codec_version": cook.codec_version,
+                "compressed_bytes": cook.blob_size,
+                "profile": cook.profile,
+                "resample_error_m": cook.resample_error_m,
+                "max_error_m": cook.max_error_m,
+                "source_hash": hex(&cook.source_hash),
+                "loop_seam_error_m": cook.loop_seam_error_m,
                 "additive": c.is_additive(),
-                "additive_reference": c.is_additive().then(|| c.additive_reference()),
+                "additive_reference": cook.additive_reference,
                 "root_motion": c.root_motion().as_ref().map(|rm| {
                     let o = rm.reference_offset;
                     json!({
@@ -197,7 +204,7 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                         "drift_100_loops_m": rm.drift_100_loops_m,
                     })
                 }),
-                "events": c.markers().map(|m| json!({
+                "events": c.markers().iter().map(|m| json!({
                     "name": m.name,
                     "id": format!("{:016x}", m.event.id),
                     "time_s": m.event.time_s,
@@ -207,14 +214,14 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                 "curves": p.clip_curves(c).iter().map(|ch| json!({
                     "name": ch.name(),
                     "id": format!("{:016x}", ch.id()),
-                    "default": ch.default_value(),
-                    "interpolation": if ch.is_step() { "step" } else { "linear" },
+                    "default": ch.record().default_value,
+                    "interpolation": if ch.record().step { "step" } else { "linear" },
                 })).collect::<Vec<_>>(),
             })
         })
         .collect();
     json!({
-        "format_version": p.format_version(),
+        "format_version": ludus_anim_format::package::FORMAT_VERSION,
         "cooker_version": p.meta().cooker_version,
         "asset": p.meta().asset_name,
         "source": p.meta().source_path,

@@ -369,7 +369,7 @@ range = [0.0, 0.6]
         );
         assert_eq!(
             a.clips["walk"].root_motion.as_ref().unwrap().policy,
-            ludus_anim_runtime::package::RootMotionPolicy::Planar
+            ludus_anim_format::package::RootMotionPolicy::Planar
         );
     }
 

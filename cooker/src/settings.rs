@@ -6,7 +6,8 @@
 //! `MarkerKind`.)
 
 use crate::keys::{KeyInput, KeyWriter};
-use ludus_anim_runtime::package::{MarkerKind, RootMotionPolicy};
+use ludus_anim_format::events::MarkerKind;
+use ludus_anim_format::package::RootMotionPolicy;
 use serde::{Deserialize, Serialize};
 
 /// Whether a clip loops.
@@ -81,7 +82,7 @@ pub struct MarkerSpec {
 
 /// `"planar"` / `"full"`, as the manifest writes them.
 mod root_policy_name {
-    use ludus_anim_runtime::package::RootMotionPolicy;
+    use ludus_anim_format::package::RootMotionPolicy;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(p: &RootMotionPolicy, s: S) -> Result<S::Ok, S::Error> {
@@ -101,7 +102,7 @@ mod root_policy_name {
 
 /// `"sync"` / `"event"`, as the manifest writes them.
 mod marker_kind_name {
-    use ludus_anim_runtime::package::MarkerKind;
+    use ludus_anim_format::events::MarkerKind;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(k: &MarkerKind, s: S) -> Result<S::Ok, S::Error> {

@@ -4,15 +4,22 @@
 //!
 //! - [`math`]: the pose math in the Ludus conventions ([`math::Transform`],
 //!   the blends the decoder uses), and [`rigid`]: the root-motion value.
+//! - [`timing`]: a clip-local time to its bracketing samples (loop modes).
+//! - [`additive`]: the additive convention (construction and application).
+//! - [`trajectory`]: root-motion trajectories (validation, sampling, the
+//!   playback delta; extraction and normalization for the cook side).
+//! - [`events`]: authored markers and the rules of a clip's event track.
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
-//! - [`package`]: the package v2 byte layout and the checksum.
+//! - [`package`]: the package v2 byte layout and the checksum, and the
+//!   plain values a reader fills from its records (provenance, cook-time
+//!   figures, root-motion and curve descriptions) for tools.
 //! - [`vbr`]: the VBR blob layout, rate bytes and reconstruction formulas;
 //!   [`vbr_layout`]: a cook-side reader of a blob's structure.
 //! - [`codec`]: the codec ids; [`reference`]: the reference codec's layout
 //!   and encoder.
 //! - Cook-side helpers, kept beside the formulas they must match:
-//!   [`additive::make_additive`], [`trajectory`] extraction.
+//!   [`additive::make_additive`], [`trajectory::normalize_trajectory`].
 //!
 //! A game links this crate only through the runtime; it never allocates in
 //! anything the runtime's decode calls.
@@ -20,11 +27,13 @@
 
 pub mod additive;
 pub mod codec;
+pub mod events;
 pub mod hash;
 pub mod math;
 pub mod package;
 pub mod reference;
 pub mod rigid;
+pub mod timing;
 pub mod trajectory;
 pub mod vbr;
 pub mod vbr_layout;

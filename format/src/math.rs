@@ -6,6 +6,10 @@
 
 pub use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
 
+/// Smallest scale component accepted anywhere in a pose (a skeleton's rest
+/// pose, an imported source); below it a transform is treated as singular.
+pub const MIN_SCALE: f32 = 1e-6;
+
 /// A parent-relative joint transform: translation, unit rotation and
 /// strictly positive scale. This is the canonical local pose value.
 #[derive(Clone, Copy, Debug, PartialEq)]

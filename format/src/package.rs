@@ -206,3 +206,176 @@ pub mod clip_record {
         assert!(RESERVED_TAIL + RESERVED_TAIL_BYTES == SIZE);
     };
 }
+
+// What a loaded package describes beside its poses: plain values a reader
+// fills from validated records, for tools and the cook side (the runtime
+// hands them out by reference; games play clips without them).
+
+/// Package-wide provenance (META).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta<'a> {
+    pub cooker_version: &'a str,
+    pub asset_name: &'a str,
+    pub source_path: &'a str,
+    /// blake3 of the source file bytes (and companions).
+    pub source_hash: [u8; 32],
+}
+
+/// A clip record's cook-time figures and provenance (informational: no
+/// decode reads them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CookInfo<'a> {
+    /// The codec id and layout version of the clip's blob.
+    pub codec: crate::codec::CodecId,
+    pub codec_version: u16,
+    /// Bytes of the codec blob.
+    pub blob_size: usize,
+    /// Name of the quality profile the clip was cooked with.
+    pub profile: &'a str,
+    /// blake3 of the source file bytes (and companions).
+    pub source_hash: [u8; 32],
+    /// Resampling error in meters.
+    pub resample_error_m: f32,
+    /// Verified codec error in meters.
+    pub max_error_m: f32,
+    /// Looping clips: how far the last authored pose was from the first
+    /// (component space, virtual vertices, meters).
+    pub loop_seam_error_m: Option<f32>,
+    /// Additive clips: the named, revisioned reference the deltas were
+    /// made against (e.g. `rest rev 0123…`).
+    pub additive_reference: Option<&'a str>,
+}
+
+/// How a clip's motion root was extracted into its trajectory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum RootMotionPolicy {
+    /// Ground-plane translation (x, z) and heading (yaw about +Y).
+    Planar,
+    /// The whole rigid transform of the motion joint (scale removed).
+    Full,
+}
+
+impl RootMotionPolicy {
+    /// The policy byte of a clip record.
+    pub fn as_u8(self) -> u8 {
+        match self {
+            RootMotionPolicy::Planar => ROOT_MOTION_PLANAR,
+            RootMotionPolicy::Full => ROOT_MOTION_FULL,
+        }
+    }
+    /// The policy of byte `v` (`None` for no root motion or an unknown byte).
+    pub fn from_u8(v: u8) -> Option<RootMotionPolicy> {
+        match v {
+            ROOT_MOTION_PLANAR => Some(RootMotionPolicy::Planar),
+            ROOT_MOTION_FULL => Some(RootMotionPolicy::Full),
+            _ => None,
+        }
+    }
+    /// The policy's name in manifests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootMotionPolicy::Planar => "planar",
+            RootMotionPolicy::Full => "full",
+        }
+    }
+}
+
+/// A clip's root-motion description (the keys are the clip's trajectory).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RootMotion<'a> {
+    /// Debug name of the designated motion joint (a skeleton joint).
+    pub joint: &'a str,
+    pub policy: RootMotionPolicy,
+    /// The trajectory's original first key: `R_char(t) = offset * R(t)`
+    /// places the character in the authored frame.
+    pub reference_offset: crate::rigid::RigidTransform,
+    /// Cook-time figure: position error of per-tick (30 Hz) delta
+    /// composition over 100 loops against `C^100` (looping clips only).
+    pub drift_100_loops_m: Option<f32>,
+}
+
+/// How a curve channel combines with the same channel from other sources
+/// (layers, blend-tree inputs). The runtime stores it; the animation
+/// graph applies it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum CurveComposition {
+    /// Weighted average with the other inputs (the default).
+    #[default]
+    Blend,
+    /// The highest-priority input replaces the others.
+    Override,
+    /// Added (times its weight) to the result of the lower layers.
+    Additive,
+    /// The largest input wins.
+    Max,
+}
+
+impl CurveComposition {
+    /// The composition byte of a CURV record.
+    pub fn as_u8(self) -> u8 {
+        match self {
+            CurveComposition::Blend => CURVE_COMPOSE_BLEND,
+            CurveComposition::Override => CURVE_COMPOSE_OVERRIDE,
+            CurveComposition::Additive => CURVE_COMPOSE_ADDITIVE,
+            CurveComposition::Max => CURVE_COMPOSE_MAX,
+        }
+    }
+    /// The composition of byte `v`.
+    pub fn from_u8(v: u8) -> Option<CurveComposition> {
+        match v {
+            CURVE_COMPOSE_BLEND => Some(CurveComposition::Blend),
+            CURVE_COMPOSE_OVERRIDE => Some(CurveComposition::Override),
+            CURVE_COMPOSE_ADDITIVE => Some(CurveComposition::Additive),
+            CURVE_COMPOSE_MAX => Some(CurveComposition::Max),
+            _ => None,
+        }
+    }
+    /// The schema name: "blend", "override", "additive" or "max".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CurveComposition::Blend => "blend",
+            CurveComposition::Override => "override",
+            CurveComposition::Additive => "additive",
+            CurveComposition::Max => "max",
+        }
+    }
+    /// The composition named `s` ([`CurveComposition::as_str`]).
+    pub fn parse(s: &str) -> Option<CurveComposition> {
+        [
+            CurveComposition::Blend,
+            CurveComposition::Override,
+            CurveComposition::Additive,
+            CurveComposition::Max,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
+/// A curve channel's schema and storage as its CURV record holds them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CurveRecord {
+    /// Schema: the value when the channel is absent from a clip.
+    pub default_value: f32,
+    /// Schema: step interpolation (hold sample `i0`) instead of linear.
+    pub step: bool,
+    /// Schema: how the channel combines with other sources.
+    pub composition: CurveComposition,
+    /// Schema: the value range `[lo, hi]` (`lo <= hi`; either side may be
+    /// infinite).
+    pub range: (f32, f32),
+    /// Schema: decoded values are clamped to `range`.
+    pub clamp: bool,
+    /// Stored sample width: 0 (constant), 1..=24 (quantized) or 32 (raw).
+    pub bits: u8,
+    /// Samples (the owning clip's sample count).
+    pub num_samples: u32,
+    /// Quantization range start (the constant for width 0; 0 for raw).
+    pub min: f32,
+    /// Quantization range extent (0 for widths 0 and 32).
+    pub extent: f32,
+    /// Bytes of sample data in DATA: `ceil(num_samples * bits / 8)`.
+    pub data_size: usize,
+}

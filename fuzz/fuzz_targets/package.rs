@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ludus_anim_runtime::events::{crossed_events, Crossing, PlaybackLatch};
+use ludus_anim_runtime::events::{Crossing, PlaybackLatch};
 use ludus_anim_runtime::{Affine3A, Package, Player, Request, Transform};
 
 const TIMES: [f32; 10] = [
@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     let mut out = vec![Transform::IDENTITY; n];
     let mut fixed = vec![Transform::IDENTITY; n];
     let mut comp = vec![Affine3A::IDENTITY; n];
-    let mut crossings = [Crossing::EMPTY; 8];
+    let mut crossings = [Crossing::default(); 8];
     for c in p.clips() {
         let defaults = p.sample_defaults(c);
         let Ok(mut player) = Player::new(c, defaults) else {
@@ -65,8 +65,7 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(bits(&want), bits(&out), "player pose at {t}");
             }
         }
-        let track = c.event_track();
-        let mut latch = PlaybackLatch::new();
+        let mut latch = PlaybackLatch::default();
         let f = f64::from(d);
         for (a, b) in [
             (0.0, f),
@@ -75,7 +74,8 @@ fuzz_target!(|data: &[u8]| {
             (0.0, 1e12),
             (f64::NAN, 1.0),
         ] {
-            let _ = crossed_events(&track, a, b, &mut latch, &mut crossings);
+            let _ = c.crossed_events(a, b, &mut latch, &mut crossings);
+            let _ = c.root_motion_delta(a, b);
         }
         if let Some(traj) = c.trajectory() {
             for (a, b) in [(0.0, f), (f, -f), (0.0, 1e9), (f64::NAN, 0.0)] {

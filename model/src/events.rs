@@ -1,9 +1,10 @@
 //! Event canonicalization, cook side: authored markers brought into the
-//! form the runtime's `EventTrack::new` accepts.
+//! form `ludus_anim_format::events::check_events` accepts (what the runtime
+//! loads).
 
-use ludus_anim_runtime::events::{Event, EventTrack, EventTrackError};
+use ludus_anim_format::events::{check_events, Event, EventTrackError};
 
-/// Bring authored events into the form [`EventTrack::new`]
+/// Bring authored events into the form [`check_events`]
 /// accepts. On a looping clip a marker at `duration` becomes the loop-start
 /// marker at 0 (seed: loop assets canonicalize the alias). `-0.0` becomes
 /// `0.0`. Events are sorted by `(time, id)`; entries that then share both
@@ -31,5 +32,5 @@ pub fn canonicalize_events(
         }
         same
     });
-    EventTrack::new(events, duration_s, looping).map(|_| ())
+    check_events(events, duration_s, looping)
 }

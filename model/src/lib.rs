@@ -29,5 +29,5 @@ pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
 };
 
+pub use ludus_anim_format::events::MarkerKind;
 pub use ludus_anim_format::math::{Quat, Transform, Vec3};
-pub use ludus_anim_runtime::package::MarkerKind;

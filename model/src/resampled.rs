@@ -1,7 +1,7 @@
 //! A clip on a uniform sample grid, ready for an encoder.
 
 use ludus_anim_format::math::{interpolate, Transform};
-use ludus_anim_runtime::timing::{sample_position, LoopMode, SamplePosition};
+use ludus_anim_format::timing::{sample_position, LoopMode, SamplePosition};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -93,7 +93,7 @@ impl ResampledClip {
 /// `LoopMode` lives in the runtime, which has no serde; it travels as its
 /// stored byte.
 mod loop_mode_serde {
-    use ludus_anim_runtime::timing::LoopMode;
+    use ludus_anim_format::timing::LoopMode;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(m: &LoopMode, s: S) -> Result<S::Ok, S::Error> {

@@ -9,9 +9,9 @@
 use crate::curve::Curve;
 use crate::diagnostics::{Decision, Diagnostic, Diagnostics};
 use crate::format::SourceFormat;
+use ludus_anim_format::events::MarkerKind;
+use ludus_anim_format::math::MIN_SCALE;
 use ludus_anim_format::math::{Quat, Transform, Vec3};
-use ludus_anim_runtime::package::MarkerKind;
-use ludus_anim_runtime::skeleton::MIN_SCALE;
 use serde::{Deserialize, Serialize};
 
 /// One joint. `parent` indexes into the same skeleton's joint list; order

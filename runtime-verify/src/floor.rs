@@ -101,8 +101,8 @@ pub fn f32_floor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ludus_anim_format::math::{Quat, Vec3};
     use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
-    use ludus_anim_runtime::{Quat, Vec3};
 
     fn chain(reach: f32) -> Skeleton {
         Skeleton::new(

@@ -9,14 +9,12 @@
 //! by the caller (one per playing clip instance); it never allocates, and
 //! two contexts share nothing mutable (the clip is only read).
 //!
-//! An instance that plays a clip can also keep a [`TrackCache`] (from
-//! [`Clip::track_cache`], 32 bytes per animated track, or from
-//! [`Clip::track_cache_in`] over entries in the instance's own memory)
-//! and ask for its
-//! whole poses through it (`sample_static_cached`, `sample_cached`,
-//! `sample_packed_cached`): the first pose in a segment stores each
-//! animated track's reconstruction for that segment, and the poses that
-//! follow in it read only the segment's sample rows. Same bits either way.
+//! A [`crate::Player`] keeps one beside a [`TrackCache`] (from
+//! [`Clip::track_cache`], 32 bytes per animated track) and asks for its
+//! whole poses through it (`sample_static_cached`): the first pose in a
+//! segment stores each animated track's reconstruction for that segment,
+//! and the poses that follow in it read only the segment's sample rows.
+//! Same bits either way.
 //!
 //! Adapted ideas: Nicholas Frechette, Animation Compression Library,
 //! `decompression_context` (bind once, `seek`, then decompress a pose or a
@@ -24,8 +22,7 @@
 //! caller-owned cache of the previous sampling's position). No code taken.
 
 use crate::codec::vbr::{
-    CacheView, CachedTrack, IndexView, Isa, SegmentCache, StaticTracks, SupportedIsa, TrackCache,
-    VbrRequest,
+    CacheView, CachedTrack, IndexView, SegmentCache, SupportedIsa, TrackCache, VbrRequest,
 };
 use crate::codec::ClipCodec;
 use crate::math::Transform;
@@ -90,32 +87,9 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         }
     }
 
-    /// Decode whole poses at instruction-set level `isa` from now on (by
-    /// default the highest this CPU runs; joint requests always run the
-    /// baseline code). Every level gives the same bits, so this is for
-    /// benchmarks and tests. False, changing nothing, if this CPU does
-    /// not run `isa`.
-    pub(crate) fn set_isa(&mut self, isa: Isa) -> bool {
-        match SupportedIsa::new(isa) {
-            Some(s) => {
-                self.isa = s;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The instruction-set level the decodes run at.
-    pub(crate) fn isa(&self) -> Isa {
-        self.isa.isa()
-    }
-
     /// Bind another clip (a clip switch): forgets every cached segment.
-    /// The instruction-set level stays.
     pub(crate) fn bind(&mut self, clip: &'c Clip<'a>) {
-        let isa = self.isa;
         *self = DecodeContext::new(clip);
-        self.isa = isa;
     }
 
     /// The bound clip.
@@ -140,11 +114,6 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
     /// The current time, as given to [`DecodeContext::seek`].
     pub(crate) fn time(&self) -> f32 {
         self.time
-    }
-
-    /// The samples the current time blends.
-    pub(crate) fn position(&self) -> SamplePosition {
-        self.pos
     }
 
     #[inline(always)]
@@ -189,52 +158,26 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
                 base,
                 out,
             ),
-            ClipCodec::Reference(_)
-                if !matches!(request, VbrRequest::Packed(_))
-                    && base.len() != self.clip.joint_count =>
-            {
-                false
-            }
+            ClipCodec::Reference(_) if base.len() != self.clip.joint_count => false,
             ClipCodec::Reference(c) => match request {
-                VbrRequest::Pose | VbrRequest::StaticPose | VbrRequest::Packed(_) => {
-                    c.decode_pose(self.pos, out)
-                }
-                VbrRequest::Joints(j) | VbrRequest::StaticJoints(j) => {
-                    c.decode_joints(self.pos, j, out)
-                }
-                VbrRequest::StaticJointsInPose(j) => {
+                VbrRequest::Pose => c.decode_pose(self.pos, out),
+                VbrRequest::Joints(j) => c.decode_joints(self.pos, j, out),
+                VbrRequest::JointsInPose(j) => {
                     out.len() == base.len() && reference_in_pose(c, self.pos, j, out)
                 }
             },
         }
     }
 
-    /// The pose at the current time, as [`Clip::sample`].
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample(&mut self, defaults: &[Transform], out: &mut [Transform]) -> bool {
-        self.run(VbrRequest::Pose, defaults, out)
-    }
-
-    /// The pose at the current time from the clip's static pose, as
-    /// [`Clip::sample_static`].
+    /// The pose at the current time from the clip's static pose
+    /// ([`Clip::static_pose`]): the bits of [`Clip::sample`].
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub(crate) fn sample_static(
         &mut self,
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run(VbrRequest::StaticPose, static_pose, out)
-    }
-
-    /// The pose at the current time from the clip's packed static
-    /// tracks, as [`Clip::sample_packed`].
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_packed(
-        &mut self,
-        statics: &StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        self.run(VbrRequest::Packed(statics), &[], out)
+        self.run(VbrRequest::Pose, static_pose, out)
     }
 
     /// [`DecodeContext::sample_static`] through an instance's
@@ -249,44 +192,11 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         static_pose: &[Transform],
         out: &mut [Transform],
     ) -> bool {
-        self.run_cached(VbrRequest::StaticPose, &mut tracks.view(), static_pose, out)
+        self.run_cached(VbrRequest::Pose, &mut tracks.view(), static_pose, out)
     }
 
-    /// [`DecodeContext::sample`] through an instance's [`TrackCache`].
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_cached<S: AsMut<[CachedTrack]>>(
-        &mut self,
-        tracks: &mut TrackCache<'_, S>,
-        defaults: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        self.run_cached(VbrRequest::Pose, &mut tracks.view(), defaults, out)
-    }
-
-    /// [`DecodeContext::sample_packed`] through an instance's [`TrackCache`].
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_packed_cached<S: AsMut<[CachedTrack]>>(
-        &mut self,
-        tracks: &mut TrackCache<'_, S>,
-        statics: &StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        self.run_cached(VbrRequest::Packed(statics), &mut tracks.view(), &[], out)
-    }
-
-    /// `out[k]` = joint `joints[k]`, as [`Clip::sample_joints`].
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_joints(
-        &mut self,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        self.run(VbrRequest::Joints(joints), defaults, out)
-    }
-
-    /// `out[k]` = joint `joints[k]` from the static pose, as
-    /// [`Clip::sample_joints_static`].
+    /// `out[k]` = joint `joints[k]` from the static pose, with the bits
+    /// of [`Clip::sample`] for those joints.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub(crate) fn sample_joints_static(
         &mut self,
@@ -294,11 +204,11 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
         joints: &[u32],
         out: &mut [Transform],
     ) -> bool {
-        self.run(VbrRequest::StaticJoints(joints), static_pose, out)
+        self.run(VbrRequest::Joints(joints), static_pose, out)
     }
 
     /// Mask-aware pose decode: every joint `j` whose bit `j % 64` of
-    /// `mask[j / 64]` is set gets exactly its [`Clip::sample_static`]
+    /// `mask[j / 64]` is set gets exactly its [`Clip::sample`]
     /// value in the pose-sized `out`. Other slots are left as they were
     /// when the mask is sparse, or hold their decoded value when it is
     /// dense (at least [`DENSE_MASK_SIXTEENTHS`] / 16 of the joints: one
@@ -336,13 +246,13 @@ impl<'c, 'a> DecodeContext<'c, 'a> {
                 }
                 bits &= bits - 1;
                 if n == MASK_CHUNK {
-                    ok &= self.run(VbrRequest::StaticJointsInPose(&chunk), static_pose, out);
+                    ok &= self.run(VbrRequest::JointsInPose(&chunk), static_pose, out);
                     n = 0;
                 }
             }
         }
         if let Some(rest) = chunk.get(..n).filter(|r| !r.is_empty()) {
-            ok &= self.run(VbrRequest::StaticJointsInPose(rest), static_pose, out);
+            ok &= self.run(VbrRequest::JointsInPose(rest), static_pose, out);
         }
         ok
     }

@@ -20,10 +20,10 @@
 //!   is reached exactly when `new >= (k + 1) * duration` and carries the
 //!   *new* cycle's identity `k + 1` (in both directions: it is the same
 //!   point on the unwrapped timeline).
-//! * Looping assets store no marker at `duration`: the cook side's `canonicalize_events` (`ludus-anim-model`)
-//!   moves it to the loop-start marker at zero, so the two aliases cannot
-//!   fire independently. [`EventTrack::new`] rejects an uncanonicalized
-//!   track.
+//! * Looping assets store no marker at `duration`: the cook side's
+//!   `canonicalize_events` (`ludus-anim-model`) moves it to the loop-start
+//!   marker at zero, so the two aliases cannot fire independently; a
+//!   package with an uncanonicalized track does not load.
 //! * Nonlooping clips clamp both times to `[0, duration]` (cycle is always
 //!   0). Endpoint events are one-shot per activation: the caller-owned
 //!   [`PlaybackLatch`] records that the event at `duration` (forward) or at
@@ -32,7 +32,7 @@
 //! * The activation's start position is never crossed: a marker at exactly
 //!   `old` is not delivered. State entry is a separate notification the
 //!   caller raises; it is not the timestamp-zero marker.
-//! * Zero-duration clips with events are rejected at construction.
+//! * Zero-duration clips with events do not load.
 //!
 //! Identity: `(cycle, event_id, time_s)` is unique per crossing within one
 //! activation (the track's `(time, id)` pairs are strictly increasing). The
@@ -54,17 +54,7 @@
 //! What was adopted is only the interval conventions; the identity,
 //! latching and overflow contract are the Ludus seed's.
 
-/// An authored marker. Tracks are sorted by `time_s`, then `id`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Event {
-    /// Clip-local time in seconds, in `[0, duration]` (`[0, duration)` for
-    /// looping clips after the cook side's `canonicalize_events` (`ludus-anim-model`)).
-    pub time_s: f32,
-    /// Author-level identity of the marker (payload lookup, dedup).
-    pub id: u64,
-    /// Whether reverse playback delivers this event.
-    pub reversible: bool,
-}
+use ludus_anim_format::events::{check_events, Event};
 
 /// Direction of the traversal that produced a crossing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,20 +77,16 @@ pub struct Crossing {
     pub direction: Direction,
 }
 
-impl Crossing {
-    /// Placeholder value for sizing output buffers.
-    pub const EMPTY: Crossing = Crossing {
-        event_id: 0,
-        index: 0,
-        time_s: 0.0,
-        cycle: 0,
-        direction: Direction::Forward,
-    };
-}
-
 impl Default for Crossing {
+    /// A placeholder for sizing output buffers.
     fn default() -> Self {
-        Crossing::EMPTY
+        Crossing {
+            event_id: 0,
+            index: 0,
+            time_s: 0.0,
+            cycle: 0,
+            direction: Direction::Forward,
+        }
     }
 }
 
@@ -113,89 +99,31 @@ pub struct Overflow {
     pub needed: usize,
 }
 
-/// Why an event track was refused.
-#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
-pub enum EventTrackError {
-    #[error("clip duration {0} is not a finite non-negative number")]
-    BadDuration(f32),
-    #[error("a zero-duration clip cannot carry events")]
-    ZeroDurationWithEvents,
-    #[error("event {index} has a non-finite time")]
-    NonFiniteTime { index: usize },
-    #[error("event {index} lies outside [0, duration]")]
-    OutOfRange { index: usize },
-    #[error("event {index} sits at the duration of a looping clip (canonicalize it to 0)")]
-    LoopEndAlias { index: usize },
-    #[error("event {index} is not strictly after its predecessor in (time, id) order")]
-    Unsorted { index: usize },
-    #[error("too many events ({0})")]
-    TooMany(usize),
-}
-
-/// A validated view of a clip's events.
+/// A validated view of a clip's events (the rules of
+/// `ludus_anim_format::events::check_events`).
 #[derive(Clone, Copy, Debug)]
-pub struct EventTrack<'a> {
+pub(crate) struct EventTrack<'a> {
     events: &'a [Event],
     duration_s: f32,
     looping: bool,
 }
 
 impl<'a> EventTrack<'a> {
-    /// Validate: duration finite and `>= 0`; no events on a zero-duration
-    /// clip; times finite and in `[0, duration]` (`[0, duration)` when
-    /// looping); `(time, id)` strictly increasing (so no duplicates).
-    pub fn new(
-        events: &'a [Event],
-        duration_s: f32,
-        looping: bool,
-    ) -> Result<Self, EventTrackError> {
-        if !duration_s.is_finite() || duration_s < 0.0 {
-            return Err(EventTrackError::BadDuration(duration_s));
-        }
-        if events.len() > u32::MAX as usize {
-            return Err(EventTrackError::TooMany(events.len()));
-        }
-        if duration_s == 0.0 && !events.is_empty() {
-            return Err(EventTrackError::ZeroDurationWithEvents);
-        }
-        for (index, e) in events.iter().enumerate() {
-            if !e.time_s.is_finite() {
-                return Err(EventTrackError::NonFiniteTime { index });
-            }
-            if e.time_s < 0.0 || e.time_s > duration_s {
-                return Err(EventTrackError::OutOfRange { index });
-            }
-            if looping && e.time_s == duration_s {
-                return Err(EventTrackError::LoopEndAlias { index });
-            }
-            if index > 0 {
-                let p = &events[index - 1];
-                if !(p.time_s < e.time_s || (p.time_s == e.time_s && p.id < e.id)) {
-                    return Err(EventTrackError::Unsorted { index });
-                }
-            }
-        }
-        Ok(EventTrack {
+    /// The track of `events` on a clip of `duration_s`, if they obey the
+    /// rules.
+    pub(crate) fn new(events: &'a [Event], duration_s: f32, looping: bool) -> Option<Self> {
+        check_events(events, duration_s, looping).ok()?;
+        Some(EventTrack {
             events,
             duration_s,
             looping,
         })
     }
-
-    pub fn events(&self) -> &'a [Event] {
-        self.events
-    }
-    pub fn duration_s(&self) -> f32 {
-        self.duration_s
-    }
-    pub fn looping(&self) -> bool {
-        self.looping
-    }
 }
 
 /// Caller-owned per-activation state for nonlooping clips: one-shot
-/// endpoint events and the completion latch. Create one per activation
-/// (or [`reset`](PlaybackLatch::reset) it); looping clips ignore it.
+/// endpoint events and the completion latch. Start each activation with
+/// `PlaybackLatch::default()`; looping clips ignore it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlaybackLatch {
     end_fired: bool,
@@ -205,35 +133,15 @@ pub struct PlaybackLatch {
 }
 
 impl PlaybackLatch {
-    pub const fn new() -> Self {
-        PlaybackLatch {
-            end_fired: false,
-            start_fired: false,
-            completed: false,
-            newly_completed: false,
-        }
-    }
-    /// Start a new activation.
-    pub fn reset(&mut self) {
-        *self = PlaybackLatch::new();
-    }
     /// The clip reached the end of its direction of travel (forward: the
     /// duration; reverse: time 0) at some point in this activation.
     pub fn completed(&self) -> bool {
         self.completed
     }
-    /// The last successful [`crossed_events`] call is the one that latched
+    /// The last successful [`crate::Clip::crossed_events`] call is the one that latched
     /// completion (true exactly once per activation).
     pub fn newly_completed(&self) -> bool {
         self.newly_completed
-    }
-    /// The forward endpoint event(s) at `duration` already fired.
-    pub fn end_fired(&self) -> bool {
-        self.end_fired
-    }
-    /// The reverse endpoint event(s) at 0 already fired.
-    pub fn start_fired(&self) -> bool {
-        self.start_fired
     }
 }
 
@@ -243,6 +151,7 @@ impl PlaybackLatch {
 pub(crate) const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
 
 /// Write the events crossed by the update `old_abs -> new_abs` into `out`
+/// (the body of [`crate::Clip::crossed_events`])
 /// in playback order and return how many were written (see the module
 /// documentation for the exact intervals).
 ///
@@ -254,7 +163,7 @@ pub(crate) const MAX_ABS_CYCLES: f64 = (1u64 << 40) as f64;
 /// Non-finite times, `old_abs == new_abs`, and (looping) times more than
 /// [`MAX_ABS_CYCLES`] cycles from zero deliver nothing. Never allocates or
 /// panics.
-pub fn crossed_events(
+pub(crate) fn crossed_events(
     track: &EventTrack<'_>,
     old_abs: f64,
     new_abs: f64,
@@ -526,3 +435,7 @@ fn once_crossings(
     latch.completed |= reached;
     Ok(n)
 }
+
+#[cfg(test)]
+#[path = "events_props_tests.rs"]
+mod props_tests;

@@ -1,10 +1,11 @@
 //! `ludus-anim-runtime`: the only crate game code links.
 //!
 //! It reads packages (validated once at load), decodes clips and runs FK,
-//! events, root-motion deltas, curves and additive blending. The byte
-//! layouts and reconstruction formulas it shares bit for bit with the
-//! encoder live in `ludus-anim-format`; what only the cook side uses lives
-//! in cook-side crates.
+//! event crossings, root-motion deltas, curves and additive layers. The
+//! byte layouts, reconstruction formulas and plain record values it
+//! shares bit for bit with the cook side live in `ludus-anim-format`
+//! (some signatures name them: `LoopMode`, `RigidTransform`, `Marker`,
+//! `CookInfo`); what only the cook side uses lives in cook-side crates.
 //!
 //! Invariants: depends on nothing heavier than glam; never does I/O; never
 //! panics on any input bytes; the cooker verifies through this same code;
@@ -17,9 +18,11 @@
 //! once (it sizes what it keeps from the clip and allocates it), then
 //! `seek` or `advance` and `decode` a [`Request`] into caller-owned memory
 //! every frame, without allocating. [`Clip::sample`] is the one-shot
-//! decode for tools (the same bits).
+//! decode for tools (the same bits). Events and root motion are queries
+//! of the clip over the frame's update in absolute, unwrapped time.
 //!
 //! ```no_run
+//! use ludus_anim_runtime::events::{Crossing, PlaybackLatch};
 //! use ludus_anim_runtime::{Affine3A, Package, Player, Request, Transform};
 //!
 //! let bytes = std::fs::read("out/packages/biped-0123456789abcdef.ludanim").unwrap();
@@ -31,12 +34,25 @@
 //! let mut player = Player::new(walk, package.sample_defaults(walk)).expect("binds");
 //! let mut local = vec![Transform::IDENTITY; skeleton.joint_count()];
 //! let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+//! let mut latch = PlaybackLatch::default();
+//! let mut crossings = [Crossing::default(); 16];
+//! let mut time = 0.0f64;
 //!
-//! // Every frame: move, decode what is needed, then FK.
+//! // Every frame: move, decode what is needed, then FK; the markers the
+//! // update crossed and how far it moved the character.
 //! for _frame in 0..3 {
-//!     player.advance(1.0 / 60.0);
+//!     let dt = 1.0 / 60.0;
+//!     player.advance(dt as f32);
 //!     player.decode(Request::Pose, &mut local).expect("a pose");
 //!     skeleton.local_to_component(&local, &mut model);
+//!     let n = walk
+//!         .crossed_events(time, time + dt, &mut latch, &mut crossings)
+//!         .expect("room for the crossings");
+//!     for c in &crossings[..n] {
+//!         println!("{}", walk.markers()[c.index as usize].name);
+//!     }
+//!     let _delta = walk.root_motion_delta(time, time + dt);
+//!     time += dt;
 //! }
 //!
 //! // Only some joints (`out[k]` is joint `joints[k]`), or a mask.
@@ -56,23 +72,16 @@
 #![deny(unreachable_pub)]
 
 pub mod skeleton;
-pub mod timing;
 
 pub use skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity, NO_PARENT};
-pub use timing::{sample_position, LoopMode, SamplePosition};
 pub mod additive;
-// The decoders keep entry points that only the crate's tests call: the
-// tests compare every internal path bit for bit with `Clip::sample`.
-#[allow(dead_code)]
 pub(crate) mod codec;
-#[allow(dead_code)]
 pub(crate) mod context;
 pub mod events;
 pub mod package;
 mod player;
-pub mod root_motion;
 
-pub use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
-pub(crate) use ludus_anim_format::{hash, math};
+pub use ludus_anim_format::math::{Affine3A, Transform};
+pub(crate) use ludus_anim_format::{hash, math, timing};
 pub use package::{Clip, Package, PackageError};
 pub use player::{DecodeError, Player, Request};

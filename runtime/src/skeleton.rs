@@ -6,7 +6,7 @@
 //! conventions: equal joint counts are never enough to share clips.
 
 use crate::hash::{fnv1a64, Fnv128};
-use crate::math::{Affine3A, Transform};
+use crate::math::{Affine3A, Transform, MIN_SCALE};
 
 /// Parent index of a root joint.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -27,6 +27,7 @@ pub(crate) const CONVENTIONS: &str =
 pub struct JointId(pub u64);
 
 impl JointId {
+    /// The id of the joint at authoring name path `path`.
     pub fn from_path(path: &str) -> JointId {
         JointId(fnv1a64(path.as_bytes()))
     }
@@ -37,6 +38,7 @@ impl JointId {
 pub struct SkeletonIdentity(pub [u8; 16]);
 
 impl SkeletonIdentity {
+    /// The identity as 32 lowercase hex digits.
     pub fn to_hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -69,10 +71,6 @@ pub enum SkeletonError {
     #[error("skeleton arrays have different lengths")]
     LengthMismatch,
 }
-
-/// Smallest scale component accepted anywhere in a pose; below it a
-/// transform is treated as singular.
-pub const MIN_SCALE: f32 = 1e-6;
 
 /// A validated skeleton. Construction checks every invariant the FK and
 /// decoders rely on, so those never re-check per call.
@@ -251,9 +249,8 @@ impl TryFrom<SkeletonParts> for Skeleton {
     }
 }
 
-/// FK over a validated parent array (parents before children). Public so
-/// that decoders can run it over subsets sharing the same ordering.
-pub fn local_to_component(parents: &[u32], local: &[Transform], out: &mut [Affine3A]) -> bool {
+/// FK over a validated parent array (parents before children).
+fn local_to_component(parents: &[u32], local: &[Transform], out: &mut [Affine3A]) -> bool {
     let n = parents.len();
     if local.len() != n || out.len() != n {
         return false;

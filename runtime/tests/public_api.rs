@@ -3,8 +3,12 @@
 //! constants, public fields and re-exports of other crates' items, as
 //! rustdoc's JSON lists them (enum variants are not counted). Growing it
 //! is a reviewed change of that file and of the budget, which only goes
-//! down: #41's target is 80 (the decode API is 15 of the items; the rest
-//! are the package, skeleton, event, root-motion and curve views).
+//! down: #41's target is 80, met at 77 (the decode API, `Player`,
+//! `Request`, `DecodeError` and `Clip::sample`, is 11 of them; the rest
+//! are the package, clip, skeleton, event and curve views). Values of
+//! `ludus-anim-format` that signatures name (`LoopMode`, `Marker`,
+//! `CookInfo`, `RigidTransform`, ...) are that crate's API and are not
+//! counted here; only a re-export of one would be.
 //!
 //! Two checks, so that neither can pass silently:
 //! - stable: every `pub` declaration in `runtime/src` (the crate denies
@@ -20,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The most public items the runtime may have (#41's target: 80).
-const BUDGET: usize = 164;
+const BUDGET: usize = 77;
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -4,8 +4,8 @@
 
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{interpolate, virtual_vertex_error, Affine3A, Quat, Transform, Vec3};
+use ludus_anim_format::timing::{sample_position, LoopMode};
 use ludus_anim_model::ResampledClip;
-use ludus_anim_runtime::timing::{sample_position, LoopMode};
 use ludus_anim_runtime::{Clip, JointId, Skeleton};
 
 /// SplitMix64.

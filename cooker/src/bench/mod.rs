@@ -275,16 +275,16 @@ pub fn run_packages(
             let figures = decode::measure(&bytes, i, settings);
             let joints = pkg.skeleton().joint_count();
             rows.push(BenchRow {
-                profile: c.profile().to_string(),
+                profile: c.cook_info().profile.to_string(),
                 asset: format!("{key}.acl.sjson"),
                 clip: c.name().to_string(),
                 joints,
                 samples: c.num_samples(),
                 sample_rate_hz: c.sample_rate_hz(),
                 raw_bytes: joints as u64 * u64::from(c.num_samples()) * 40,
-                compressed_bytes: c.blob_size() as u64,
+                compressed_bytes: c.cook_info().blob_size as u64,
                 ratio: 0.0,
-                max_error_m: c.max_error_m(),
+                max_error_m: c.cook_info().max_error_m,
                 p99_error_m: 0.0,
                 threshold_m: 0.0,
                 compress_ms: 0.0,

@@ -1,8 +1,8 @@
 //! Scalar curve channels as the package stores them: a schema and the
 //! samples quantized to the profile's curve threshold.
 
+use ludus_anim_format::package::CurveComposition;
 use ludus_anim_format::package::*;
-use ludus_anim_runtime::package::CurveComposition;
 
 /// One scalar channel (morph weight, custom property): its schema and its
 /// samples on the clip's grid, already encoded. Build it with

@@ -14,8 +14,8 @@ use crate::stages::prepare::{MarkerKind, Prepared, PreparedTrajectory};
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::package::*;
-use ludus_anim_runtime::root_motion::RigidTransform;
-use ludus_anim_runtime::timing::LoopMode;
+use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
 use std::collections::BTreeMap;
 

@@ -10,13 +10,13 @@ use crate::package_writer::PackageClip;
 use crate::stages::prepare::Prepared;
 use crate::stages::verify::ClipVerification;
 use ludus_anim_format::codec::CodecId;
+use ludus_anim_format::math::{Quat, Vec3};
 use ludus_anim_format::vbr_layout::Layout;
 use ludus_anim_report::packed::Packed;
 use ludus_anim_report::sidecar::{
     BitRates, ClipSidecar, EventMark, TrajectorySidecar, BITS_CONSTANT, BITS_DEFAULT, BITS_RAW,
 };
 use ludus_anim_runtime::Skeleton;
-use ludus_anim_runtime::{Quat, Vec3};
 
 /// Whether and how large the cook writes the sidecar: the manifest's
 /// `[report] sidecar` / `sidecar_max_mb`, and `cook --no-sidecar`.

@@ -15,11 +15,11 @@ use crate::profile::{Profile, RatePolicy, SampleRate, ShellSettings};
 use crate::stage::{CookStage, Stage};
 use ludus_anim_cache::Key;
 use ludus_anim_format::hash::fnv1a64;
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
 use ludus_anim_model::{Decision, Diagnostic, SourceClip};
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::{Skeleton, Transform};
 use ludus_anim_verify::{golden_max, pose_errors, Scratch, PEAK_SEARCHES, SOURCE_FRACTIONS};
 
@@ -680,9 +680,9 @@ fn final_warnings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ludus_anim_format::math::Vec3;
     use ludus_anim_model::{Curve, JointTracks, Quat};
     use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
-    use ludus_anim_runtime::Vec3;
 
     fn skel() -> Skeleton {
         Skeleton::new(

@@ -60,25 +60,6 @@ impl<'a> ClipCodec<'a> {
         })
     }
 
-    /// Decode only `joints` (indices into the skeleton) at `pos`:
-    /// `out[k]` receives joint `joints[k]`. Returns false (writing nothing)
-    /// if a length or an index is wrong. Sparse requests still read each
-    /// requested track's sample data; cost scales with `joints.len()`.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn decode_joints(
-        &self,
-        pos: SamplePosition,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        match self {
-            ClipCodec::Reference(c) => c.decode_joints(pos, joints, out),
-            ClipCodec::Vbr(c) => c.decode_joints(pos, defaults, joints, out),
-        }
-    }
-
     /// Decode every joint at `pos`. `defaults` is the skeleton rest pose
     /// (the value of tracks a codec stored as default). `out.len()` must be
     /// the joint count; returns false and leaves `out` untouched otherwise.
@@ -93,18 +74,6 @@ impl<'a> ClipCodec<'a> {
         match self {
             ClipCodec::Reference(c) => c.decode_pose(pos, out),
             ClipCodec::Vbr(c) => c.decode_pose(pos, defaults, out),
-        }
-    }
-
-    /// The clip's packed static tracks for [`ClipCodec::decode_pose_packed`]
-    /// (allocates; empty for the reference codec, which stores every
-    /// track). None if `defaults` has the wrong length.
-    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<vbr::StaticTracks<'a>> {
-        match self {
-            ClipCodec::Reference(c) => {
-                (defaults.len() == c.joint_count()).then(vbr::StaticTracks::default)
-            }
-            ClipCodec::Vbr(c) => c.static_tracks(defaults),
         }
     }
 
@@ -138,23 +107,8 @@ impl<'a> ClipCodec<'a> {
         }
     }
 
-    /// [`ClipCodec::decode_pose_static`] over packed static tracks: the
-    /// same bits, reading less.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_pose_packed(
-        &self,
-        pos: SamplePosition,
-        statics: &vbr::StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        match self {
-            ClipCodec::Reference(c) => c.decode_pose(pos, out),
-            ClipCodec::Vbr(c) => c.decode_pose_packed(pos, statics, out),
-        }
-    }
-
-    /// The pose [`ClipCodec::decode_pose_static`] starts from: every track
-    /// that is not animated, as decoding outputs it. Compute once per clip
+    /// The pose a playing clip decodes from (a [`crate::Player`] keeps
+    /// it): every track that is not animated, as decoding outputs it. Compute once per clip
     /// and `defaults`. False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     #[inline]
@@ -172,23 +126,6 @@ impl<'a> ClipCodec<'a> {
                     )
             }
             ClipCodec::Vbr(c) => c.static_pose(defaults, out),
-        }
-    }
-
-    /// [`ClipCodec::decode_pose`] from a [`ClipCodec::static_pose`]: same
-    /// output, but only animated tracks are decoded (the reference codec
-    /// stores every track and ignores the static pose).
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn decode_pose_static(
-        &self,
-        pos: SamplePosition,
-        static_pose: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        match self {
-            ClipCodec::Reference(c) => static_pose.len() == out.len() && c.decode_pose(pos, out),
-            ClipCodec::Vbr(c) => c.decode_pose_static(pos, static_pose, out),
         }
     }
 }

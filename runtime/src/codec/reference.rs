@@ -45,13 +45,6 @@ impl<'a> ReferenceClip<'a> {
         })
     }
 
-    pub(crate) fn joint_count(&self) -> usize {
-        self.joint_count
-    }
-    pub(crate) fn num_samples(&self) -> u32 {
-        self.num_samples
-    }
-
     /// The stored transform of `joint` at `sample` (both in range by the
     /// caller's contract; out-of-range indices return identity).
     #[inline]

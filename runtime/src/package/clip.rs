@@ -1,93 +1,19 @@
 //! A validated clip and its prepared semantics.
 
-use super::format::*;
 use super::{invalid, PackageError};
-#[cfg(doc)]
-use crate::additive::ADDITIVE_IDENTITY;
-use crate::codec::vbr::{CachedTrack, StaticTracks, TrackCache, VbrIndex};
+use crate::codec::vbr::{CachedTrack, TrackCache, VbrIndex};
 use crate::codec::CodecError;
 use crate::codec::{ClipCodec, CodecId};
-use crate::events::{Event, EventTrack};
+use crate::events::{crossed_events, Crossing, EventTrack, Overflow, PlaybackLatch};
 use crate::math::Transform;
-use crate::root_motion::{RigidTransform, Trajectory};
 use crate::timing::{sample_position, LoopMode, SamplePosition};
 use crate::DecodeError;
-
-/// How a clip's motion root was extracted into its trajectory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum RootMotionPolicy {
-    /// Ground-plane translation (x, z) and heading (yaw about +Y).
-    Planar,
-    /// The whole rigid transform of the motion joint (scale removed).
-    Full,
-}
-
-impl RootMotionPolicy {
-    pub fn as_u8(self) -> u8 {
-        match self {
-            RootMotionPolicy::Planar => ROOT_MOTION_PLANAR,
-            RootMotionPolicy::Full => ROOT_MOTION_FULL,
-        }
-    }
-    pub fn from_u8(v: u8) -> Option<RootMotionPolicy> {
-        match v {
-            ROOT_MOTION_PLANAR => Some(RootMotionPolicy::Planar),
-            ROOT_MOTION_FULL => Some(RootMotionPolicy::Full),
-            _ => None,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RootMotionPolicy::Planar => "planar",
-            RootMotionPolicy::Full => "full",
-        }
-    }
-}
-
-/// What an authored marker is for. Both kinds are delivered as
-/// [`Event`]s; the kind tells a sync group which markers are gait contacts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum MarkerKind {
-    /// A named contact marker for locomotion synchronization.
-    SyncMarker,
-    /// A notify (sound, VFX, presentation), delivered once per crossing.
-    Event,
-}
-
-impl MarkerKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MarkerKind::SyncMarker => "sync-marker",
-            MarkerKind::Event => "event",
-        }
-    }
-}
-
-/// A clip's root-motion description, a copy of validated values (fields
-/// are public: editing a copy changes nothing in the package; the keys are behind
-/// [`Clip::trajectory`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RootMotion<'a> {
-    /// Debug name of the designated motion joint (a skeleton joint).
-    pub joint: &'a str,
-    pub policy: RootMotionPolicy,
-    /// The trajectory's original first key: `R_char(t) = offset * R(t)`
-    /// places the character in the authored frame.
-    pub reference_offset: RigidTransform,
-    /// Cook-time figure: position error of per-tick (30 Hz) delta
-    /// composition over 100 loops against `C^100` (looping clips only).
-    pub drift_100_loops_m: Option<f32>,
-}
-
-/// One marker with its debug name and kind.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Marker<'a> {
-    pub event: Event,
-    pub name: &'a str,
-    pub kind: MarkerKind,
-}
+#[cfg(doc)]
+use ludus_anim_format::additive::ADDITIVE_IDENTITY;
+use ludus_anim_format::events::{Event, Marker};
+use ludus_anim_format::package::{CookInfo, RootMotion};
+use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::trajectory::Trajectory;
 
 /// A validated clip. Its fields are private so that what load validated
 /// cannot be edited afterwards (the decoders and the event and trajectory
@@ -108,24 +34,17 @@ pub struct Clip<'a> {
     pub(crate) index: Option<VbrIndex>,
     pub(crate) joint_count: usize,
     pub(super) name: &'a str,
-    pub(super) codec_id: CodecId,
-    pub(super) codec_version: u16,
-    pub(super) profile: &'a str,
-    pub(super) source_hash: [u8; 32],
-    pub(super) resample_error_m: f32,
-    pub(super) max_error_m: f32,
-    pub(super) blob_size: usize,
-    pub(super) loop_seam_error_m: Option<f32>,
+    pub(super) cook: CookInfo<'a>,
     pub(super) root_motion: Option<RootMotion<'a>>,
     pub(super) curves: std::ops::Range<usize>,
-    pub(super) additive_reference: Option<&'a str>,
     /// Decoded at load (package bytes need not be aligned for
     /// `RigidTransform`); validated through `Trajectory::new`.
     pub(super) trajectory_keys: Vec<RigidTransform>,
     pub(super) trajectory_rate_hz: f32,
-    /// Validated through `EventTrack::new`; `markers[i]` names `events[i]`.
+    /// Validated through `EventTrack::new`; `markers[i].event` is
+    /// `events[i]`.
     pub(super) events: Vec<Event>,
-    pub(super) marker_info: Vec<(&'a str, MarkerKind)>,
+    pub(super) markers: Vec<Marker<'a>>,
 }
 
 impl<'a> Clip<'a> {
@@ -157,21 +76,23 @@ impl<'a> Clip<'a> {
             index: None,
             joint_count,
             name: "",
-            codec_id,
-            codec_version,
-            profile: "",
-            source_hash: [0; 32],
-            resample_error_m: 0.0,
-            max_error_m: 0.0,
-            blob_size: blob.len(),
-            loop_seam_error_m: None,
+            cook: CookInfo {
+                codec: codec_id,
+                codec_version,
+                blob_size: blob.len(),
+                profile: "",
+                source_hash: [0; 32],
+                resample_error_m: 0.0,
+                max_error_m: 0.0,
+                loop_seam_error_m: None,
+                additive_reference: None,
+            },
             root_motion: None,
             curves: 0..0,
-            additive_reference: None,
             trajectory_keys: Vec::new(),
             trajectory_rate_hz: 0.0,
             events: Vec::new(),
-            marker_info: Vec::new(),
+            markers: Vec::new(),
         })
     }
 
@@ -191,59 +112,23 @@ impl<'a> Clip<'a> {
     pub fn num_samples(&self) -> u32 {
         self.num_samples
     }
+    /// How times outside `[0, duration]` map into the clip.
     pub fn loop_mode(&self) -> LoopMode {
         self.loop_mode
     }
-    pub fn codec_id(&self) -> CodecId {
-        self.codec_id
+    /// The clip record's cook-time figures and provenance (codec, profile,
+    /// measured errors, source hash, additive reference): for tools.
+    pub fn cook_info(&self) -> &CookInfo<'a> {
+        &self.cook
     }
-    pub fn codec_version(&self) -> u16 {
-        self.codec_version
-    }
-    /// The validated codec view (decoding goes through [`Clip::sample`]
-    /// and friends, which also map time to samples).
-    #[allow(dead_code)]
-    pub(crate) fn codec(&self) -> &ClipCodec<'a> {
-        &self.codec
-    }
-    /// The joint index built at load (VBR clips): what makes a single
-    /// joint or a subset cost the same whatever the joints' indices.
-    #[allow(dead_code)]
-    pub(crate) fn index(&self) -> Option<&VbrIndex> {
-        self.index.as_ref()
-    }
-    /// Bytes of the codec blob.
-    pub fn blob_size(&self) -> usize {
-        self.blob_size
-    }
-    /// Name of the quality profile the clip was cooked with.
-    pub fn profile(&self) -> &'a str {
-        self.profile
-    }
-    /// blake3 of the source file bytes (and companions).
-    pub fn source_hash(&self) -> &[u8; 32] {
-        &self.source_hash
-    }
-    /// Cook-time figure (informational): resampling error in meters.
-    pub fn resample_error_m(&self) -> f32 {
-        self.resample_error_m
-    }
-    /// Cook-time figure (informational): verified codec error in meters.
-    pub fn max_error_m(&self) -> f32 {
-        self.max_error_m
-    }
-    /// Cook-time figure for looping clips: how far the last authored pose
-    /// was from the first (component space, virtual vertices, meters).
-    pub fn loop_seam_error_m(&self) -> Option<f32> {
-        self.loop_seam_error_m
-    }
-    /// Root motion, if the cooker extracted it (keys: [`Clip::trajectory`]).
+    /// Root motion, if the cooker extracted it (keys: [`Clip::trajectory`];
+    /// the displacement of a playback update: [`Clip::root_motion_delta`]).
     pub fn root_motion(&self) -> Option<RootMotion<'a>> {
         self.root_motion
     }
 
     /// Bracketing samples for clip-local time `t`, with the clip's duration
-    /// and loop semantics.
+    /// and loop semantics (what a [`super::CurveChannel`] evaluates at).
     #[inline]
     pub fn position(&self, t: f32) -> SamplePosition {
         self.timing().position(t)
@@ -258,55 +143,6 @@ impl<'a> Clip<'a> {
             sample_rate_hz: self.sample_rate_hz,
             num_samples: self.num_samples,
             loop_mode: self.loop_mode,
-        }
-    }
-
-    /// Sample only `joints` (skeleton indices, any order) at time `t`:
-    /// `out[k]` is joint `joints[k]`'s local transform, bit for bit as
-    /// [`Clip::sample`] gives it. Each joint is reached directly through
-    /// the clip's index, so the cost scales with `joints.len()`, not with
-    /// the indices. No allocation; false if a length or index is wrong.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_joints(
-        &self,
-        t: f32,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        if defaults.len() != self.joint_count {
-            return false;
-        }
-        let pos = self.position(t);
-        match (&self.codec, &self.index) {
-            (ClipCodec::Vbr(c), Some(i)) => c.decode_joints_indexed(i, pos, defaults, joints, out),
-            (codec, _) => codec.decode_joints(pos, defaults, joints, out),
-        }
-    }
-
-    /// [`Clip::sample_joints`] from the clip's [`Clip::static_pose`]: only
-    /// the joints' animated tracks are decoded. Same bits.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn sample_joints_static(
-        &self,
-        t: f32,
-        static_pose: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        if static_pose.len() != self.joint_count {
-            return false;
-        }
-        let pos = self.position(t);
-        match (&self.codec, &self.index) {
-            (ClipCodec::Vbr(c), Some(i)) => {
-                c.decode_joints_static(i, pos, static_pose, joints, out)
-            }
-            // The static pose holds every stored default and constant, so
-            // decoding over it as defaults gives the same values.
-            (codec, _) => codec.decode_joints(pos, static_pose, joints, out),
         }
     }
 
@@ -337,45 +173,13 @@ impl<'a> Clip<'a> {
         }
     }
 
-    /// The clip's static pose for [`Clip::sample_static`]: the value of
-    /// every track that is not animated. Compute it once per clip and
+    /// The clip's static pose, what a [`crate::Player`] decodes from: the
+    /// value of every track that is not animated. Compute it once per clip and
     /// `defaults` (when the clip is bound to a skeleton) into caller-owned
     /// memory. False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         defaults.len() == self.joint_count && self.codec.static_pose(defaults, out)
-    }
-
-    /// [`Clip::sample`] that starts from the clip's [`Clip::static_pose`]
-    /// and decodes only the animated tracks: the same pose, faster when
-    /// many tracks are default or constant (most rigs). No allocation.
-    /// False if a length is wrong.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn sample_static(
-        &self,
-        t: f32,
-        static_pose: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        self.codec
-            .decode_pose_static(self.position(t), static_pose, out)
-    }
-
-    /// The clip's packed static tracks for [`Clip::sample_packed`]: the
-    /// value of every track that is not animated and not the identity's,
-    /// packed. Compute it once per clip and `defaults` (when the clip is
-    /// bound to a skeleton); it allocates. It borrows the package's bytes:
-    /// a VBR clip accepts only its own (another's `sample_packed` returns
-    /// false, even over a copy of the same bytes). None if a length is
-    /// wrong.
-    #[allow(dead_code)]
-    pub(crate) fn static_tracks(&self, defaults: &[Transform]) -> Option<StaticTracks<'a>> {
-        if defaults.len() != self.joint_count {
-            return None;
-        }
-        self.codec.static_tracks(defaults)
     }
 
     /// A playback instance's cache for this clip's segment state, for the
@@ -393,7 +197,6 @@ impl<'a> Clip<'a> {
     /// beside its [`crate::DecodeContext`], or a slice of an arena of
     /// instances. It needs [`Clip::track_cache_len`] entries; with fewer,
     /// poses decoded through it run uncached (the same bits).
-    #[allow(dead_code)]
     pub(crate) fn track_cache_in<S: AsMut<[CachedTrack]>>(&self, entries: S) -> TrackCache<'a, S> {
         self.codec.track_cache_in(entries)
     }
@@ -404,46 +207,23 @@ impl<'a> Clip<'a> {
         self.codec.track_cache_len()
     }
 
-    /// [`Clip::sample_static`] from [`Clip::static_tracks`]: the same
-    /// pose bit for bit, reading only the animated data and the packed
-    /// values (a cold decode waits on fewer cache lines than with a
-    /// 40-byte static pose entry per joint). No allocation. False if a
-    /// length is wrong or `statics` is another clip's.
-    #[allow(dead_code)]
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    #[inline]
-    pub(crate) fn sample_packed(
-        &self,
-        t: f32,
-        statics: &StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        self.codec
-            .decode_pose_packed(self.position(t), statics, out)
-    }
-
     /// Index range of this clip's curves in [`super::Package::curves`].
     pub(crate) fn curve_range(&self) -> std::ops::Range<usize> {
         self.curves.clone()
     }
 
-    /// Whether the clip holds additive deltas (Ludus convention, see
-    /// [`crate::additive`]) rather than a pose. Decode it with
+    /// Whether the clip holds additive deltas (the convention of
+    /// `ludus_anim_format::additive`) rather than a pose. Decode it with
     /// [`super::Package::sample_defaults`] so untracked joints read as
-    /// [`ADDITIVE_IDENTITY`].
+    /// [`ADDITIVE_IDENTITY`], then apply it with
+    /// [`crate::additive::apply_additive_pose`].
     pub fn is_additive(&self) -> bool {
-        self.additive_reference.is_some()
+        self.cook.additive_reference.is_some()
     }
 
-    /// The named, revisioned reference the deltas were made against
-    /// (e.g. `rest rev 0123…`); "" for a non-additive clip.
-    pub fn additive_reference(&self) -> &'a str {
-        self.additive_reference.unwrap_or("")
-    }
-
-    /// The root trajectory, if the clip has one. Borrows the keys decoded
-    /// at load; re-runs the (allocation-free, `O(keys)`) validation load
-    /// already passed, so hold the result for a whole update.
+    /// The root trajectory, if the clip has one (for tools: its keys and
+    /// samples). Borrows the keys decoded at load; re-runs the
+    /// (allocation-free, `O(keys)`) validation load already passed.
     pub fn trajectory(&self) -> Option<Trajectory<'_>> {
         self.root_motion?;
         Trajectory::new(
@@ -454,33 +234,44 @@ impl<'a> Clip<'a> {
         .ok()
     }
 
-    /// The clip's markers and events as a track for
-    /// [`crate::events::crossed_events`] (looping per the loop mode).
-    /// Validated at load; re-validation here is allocation-free `O(events)`.
-    pub fn event_track(&self) -> EventTrack<'_> {
-        const NO_EVENTS: &[Event] = &[];
-        EventTrack::new(&self.events, self.duration_s, self.loop_mode.is_looping())
-            // Unreachable (load validated these private fields through the
-            // same constructor); an empty track is the safe answer.
-            .or_else(|_| EventTrack::new(NO_EVENTS, 0.0, false))
-            .expect("an empty event track on a zero duration is always valid")
+    /// How far the playback update `old_abs -> new_abs` (absolute,
+    /// unwrapped clip time in seconds, as for [`Clip::crossed_events`])
+    /// moves the character: apply it as `world = world * delta`. Loops and
+    /// reverse play are exact (`Trajectory::delta` in
+    /// `ludus_anim_format::trajectory`); the identity for a clip without
+    /// root motion. Never allocates.
+    pub fn root_motion_delta(&self, old_abs: f64, new_abs: f64) -> RigidTransform {
+        self.trajectory().map_or(RigidTransform::IDENTITY, |t| {
+            t.delta(old_abs, new_abs, self.loop_mode.is_looping())
+        })
     }
 
-    /// The debug name of the marker with author id `id`.
-    pub fn event_name(&self, id: u64) -> Option<&'a str> {
-        self.events
-            .iter()
-            .zip(&self.marker_info)
-            .find(|(e, _)| e.id == id)
-            .map(|(_, &(name, _))| name)
+    /// Write the markers crossed by the playback update `old_abs ->
+    /// new_abs` (absolute, unwrapped clip time in seconds, accumulated in
+    /// `f64`) into `out` in playback order and return how many were
+    /// written; see [`crate::events`] for the exact intervals. `latch` is
+    /// the activation's state (nonlooping clips). On `Err(Overflow {
+    /// needed })` nothing in `out` or `latch` changed and the caller must
+    /// not advance its cursor. Never allocates or panics.
+    pub fn crossed_events(
+        &self,
+        old_abs: f64,
+        new_abs: f64,
+        latch: &mut PlaybackLatch,
+        out: &mut [Crossing],
+    ) -> Result<usize, Overflow> {
+        // Load validated the track through the same constructor; were it
+        // refused here, there would be nothing to deliver.
+        match EventTrack::new(&self.events, self.duration_s, self.loop_mode.is_looping()) {
+            Some(track) => crossed_events(&track, old_abs, new_abs, latch, out),
+            None => Ok(0),
+        }
     }
 
-    /// Every marker in track order with its name and kind.
-    pub fn markers(&self) -> impl Iterator<Item = Marker<'a>> + '_ {
-        self.events
-            .iter()
-            .zip(&self.marker_info)
-            .map(|(&event, &(name, kind))| Marker { event, name, kind })
+    /// Every marker in track order with its name and kind (a
+    /// [`Crossing`]'s `index` indexes this slice).
+    pub fn markers(&self) -> &[Marker<'a>] {
+        &self.markers
     }
 }
 

@@ -4,7 +4,7 @@
 //! events.
 
 use super::bytes::{Bytes, Record, Strings};
-use super::clip::{check_timing, Clip, RootMotion, RootMotionPolicy};
+use super::clip::{check_timing, Clip};
 use super::curve::CurveChannel;
 use super::format::clip_record as f;
 use super::format::*;
@@ -12,11 +12,14 @@ use super::records::EventRecord;
 use super::{invalid, PackageError};
 use crate::codec::vbr::VbrIndex;
 use crate::codec::{ClipCodec, CodecError, CodecId};
-use crate::events::{Event, EventTrack};
+use crate::events::EventTrack;
 use crate::math::{Quat, Vec3};
-use crate::root_motion::{trajectory_key_count, RigidTransform, Trajectory};
 use crate::skeleton::Skeleton;
 use crate::timing::LoopMode;
+use ludus_anim_format::events::{Event, Marker};
+use ludus_anim_format::package::{CookInfo, RootMotion, RootMotionPolicy};
+use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::trajectory::{trajectory_key_count, Trajectory};
 
 /// What a clip record refers to outside itself.
 pub(super) struct ClipContext<'s, 'a> {
@@ -104,33 +107,43 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
         parse_root_motion(r, name, flags, duration_s, cx)?;
     let clip_events = event_range(r, name, cx.events)?;
     let events: Vec<Event> = clip_events.iter().map(|m| m.event).collect();
-    EventTrack::new(&events, duration_s, loop_mode.is_looping())
+    ludus_anim_format::events::check_events(&events, duration_s, loop_mode.is_looping())
         .map_err(|e| invalid(format!("clip '{name}' events: {e}")))?;
-    let marker_info = clip_events.iter().map(|m| (m.name, m.kind)).collect();
+    debug_assert!(EventTrack::new(&events, duration_s, loop_mode.is_looping()).is_some());
+    let markers = clip_events
+        .iter()
+        .map(|m| Marker {
+            event: m.event,
+            name: m.name,
+            kind: m.kind,
+        })
+        .collect();
     Ok(Clip {
         name,
         duration_s,
         sample_rate_hz,
         num_samples,
         loop_mode,
-        codec_id,
-        codec_version,
-        profile,
-        source_hash,
-        resample_error_m,
-        max_error_m,
-        blob_size: blob_size as usize,
+        cook: CookInfo {
+            codec: codec_id,
+            codec_version,
+            blob_size: blob_size as usize,
+            profile,
+            source_hash,
+            resample_error_m,
+            max_error_m,
+            loop_seam_error_m,
+            additive_reference,
+        },
         codec,
         index,
-        loop_seam_error_m,
         root_motion,
         curves,
         joint_count,
-        additive_reference,
         trajectory_keys,
         trajectory_rate_hz,
         events,
-        marker_info,
+        markers,
     })
 }
 

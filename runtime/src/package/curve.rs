@@ -4,62 +4,7 @@ use super::bytes::{Bytes, Strings};
 use super::format::*;
 use super::{invalid, PackageError};
 use crate::timing::SamplePosition;
-
-/// How a curve channel combines with the same channel from other sources
-/// (layers, blend-tree inputs). The runtime stores it; the animation
-/// graph applies it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum CurveComposition {
-    /// Weighted average with the other inputs (the default).
-    #[default]
-    Blend,
-    /// The highest-priority input replaces the others.
-    Override,
-    /// Added (times its weight) to the result of the lower layers.
-    Additive,
-    /// The largest input wins.
-    Max,
-}
-
-impl CurveComposition {
-    pub fn as_u8(self) -> u8 {
-        match self {
-            CurveComposition::Blend => CURVE_COMPOSE_BLEND,
-            CurveComposition::Override => CURVE_COMPOSE_OVERRIDE,
-            CurveComposition::Additive => CURVE_COMPOSE_ADDITIVE,
-            CurveComposition::Max => CURVE_COMPOSE_MAX,
-        }
-    }
-    pub fn from_u8(v: u8) -> Option<CurveComposition> {
-        match v {
-            CURVE_COMPOSE_BLEND => Some(CurveComposition::Blend),
-            CURVE_COMPOSE_OVERRIDE => Some(CurveComposition::Override),
-            CURVE_COMPOSE_ADDITIVE => Some(CurveComposition::Additive),
-            CURVE_COMPOSE_MAX => Some(CurveComposition::Max),
-            _ => None,
-        }
-    }
-    /// The schema name: "blend", "override", "additive" or "max".
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CurveComposition::Blend => "blend",
-            CurveComposition::Override => "override",
-            CurveComposition::Additive => "additive",
-            CurveComposition::Max => "max",
-        }
-    }
-    pub fn parse(s: &str) -> Option<CurveComposition> {
-        [
-            CurveComposition::Blend,
-            CurveComposition::Override,
-            CurveComposition::Additive,
-            CurveComposition::Max,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == s)
-    }
-}
+use ludus_anim_format::package::{CurveComposition, CurveRecord};
 
 /// One scalar curve channel (a morph weight, a custom property), sampled on
 /// its clip's grid and stored quantized: each sample is `bits` wide in an
@@ -95,48 +40,30 @@ impl<'a> CurveChannel<'a> {
     pub fn id(&self) -> u64 {
         self.id
     }
+    /// The channel's name (a morph target, a custom property).
     pub fn name(&self) -> &'a str {
         self.name
     }
-    /// Schema: the value when the channel is absent from a clip.
-    pub fn default_value(&self) -> f32 {
-        self.default
-    }
-    /// Schema: step interpolation (hold sample `i0`) instead of linear.
-    pub fn is_step(&self) -> bool {
-        self.step
-    }
-    /// Schema: how the channel combines with other sources.
-    pub fn composition(&self) -> CurveComposition {
-        self.composition
-    }
-    /// Schema: the value range `[lo, hi]` (`lo <= hi`; either side may be
-    /// infinite).
-    pub fn range(&self) -> (f32, f32) {
-        self.range
-    }
-    /// Schema: decoded values are clamped to [`CurveChannel::range`].
-    pub fn clamps(&self) -> bool {
-        self.clamp
-    }
-    pub fn num_samples(&self) -> usize {
+    /// Samples on the owning clip's grid.
+    pub(super) fn num_samples(&self) -> usize {
         self.count as usize
     }
-    /// Stored sample width: 0 (constant), 1..=24 (quantized) or 32 (raw).
-    pub fn bits(&self) -> u8 {
-        self.bits
-    }
-    /// Quantization range start (the constant for width 0; 0 for raw).
-    pub fn min(&self) -> f32 {
-        self.min
-    }
-    /// Quantization range extent (0 for widths 0 and 32).
-    pub fn extent(&self) -> f32 {
-        self.extent
-    }
-    /// Bytes of sample data in DATA: `ceil(count * bits / 8)`.
-    pub fn data_size(&self) -> usize {
-        self.data.len()
+    /// The channel's schema (default, interpolation, composition, range,
+    /// clamp) and storage (sample width, quantization range, sizes), as
+    /// its record holds them.
+    pub fn record(&self) -> CurveRecord {
+        CurveRecord {
+            default_value: self.default,
+            step: self.step,
+            composition: self.composition,
+            range: self.range,
+            clamp: self.clamp,
+            bits: self.bits,
+            num_samples: self.count,
+            min: self.min,
+            extent: self.extent,
+            data_size: self.data.len(),
+        }
     }
 
     /// The stored sample `i` (before clamping); `None` out of range.
@@ -180,8 +107,9 @@ impl<'a> CurveChannel<'a> {
         }
     }
 
-    /// Value at a sample position: sample `i0` for step channels, else the
-    /// lerp of samples `i0` and `i1` by `alpha`.
+    /// Value at a sample position ([`super::Clip::position`] of the owning
+    /// clip): sample `i0` for step channels, else the lerp of samples `i0`
+    /// and `i1` by `alpha`.
     #[inline]
     pub fn evaluate(&self, pos: SamplePosition) -> f32 {
         let a = self.value(pos.i0);

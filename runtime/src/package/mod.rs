@@ -19,9 +19,9 @@
 //! stored as plain f32, never through a pose codec, so the seed's "preserve
 //! root trajectories and event metadata independently of pose compression"
 //! holds) and the `EVNT` section of markers and events. The trajectory and
-//! event checks are the runtime's own constructors
-//! ([`crate::root_motion::Trajectory::new`], [`crate::events::EventTrack::new`]): a package whose data they
-//! would refuse does not load.
+//! event checks are the ones the cook side runs too (`Trajectory::new` and
+//! `check_events` of `ludus-anim-format`): a package whose data they would
+//! refuse does not load.
 
 mod bytes;
 mod clip;
@@ -33,11 +33,10 @@ mod tests;
 
 pub use crate::codec::CodecError;
 pub(crate) use bytes::Strings;
+pub use clip::Clip;
 pub(crate) use clip::Timing;
-pub use clip::{Clip, Marker, MarkerKind, RootMotion, RootMotionPolicy};
-pub use curve::{CurveChannel, CurveComposition};
+pub use curve::CurveChannel;
 
-use crate::additive::ADDITIVE_IDENTITY;
 use crate::hash::fnv1a64;
 use crate::math::Transform;
 use crate::skeleton::{Skeleton, SkeletonError};
@@ -45,7 +44,9 @@ use bytes::Bytes;
 use clip_record::{parse_clips, ClipContext};
 use curve::parse_curve;
 use format::*;
+use ludus_anim_format::additive::ADDITIVE_IDENTITY;
 use ludus_anim_format::package as format;
+use ludus_anim_format::package::Meta;
 use records::{parse_events, parse_skeleton};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -81,21 +82,9 @@ fn invalid(msg: impl Into<String>) -> PackageError {
     PackageError::Invalid(msg.into())
 }
 
-/// Package-wide provenance: a copy of validated strings and the hash
-/// (public fields: editing a copy changes nothing in the package).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Meta<'a> {
-    pub cooker_version: &'a str,
-    pub asset_name: &'a str,
-    pub source_path: &'a str,
-    /// blake3 of the source file bytes (and companions).
-    pub source_hash: [u8; 32],
-}
-
 /// A loaded, validated package.
 #[derive(Clone, Debug)]
 pub struct Package<'a> {
-    format_version: u32,
     meta: Meta<'a>,
     skeleton: Skeleton,
     clips: Vec<Clip<'a>>,
@@ -173,8 +162,8 @@ impl<'a> Package<'a> {
         };
         let clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
 
+        debug_assert_eq!(version, FORMAT_VERSION);
         Ok(Package {
-            format_version: version,
             meta,
             skeleton,
             clips,
@@ -183,26 +172,25 @@ impl<'a> Package<'a> {
         })
     }
 
-    /// Package format version (what this runtime reads).
-    pub fn format_version(&self) -> u32 {
-        self.format_version
-    }
-    /// Provenance: cooker version, asset name, source path and hash.
+    /// Provenance: cooker version, asset name, source path and hash (the
+    /// format version is `ludus_anim_format::package::FORMAT_VERSION`, the
+    /// only one that loads).
     pub fn meta(&self) -> &Meta<'a> {
         &self.meta
     }
+    /// The skeleton every clip of the package plays on.
     pub fn skeleton(&self) -> &Skeleton {
         &self.skeleton
     }
+    /// Every clip, in package order.
     pub fn clips(&self) -> &[Clip<'a>] {
         &self.clips
     }
+    /// The clip named `name`.
     pub fn clip(&self, name: &str) -> Option<&Clip<'a>> {
         self.clips.iter().find(|c| c.name == name)
     }
-    pub fn curves(&self) -> &[CurveChannel<'a>] {
-        &self.curves
-    }
+    /// The scalar curve channels of `clip` (a clip of this package).
     pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {
         self.curves.get(clip.curve_range()).unwrap_or(&[])
     }

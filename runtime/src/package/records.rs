@@ -2,18 +2,15 @@
 //! section.
 
 use super::bytes::{Bytes, Strings};
-use super::clip::MarkerKind;
 use super::format::*;
 use super::{invalid, PackageError};
-use crate::events::Event;
-#[cfg(doc)]
-use crate::events::EventTrack;
 use crate::hash::fnv1a64;
 use crate::math::{Quat, Transform, Vec3};
 use crate::skeleton::{JointId, Skeleton, SkeletonError, SkeletonIdentity};
+use ludus_anim_format::events::{Event, MarkerKind};
 
 /// One EVNT record, validated on its own (the per-clip track checks run
-/// through [`EventTrack::new`] once the owning clip is known).
+/// once the owning clip is known).
 pub(super) struct EventRecord<'a> {
     pub(super) event: Event,
     pub(super) name: &'a str,

@@ -100,8 +100,11 @@ fn quantized_curve_decodes_an_lsb_first_stream() {
     let ch = parse_one(&rec, &data, &strs).unwrap();
     assert_eq!(ch.name(), "w");
     assert_eq!(ch.num_samples(), 5);
-    assert_eq!(ch.composition(), CurveComposition::Max);
-    assert_eq!((ch.bits(), ch.min(), ch.extent()), (3, 1.0, 7.0));
+    assert_eq!(ch.record().composition, CurveComposition::Max);
+    assert_eq!(
+        (ch.record().bits, ch.record().min, ch.record().extent),
+        (3, 1.0, 7.0)
+    );
     for (i, q) in codes.iter().enumerate() {
         assert_eq!(ch.value(i as u32), 1.0 + *q as f32);
     }
@@ -115,7 +118,7 @@ fn quantized_curve_decodes_an_lsb_first_stream() {
     // Clamped to [0, 5] and step: holds sample 0, clamps sample 1.
     let rec = curve_record(1, 0, 3, CURVE_FLAG_CLAMP, (0.0, 5.0), 5, 1.0, 7.0, 0);
     let ch = parse_one(&rec, &data, &strs).unwrap();
-    assert!(ch.is_step() && ch.clamps());
+    assert!(ch.record().step && ch.record().clamp);
     assert_eq!(ch.evaluate(mid), 1.0);
     assert_eq!(ch.value(1), 5.0);
 }
@@ -135,7 +138,7 @@ fn constant_and_raw_curves() {
         0,
     );
     let ch = parse_one(&rec, &[], &strs).unwrap();
-    assert_eq!((ch.num_samples(), ch.data_size()), (9, 0));
+    assert_eq!((ch.num_samples(), ch.record().data_size), (9, 0));
     assert!((0..9).all(|i| ch.value(i) == 0.25));
     let data: Vec<u8> = [1.5f32, -2.0]
         .iter()
@@ -144,7 +147,7 @@ fn constant_and_raw_curves() {
     let rec = curve_record(0, 1, 32, 0, (-5.0, 5.0), 2, 0.0, 0.0, 0);
     let ch = parse_one(&rec, &data, &strs).unwrap();
     assert_eq!((ch.value(0), ch.value(1)), (1.5, -2.0));
-    assert_eq!(ch.composition(), CurveComposition::Override);
+    assert_eq!(ch.record().composition, CurveComposition::Override);
 }
 
 #[test]

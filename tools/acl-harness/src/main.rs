@@ -168,7 +168,7 @@ fn main() {
             "{{\"func\":\"{}\",\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
             kind, if kind == "one" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { "" },
             joints, s[REPS / 2], runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(","),
-            flush_mib, rmw, first.clips()[clip_index].blob_size()
+            flush_mib, rmw, first.clips()[clip_index].cook_info().blob_size
         );
     }
 }

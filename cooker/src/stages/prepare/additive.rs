@@ -7,9 +7,9 @@ use super::{check_grid, AdditiveReference, PrepareError, Prepared};
 use ludus_anim_format::additive::make_additive;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::math::Transform;
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::{Decision, ResampledClip};
 use ludus_anim_runtime::package::Clip;
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_verify::{verify_poses, ErrorStats};
 use serde::{Deserialize, Serialize};
@@ -168,7 +168,7 @@ pub fn verify_additive(
 /// encoder strips tracks equal to the skeleton's rest value and the
 /// decoder fills them from the caller's defaults; encoding (and verifying)
 /// an additive clip against this skeleton makes the stripped value
-/// [`ludus_anim_runtime::additive::ADDITIVE_IDENTITY`], the value
+/// [`ludus_anim_format::additive::ADDITIVE_IDENTITY`], the value
 /// `Package::sample_defaults` hands the decoder for additive clips.
 pub fn additive_skeleton(
     skeleton: &Skeleton,
@@ -176,7 +176,7 @@ pub fn additive_skeleton(
     Skeleton::new(
         skeleton.parents().to_vec(),
         skeleton.ids().to_vec(),
-        vec![ludus_anim_runtime::additive::ADDITIVE_IDENTITY; skeleton.joint_count()],
+        vec![ludus_anim_format::additive::ADDITIVE_IDENTITY; skeleton.joint_count()],
         skeleton.names().to_vec(),
     )
 }

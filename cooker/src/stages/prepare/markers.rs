@@ -2,10 +2,10 @@
 //! loops (`ludus_anim_model::events::canonicalize_events`).
 
 use super::{MarkerKind, MarkerSpec, PrepareError};
+use ludus_anim_format::events::Event;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_model::events::canonicalize_events;
 use ludus_anim_model::Decision;
-use ludus_anim_runtime::events::Event;
 
 pub(super) type MarkerTrack = (Vec<Event>, Vec<(u64, String, MarkerKind)>);
 

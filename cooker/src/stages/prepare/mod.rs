@@ -43,7 +43,8 @@ pub use crate::settings::{
     AdditiveReference, ClipPrepSettings, LoopPolicy, MarkerSpec, RootMotionSettings,
 };
 pub use additive::{additive_skeleton, verify_additive, PreparedAdditive};
-pub use ludus_anim_runtime::package::{MarkerKind, RootMotionPolicy};
+pub use ludus_anim_format::events::MarkerKind;
+pub use ludus_anim_format::package::RootMotionPolicy;
 pub use root_motion::{drift_100_loops, PreparedTrajectory};
 
 use additive::convert_additive;
@@ -55,11 +56,11 @@ use crate::profile::{Profile, ShellSettings};
 use crate::stage::{CookStage, Stage};
 use crate::stages::resample::ResampleReport;
 use ludus_anim_cache::Key;
+use ludus_anim_format::additive::apply_additive;
+use ludus_anim_format::events::Event;
 use ludus_anim_format::math::Transform;
+use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip};
-use ludus_anim_runtime::additive::apply_additive;
-use ludus_anim_runtime::events::Event;
-use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Skeleton;
 use ludus_anim_verify::{pose_errors, Scratch};
 use serde::{Deserialize, Serialize};
@@ -127,7 +128,7 @@ impl Prepared {
 
 /// Serde for the runtime's `Event`: `(time_s, id, reversible)`.
 mod serde_events {
-    use ludus_anim_runtime::events::Event;
+    use ludus_anim_format::events::Event;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(v: &[Event], s: S) -> Result<S::Ok, S::Error> {

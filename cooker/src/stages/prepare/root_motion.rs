@@ -4,12 +4,11 @@
 
 use super::{PrepareError, RootMotionSettings};
 use ludus_anim_format::math::{Affine3A, Transform};
+use ludus_anim_format::package::RootMotionPolicy;
+use ludus_anim_format::rigid::RigidTransform;
 use ludus_anim_format::trajectory::{extract_planar, normalize_trajectory};
+use ludus_anim_format::trajectory::{trajectory_key_count, Trajectory, TrajectoryError};
 use ludus_anim_model::{suggest, Decision, Diagnostic, ResampledClip};
-use ludus_anim_runtime::package::RootMotionPolicy;
-use ludus_anim_runtime::root_motion::{
-    trajectory_key_count, RigidTransform, Trajectory, TrajectoryError,
-};
 use ludus_anim_runtime::Skeleton;
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +62,7 @@ impl PreparedTrajectory {
 /// key layout. The stage cache stores [`Prepared`] through these.
 mod serde_rigid {
     use ludus_anim_format::math::{Quat, Vec3};
-    use ludus_anim_runtime::root_motion::RigidTransform;
+    use ludus_anim_format::rigid::RigidTransform;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn to_array(r: &RigidTransform) -> [f32; 7] {
@@ -86,7 +85,7 @@ mod serde_rigid {
 
 mod serde_rigid_vec {
     use super::serde_rigid::{from_array, to_array};
-    use ludus_anim_runtime::root_motion::RigidTransform;
+    use ludus_anim_format::rigid::RigidTransform;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(v: &[RigidTransform], s: S) -> Result<S::Ok, S::Error> {

@@ -28,7 +28,7 @@ use super::tracks::{
     PAIR_SAME_SEGMENT, PAIR_TWO_SEGMENTS,
 };
 use super::VbrClip;
-use crate::math::{Quat, Transform, Vec3, Vec3A};
+use crate::math::{Quat, Transform, Vec3A};
 use crate::timing::SamplePosition;
 
 /// What a decode writes where. Implementations are the three requests of
@@ -56,9 +56,6 @@ pub(super) trait OutputPolicy {
     fn out_slot(&self, slot: usize, _joint: usize) -> usize {
         slot
     }
-    /// Each slot starts from [`Transform::IDENTITY`], not from the base
-    /// pose (which is not read): a walk over [`super::StaticTracks`].
-    const LITERAL_BASE: bool = false;
     /// The index that lets a subset seek each joint directly (None: walk).
     #[inline(always)]
     fn index(&self) -> Option<IndexView<'_>> {
@@ -72,10 +69,6 @@ pub(super) struct FullPose;
 /// Every joint, from the clip's static pose: only animated tracks decoded.
 pub(super) struct StaticFill;
 
-/// Every joint, from the identity, over a view whose type bytes and
-/// constants are a [`super::StaticTracks`]'s.
-pub(super) struct PackedPose;
-
 /// The listed joints (any order, repeats allowed), from the defaults or,
 /// with `ANIMATED`, from the static pose; seeking each joint through the
 /// index when there is one, else walking to it. Joint `joints[k]` goes to
@@ -88,11 +81,10 @@ pub(super) struct JointSubset<'j, const ANIMATED: bool, const POSE: bool> {
 /// The dense policies: every joint, slot `k` is joint `k`; they differ
 /// only in what a slot starts from.
 macro_rules! dense_policy {
-    ($policy:ty, animated_only: $animated:expr, literal_base: $literal:expr) => {
+    ($policy:ty, animated_only: $animated:expr) => {
         impl OutputPolicy for $policy {
             const EVERY_JOINT: bool = true;
             const ANIMATED_ONLY: bool = $animated;
-            const LITERAL_BASE: bool = $literal;
             #[inline(always)]
             fn slots(&self, joint_count: usize) -> usize {
                 joint_count
@@ -109,9 +101,8 @@ macro_rules! dense_policy {
     };
 }
 
-dense_policy!(FullPose, animated_only: false, literal_base: false);
-dense_policy!(StaticFill, animated_only: true, literal_base: false);
-dense_policy!(PackedPose, animated_only: false, literal_base: true);
+dense_policy!(FullPose, animated_only: false);
+dense_policy!(StaticFill, animated_only: true);
 
 impl<const ANIMATED: bool, const POSE: bool> OutputPolicy for JointSubset<'_, ANIMATED, POSE> {
     const EVERY_JOINT: bool = false;
@@ -189,21 +180,8 @@ struct Rotations<'r> {
 
 impl<'a> VbrClip<'a> {
     /// Decode `pos` into `out` through `policy`, starting every slot from
-    /// `base[policy.joint(slot)]`. False (writing nothing) if a length, a
-    /// joint or the position is out of range.
-    #[inline(always)]
-    pub(super) fn decode<P: OutputPolicy>(
-        &self,
-        policy: &P,
-        pos: SamplePosition,
-        base: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        self.decode_body(policy, pos, base, out, None, None)
-    }
-
-    /// [`VbrClip::decode`] with the samples located through `cache` (a
-    /// playback context's cached segments) if there is one, else by
+    /// `base[policy.joint(slot)]`, with the samples located through
+    /// `cache` (a playback context's cached segments) if there is one, else by
     /// [`VbrClip::sample_ref`]. A cache, not a closure: the closure was
     /// compiled out of line (a call and a returned struct per sample).
     /// The same body is compiled for every instruction-set level
@@ -218,7 +196,7 @@ impl<'a> VbrClip<'a> {
         cache: Option<&mut SegmentCache>,
         tracks: Option<&mut CacheView<'_, '_>>,
     ) -> bool {
-        if (!P::LITERAL_BASE && base.len() != self.joint_count)
+        if base.len() != self.joint_count
             || out.len() != policy.out_len(self.joint_count)
             || !policy.joints_valid(self.joint_count)
         {
@@ -428,12 +406,7 @@ impl<'a> VbrClip<'a> {
         } else {
             self.joint_count
         };
-        let base = if P::LITERAL_BASE {
-            Some(base)
-        } else {
-            base.get(..seen)
-        };
-        let (Some(types), Some(base)) = (self.types.get(..seen), base) else {
+        let (Some(types), Some(base)) = (self.types.get(..seen), base.get(..seen)) else {
             return false;
         };
         let done = if let (false, Some(index)) = (P::EVERY_JOINT, policy.index()) {
@@ -453,8 +426,7 @@ impl<'a> VbrClip<'a> {
     }
 
     /// The loads of a walk over every joint in order ([`FullPose`],
-    /// [`StaticFill`], and [`PackedPose`] over a view whose animated kinds
-    /// are the clip's): unchecked.
+    /// [`StaticFill`]): unchecked.
     ///
     /// Why every load stays in the slice: the view was made by
     /// [`VbrClip::parse`], which checked that each segment block holds
@@ -476,11 +448,7 @@ impl<'a> VbrClip<'a> {
     /// moves by 12 bytes a rotation and 24 a vector, as the type bytes say
     /// (whose kinds fixed the ranges' length), and the view's ranges hold
     /// [`super::format::CLIP_RANGE_SLACK`] bytes more: an entry's 16-byte
-    /// loads stay inside them. A packed walk ([`PackedPose`]) takes its
-    /// type bytes from a [`super::StaticTracks`]; its view is made only by
-    /// `VbrClip::with_statics`, which checks that they give an animated
-    /// track exactly where the clip's own do, so its cursors move as
-    /// above. Its packed values are read with checked loads. A cached walk
+    /// loads stay inside them. A cached walk
     /// (`PAIR_CACHED`) sets each track's bit positions from a
     /// [`TrackCache`] entry instead: the row start of its sample plus the
     /// offset the bit cursor had at that track when a filling walk
@@ -620,13 +588,7 @@ impl<'a> VbrClip<'a> {
         let (Some(o), Some(&t)) = (out.get_mut(o_slot), t) else {
             return false;
         };
-        if P::LITERAL_BASE {
-            if !has_animated(t) {
-                *o = self.packed_joint(&mut c.constant, t);
-                return true;
-            }
-            *o = Transform::IDENTITY;
-        } else if let Some(b) = base.get(j) {
+        if let Some(b) = base.get(j) {
             *o = *b;
         } else {
             return false;
@@ -651,35 +613,6 @@ impl<'a> VbrClip<'a> {
             w.constant.flush_normalize(out);
         }
         true
-    }
-
-    /// A joint of a packed walk without animated tracks, from its packed
-    /// type byte `t` and the values at `at` (advanced): every track read
-    /// whether stored or not (the values end with a 16-byte padding), the
-    /// identity's value selected where nothing is stored, so that the
-    /// joint costs no branch on its kinds.
-    #[inline(always)]
-    pub(super) fn packed_static(&self, at: &mut usize, t: u8) -> Transform {
-        let id = Transform::IDENTITY;
-        let v = self.constants;
-        let rotation = if t & 3 != 0 {
-            let xyz = load_f32x3(v, *at);
-            Quat::from_xyzw(xyz.x, xyz.y, xyz.z, f32::from_bits(read_u32(v, *at + 12)))
-        } else {
-            id.rotation
-        };
-        *at += usize::from(t & 1) * 16;
-        let tr = Vec3::from(load_f32x3(v, *at));
-        let translation = if t & 4 != 0 { tr } else { id.translation };
-        *at += usize::from((t >> 2) & 1) * 12;
-        let sc = Vec3::from(load_f32x3(v, *at));
-        let scale = if t & 16 != 0 { sc } else { id.scale };
-        *at += usize::from((t >> 4) & 1) * 12;
-        Transform {
-            rotation,
-            translation,
-            scale,
-        }
     }
 
     /// Decode the tracks of a joint with (effective) type byte `t` over

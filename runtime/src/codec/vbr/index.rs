@@ -195,13 +195,6 @@ impl VbrIndex {
         self.shape == shape(clip)
     }
 
-    /// Bytes the index holds.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.joints.len() * core::mem::size_of::<JointEntry>()
-            + self.class.len()
-            + self.checkpoints.len() * core::mem::size_of::<TrackOffset>()
-    }
-
     /// The index's tables by reference, for a decode context to keep (so
     /// that a seek reads the joint's entry straight from the context's
     /// copy instead of through this struct: one dependent miss fewer).

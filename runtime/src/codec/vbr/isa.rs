@@ -45,20 +45,8 @@ impl Isa {
     /// Every level, lowest first.
     pub(crate) const ALL: [Isa; 2] = [Isa::Sse2, Isa::Avx2];
 
-    /// The level's name as `bench` and the tools print it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Isa::Sse2 => "sse2",
-            Isa::Avx2 => "avx2",
-        }
-    }
-
-    /// The level named `name` ([`Isa::name`]).
-    pub(crate) fn from_name(name: &str) -> Option<Isa> {
-        Isa::ALL.into_iter().find(|i| i.name() == name)
-    }
-
     /// Whether this CPU runs the level.
+    #[cfg(test)]
     pub(crate) fn supported(self) -> bool {
         SupportedIsa::new(self).is_some()
     }
@@ -71,7 +59,9 @@ impl Isa {
 pub(crate) struct SupportedIsa(Isa);
 
 impl SupportedIsa {
-    /// `isa` if this CPU runs it.
+    /// `isa` if this CPU runs it (the tests decode at every level; the
+    /// decoder itself asks for [`SupportedIsa::best`]).
+    #[cfg(test)]
     pub(crate) fn new(isa: Isa) -> Option<SupportedIsa> {
         detect(isa).then_some(SupportedIsa(isa))
     }
@@ -101,6 +91,7 @@ impl SupportedIsa {
     }
 
     /// The level.
+    #[cfg(test)]
     pub(crate) fn isa(self) -> Isa {
         self.0
     }

@@ -39,8 +39,6 @@ mod parse;
 mod playback;
 #[allow(unsafe_code)]
 mod simd;
-mod static_joint;
-mod statics;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -48,37 +46,29 @@ mod tests_random;
 mod tracks;
 
 pub(crate) use index::{IndexView, VbrIndex};
-pub(crate) use isa::Isa;
 pub(crate) use isa::SupportedIsa;
 use ludus_anim_format::vbr as format;
 pub(crate) use playback::CacheView;
 pub(crate) use playback::{CachedTrack, TrackCache};
-pub(crate) use statics::StaticTracks;
 pub(crate) use tracks::SegmentCache;
 
 #[cfg(doc)]
 use crate::math::nlerp_shortest;
 use crate::math::Transform;
 use crate::timing::SamplePosition;
-use decode::{FullPose, JointSubset, PackedPose, StaticFill};
+use decode::{FullPose, JointSubset, StaticFill};
 
-/// What [`VbrClip::decode_cached`] decodes, and from which base pose.
+/// What a decode context decodes ([`VbrClip::decode_viewed`]), always
+/// from the clip's static pose ([`VbrClip::static_pose`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum VbrRequest<'r> {
-    /// Every joint from the defaults ([`VbrClip::decode_pose`]).
+    /// Every joint: only the animated tracks are decoded.
     Pose,
-    /// Every joint from the static pose ([`VbrClip::decode_pose_static`]).
-    StaticPose,
-    /// Every joint from packed static tracks ([`VbrClip::decode_pose_packed`];
-    /// the base pose is not read).
-    Packed(&'r StaticTracks<'r>),
-    /// `out[k]` = joint `joints[k]`, from the defaults.
+    /// `out[k]` = joint `joints[k]`.
     Joints(&'r [u32]),
-    /// `out[k]` = joint `joints[k]`, from the static pose.
-    StaticJoints(&'r [u32]),
-    /// `out[j]` for each listed joint `j`, from the static pose; the other
-    /// slots of the pose-sized `out` are not written.
-    StaticJointsInPose(&'r [u32]),
+    /// `out[j]` for each listed joint `j`; the other slots of the
+    /// pose-sized `out` are not written.
+    JointsInPose(&'r [u32]),
 }
 
 /// A validated VBR blob. Every offset it uses was checked by [`VbrClip::parse`].
@@ -112,37 +102,13 @@ pub(crate) struct VbrClip<'a> {
 }
 
 impl<'a> VbrClip<'a> {
-    pub(crate) fn joint_count(&self) -> usize {
-        self.joint_count
-    }
-    pub(crate) fn num_samples(&self) -> u32 {
-        self.num_samples
-    }
+    /// Segments of the clip's data.
+    #[cfg(test)]
     pub(crate) fn segment_count(&self) -> u32 {
         self.segments
     }
     pub(crate) fn animated_track_count(&self) -> usize {
         self.animated as usize
-    }
-    /// How joint `joint`'s track `k` (0 rotation, 1 translation, 2 scale)
-    /// is stored: the kind of its type byte (0 default, 1 constant,
-    /// 2 animated, 3 constant with explicit w); `None` out of range.
-    pub(crate) fn track_kind(&self, joint: usize, k: usize) -> Option<u8> {
-        let t = *self.types.get(joint)?;
-        (k < 3).then_some((t >> (2 * k)) & 3)
-    }
-
-    /// Bits per component of animated track `a` (animated track order) in
-    /// segment `s`: 0 segment-constant, 3..=19 quantized, 32 raw f32;
-    /// `None` out of range. For reports and dashboards, not the decode path.
-    pub(crate) fn animated_bits(&self, s: u32, a: usize) -> Option<u8> {
-        if s >= self.segments || a >= self.animated as usize {
-            return None;
-        }
-        let (block, _) = self.segment_entry(s);
-        let rate = *self.data.get(block.checked_add(a)?)?;
-        let bits = format::RATE_BITS.get(format::rate_id(rate) as usize)?;
-        Some(*bits as u8)
     }
 
     /// Segment `s`'s table entry: (block offset in the segment data, bits
@@ -190,122 +156,21 @@ impl<'a> VbrClip<'a> {
     /// every track that is not animated (defaults from `defaults`,
     /// constants, constant rotations normalized). Compute it once per clip
     /// and `defaults` (e.g. when a clip is bound to a skeleton) and decode
-    /// with [`VbrClip::decode_pose_static`], which then touches only the
-    /// animated tracks. Slots of animated tracks hold sample 0 (they are
+    /// from it ([`VbrRequest`]), which then touches only the animated
+    /// tracks. Slots of animated tracks hold sample 0 (they are
     /// overwritten by every decode). False if a length is wrong.
     #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
     pub(crate) fn static_pose(&self, defaults: &[Transform], out: &mut [Transform]) -> bool {
         self.decode_sample(0, defaults, out)
     }
 
-    /// [`VbrClip::decode_pose`] from a pose made by
-    /// [`VbrClip::static_pose`]: copies it, then decodes the animated
-    /// tracks only, so a joint without one costs a table lookup rather
-    /// than a walk over its tracks. The output bits are those of
-    /// [`VbrClip::decode_pose`]. False (writing nothing) if a length is
-    /// wrong or the position is out of range.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_pose_static(
-        &self,
-        pos: SamplePosition,
-        static_pose: &[Transform],
-        out: &mut [Transform],
-    ) -> bool {
-        self.decode_apart(
-            SupportedIsa::best(),
-            &StaticFill,
-            pos,
-            static_pose,
-            out,
-            None,
-            None,
-        )
-    }
-
-    /// [`VbrClip::decode_pose`] over the clip's [`StaticTracks`] (made by
-    /// [`VbrClip::static_tracks`] from the same defaults): the output bits
-    /// of [`VbrClip::decode_pose_static`], reading only the animated data
-    /// and the packed values that are not the identity's. False (writing
-    /// nothing) if a length or the position is out of range or `statics`
-    /// is another clip's.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_pose_packed(
-        &self,
-        pos: SamplePosition,
-        statics: &StaticTracks<'_>,
-        out: &mut [Transform],
-    ) -> bool {
-        self.with_statics(statics).is_some_and(|v| {
-            v.decode_apart(SupportedIsa::best(), &PackedPose, pos, &[], out, None, None)
-        })
-    }
-
-    /// Decode the joints listed in `joints` (any order, repeats allowed)
-    /// into `out` (same length): `out[k]` is joint `joints[k]`, bit for bit
-    /// as [`VbrClip::decode_pose`] gives it. Ascending lists cost one walk
-    /// over the type bytes; others restart the walk when they step back.
-    /// False (writing nothing) if a length or a joint is out of range.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_joints(
-        &self,
-        pos: SamplePosition,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        let policy = JointSubset::<false, false> {
-            joints,
-            index: None,
-        };
-        self.decode(&policy, pos, defaults, out)
-    }
-
-    /// [`VbrClip::decode_joints`] through the clip's [`VbrIndex`]: each
-    /// joint is sought directly, so the cost scales with `joints.len()`
-    /// whatever the indices. Same output bits. False (writing nothing) if
-    /// a length or a joint is out of range or the index is another clip's.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_joints_indexed(
-        &self,
-        index: &VbrIndex,
-        pos: SamplePosition,
-        defaults: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        let policy = JointSubset::<false, false> {
-            joints,
-            index: Some(index.view()),
-        };
-        index.fits(self) && self.decode(&policy, pos, defaults, out)
-    }
-
-    /// [`VbrClip::decode_joints_indexed`] from the clip's static pose
-    /// ([`VbrClip::static_pose`]): only the joints' animated tracks are
-    /// decoded. Same output bits as [`VbrClip::decode_joints`] with the
-    /// defaults the static pose was made from.
-    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
-    pub(crate) fn decode_joints_static(
-        &self,
-        index: &VbrIndex,
-        pos: SamplePosition,
-        static_pose: &[Transform],
-        joints: &[u32],
-        out: &mut [Transform],
-    ) -> bool {
-        let policy = JointSubset::<true, false> {
-            joints,
-            index: Some(index.view()),
-        };
-        index.fits(self) && self.decode(&policy, pos, static_pose, out)
-    }
-
     /// Any request through a playback [`SegmentCache`] (which must only
     /// ever have been used with this clip): the one entry point of a
     /// decode context. Joint requests seek through `index` when given
-    /// (which must be this clip's), else walk. Same output bits as the
-    /// methods above; false (writing nothing) if a length, a joint or the
-    /// position is out of range.
+    /// (which must be this clip's), else walk. Same output bits as
+    /// [`VbrClip::decode_pose`]; false (writing nothing) if a length, a
+    /// joint or the position is out of range.
+    ///
     /// Test-only: a cache is trusted to belong to its clip (the
     /// whole-pose walk loads without bounds checks at its offsets), so
     /// outside the tests only a [`crate::DecodeContext`] holds one.
@@ -373,27 +238,13 @@ impl<'a> VbrClip<'a> {
         match request {
             VbrRequest::Pose => {
                 let tracks = tracks.filter(|t| t.fits(self));
-                self.decode_apart(isa, &FullPose, pos, base, out, locate, tracks)
-            }
-            VbrRequest::StaticPose => {
-                let tracks = tracks.filter(|t| t.fits(self));
                 self.decode_apart(isa, &StaticFill, pos, base, out, locate, tracks)
             }
-            VbrRequest::Packed(st) => {
-                let tracks = tracks.filter(|t| t.fits(self));
-                self.with_statics(st).is_some_and(|v| {
-                    v.decode_apart(isa, &PackedPose, pos, &[], out, locate, tracks)
-                })
-            }
             VbrRequest::Joints(joints) => {
-                let p = JointSubset::<false, false> { joints, index };
-                self.decode_subset(&p, pos, base, out, locate)
-            }
-            VbrRequest::StaticJoints(joints) => {
                 let p = JointSubset::<true, false> { joints, index };
                 self.decode_subset(&p, pos, base, out, locate)
             }
-            VbrRequest::StaticJointsInPose(joints) => {
+            VbrRequest::JointsInPose(joints) => {
                 let p = JointSubset::<true, true> { joints, index };
                 self.decode_subset(&p, pos, base, out, locate)
             }
@@ -474,6 +325,43 @@ impl<'a> VbrClip<'a> {
             defaults,
             out,
         )
+    }
+}
+
+/// The live requests from the tests' arguments: a decode context always
+/// decodes from the clip's static pose, through [`VbrClip::decode_viewed`].
+#[cfg(test)]
+impl VbrClip<'_> {
+    /// Joints `joints` as a context decodes them from the static pose of
+    /// `defaults`, seeking through `index` when given (false if it is
+    /// another clip's), else walking.
+    #[must_use]
+    pub(crate) fn joints_for_test(
+        &self,
+        index: Option<&VbrIndex>,
+        pos: SamplePosition,
+        defaults: &[Transform],
+        joints: &[u32],
+        out: &mut [Transform],
+    ) -> bool {
+        let mut stat = vec![Transform::IDENTITY; self.joint_count];
+        self.static_pose(defaults, &mut stat)
+            && self.static_for_test(index, VbrRequest::Joints(joints), pos, &stat, out)
+    }
+
+    /// `request` from the static pose `stat`, through a fresh segment
+    /// cache.
+    #[must_use]
+    pub(crate) fn static_for_test(
+        &self,
+        index: Option<&VbrIndex>,
+        request: VbrRequest<'_>,
+        pos: SamplePosition,
+        stat: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        let mut cache = SegmentCache::default();
+        self.decode_cached(request, index, &mut cache, pos, stat, out)
     }
 }
 

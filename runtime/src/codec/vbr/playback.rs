@@ -153,11 +153,6 @@ impl<'a> TrackCache<'a> {
     pub(crate) fn new(clip: &VbrClip<'a>) -> TrackCache<'a> {
         TrackCache::with_entries(clip, vec![CachedTrack::EMPTY; clip.animated as usize])
     }
-
-    /// Bytes it allocated.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<CachedTrack>()
-    }
 }
 
 impl<'a, S: AsMut<[CachedTrack]>> TrackCache<'a, S> {

@@ -124,7 +124,7 @@ fn tiny_blob_decodes() {
     };
     assert!(clip.decode_pose(pos, &defaults, &mut out));
     let mut sub = [Transform::IDENTITY; 3];
-    assert!(clip.decode_joints(pos, &defaults, &[1, 0, 0], &mut sub));
+    assert!(clip.joints_for_test(None, pos, &defaults, &[1, 0, 0], &mut sub));
     assert_eq!(sub[1], out[0]);
     assert_eq!(sub[2], out[0]);
     assert_eq!(sub[0], out[1]);
@@ -135,7 +135,7 @@ fn tiny_blob_decodes() {
         alpha: 0.25,
     };
     assert!(clip.decode_pose(pos, &defaults, &mut out));
-    assert!(clip.decode_joints(pos, &defaults, &[1, 0], &mut sub[..2]));
+    assert!(clip.joints_for_test(None, pos, &defaults, &[1, 0], &mut sub[..2]));
     assert_eq!(sub[1], out[0]);
     assert_eq!(sub[0], out[1]);
 }
@@ -199,15 +199,9 @@ fn static_pose_decode_matches_direct_decode() {
                 for alpha in [0.0, 0.25, 0.5, 0.9] {
                     let pos = SamplePosition { i0, i1, alpha };
                     assert!(clip.decode_pose(pos, &defaults, &mut direct));
-                    assert!(clip.decode_pose_static(pos, &base, &mut fast));
+                    assert!(clip.static_for_test(None, VbrRequest::Pose, pos, &base, &mut fast));
                     let bits = |p: &[Transform; 2]| p.map(|t| t.to_array().map(f32::to_bits));
                     assert_eq!(bits(&direct), bits(&fast), "{i0} {i1} {alpha}");
-                    for d in [&defaults, &[Transform::IDENTITY; 2]] {
-                        let st = clip.static_tracks(d).expect("lengths match");
-                        assert!(clip.decode_pose(pos, d, &mut direct));
-                        assert!(clip.decode_pose_packed(pos, &st, &mut fast));
-                        assert_eq!(bits(&direct), bits(&fast), "packed {i0} {i1} {alpha}");
-                    }
                 }
             }
         }
@@ -218,30 +212,14 @@ fn static_pose_decode_matches_direct_decode() {
             i1: 0,
             alpha: 0.0,
         };
-        assert!(!clip.decode_pose_static(pos, &base, &mut fast));
+        assert!(!clip.static_for_test(None, VbrRequest::Pose, pos, &base, &mut fast));
         let pos = SamplePosition {
             i0: 0,
             i1: 0,
             alpha: 0.0,
         };
-        assert!(!clip.decode_pose_static(pos, &base[..1], &mut fast));
+        assert!(!clip.static_for_test(None, VbrRequest::Pose, pos, &base[..1], &mut fast));
         assert!(!clip.static_pose(&defaults[..1], &mut base));
-        assert!(clip.static_tracks(&defaults[..1]).is_none());
-        // Another clip's (or an empty) packing is refused.
-        let st = super::StaticTracks::default();
-        assert!(!clip.decode_pose_packed(pos, &st, &mut fast));
-        assert!(!clip.decode_pose_packed(pos, &st, &mut fast[..1]));
-        // So is one built from another clip of the same shape, here the
-        // same bytes elsewhere: a packing is tied to the very type bytes it
-        // was built from (their kinds then need no check per decode).
-        let good = clip.static_tracks(&defaults).expect("lengths match");
-        let copy = blob.clone();
-        let twin = VbrClip::parse(&copy, joints, samples).expect("valid");
-        let theirs = twin.static_tracks(&defaults).expect("lengths match");
-        assert!(!twin.decode_pose_packed(pos, &good, &mut fast));
-        assert!(!clip.decode_pose_packed(pos, &theirs, &mut fast));
-        let mut own = [Transform::IDENTITY; 2];
-        assert!(twin.decode_pose_packed(pos, &theirs, &mut own));
         assert_eq!(fast, before);
     }
 }
@@ -307,7 +285,7 @@ fn unranged_and_raw_decode() {
     };
     assert!(clip.decode_pose(pos, &defaults, &mut out));
     let mut sub = [Transform::IDENTITY; 1];
-    assert!(clip.decode_joints(pos, &defaults, &[0], &mut sub));
+    assert!(clip.joints_for_test(None, pos, &defaults, &[0], &mut sub));
     assert_eq!(sub[0], out[0]);
     let mut one = [Transform::IDENTITY; 2];
     assert!(clip.decode_sample(1, &defaults, &mut one));
@@ -365,7 +343,7 @@ fn corrupt_all(blob: &[u8]) {
                         alpha: 0.5,
                     };
                     let _ = c.decode_pose(pos, &defaults, &mut out);
-                    let _ = c.decode_joints(pos, &defaults, &[1, 0], &mut out);
+                    let _ = c.joints_for_test(None, pos, &defaults, &[1, 0], &mut out);
                 }
             }
         }
@@ -412,14 +390,22 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
         }
         assert!(!index.view().is_static(0) && index.view().is_static(1));
         let rest = [Transform::IDENTITY; 2];
+        let mut rest_static = [Transform::IDENTITY; 2];
+        assert!(clip.static_pose(&rest, &mut rest_static));
         let mut cache = SegmentCache::default();
         // A static joint alone locates no sample, but a position out of
         // range is still refused.
         for (i0, i1) in [(3, 3), (0, 3), (3, 0)] {
             let pos = SamplePosition { i0, i1, alpha: 0.5 };
             let mut out = [Transform::IDENTITY; 1];
-            assert!(!clip.decode_joints_indexed(&index, pos, &rest, &[1], &mut out));
-            assert!(!clip.decode_joints_static(&index, pos, &rest, &[1], &mut out));
+            assert!(!clip.joints_for_test(Some(&index), pos, &rest, &[1], &mut out));
+            assert!(!clip.static_for_test(
+                Some(&index),
+                VbrRequest::Joints(&[1]),
+                pos,
+                &rest,
+                &mut out
+            ));
         }
         // From a static pose, a static joint alone is its entry.
         let mut sp = [Transform::IDENTITY; 2];
@@ -431,7 +417,7 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
             alpha: 0.5,
         };
         let mut out = [Transform::IDENTITY; 1];
-        assert!(clip.decode_joints_static(&index, pos, &sp, &[1], &mut out));
+        assert!(clip.static_for_test(Some(&index), VbrRequest::Joints(&[1]), pos, &sp, &mut out));
         assert_eq!(out[0], sp[1]);
         for (i0, i1, alpha) in [
             (0, 0, 0.0),
@@ -444,11 +430,12 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
             for joints in [&[1u32, 0][..], &[0], &[1], &[0, 0, 1]] {
                 let mut walk = vec![Transform::IDENTITY; joints.len()];
                 let mut seek = walk.clone();
-                assert!(clip.decode_joints(pos, &rest, joints, &mut walk));
-                assert!(clip.decode_joints_indexed(&index, pos, &rest, joints, &mut seek));
+                assert!(clip.joints_for_test(None, pos, &rest, joints, &mut walk));
+                assert!(clip.joints_for_test(Some(&index), pos, &rest, joints, &mut seek));
                 assert_eq!(walk, seek);
                 let req = VbrRequest::Joints(joints);
-                assert!(clip.decode_cached(req, Some(&index), &mut cache, pos, &rest, &mut seek));
+                let stat = &rest_static;
+                assert!(clip.decode_cached(req, Some(&index), &mut cache, pos, stat, &mut seek));
                 assert_eq!(walk, seek);
             }
         }
@@ -468,7 +455,7 @@ fn index_seeks_match_the_walk_and_refuse_other_clips() {
     };
     let mut out = [Transform::IDENTITY; 1];
     let rest = [Transform::IDENTITY; 2];
-    assert!(!a.decode_joints_indexed(&b_index, pos, &rest, &[0], &mut out));
+    assert!(!a.joints_for_test(Some(&b_index), pos, &rest, &[0], &mut out));
 }
 
 /// The bounded loads read bytes past the end of the slice as zero, at
@@ -516,42 +503,6 @@ fn uniform_fields_match_the_scalar_extraction() {
             for k in 0..3 {
                 assert_eq!(p0[k], v[k], "pair word 0 {w:#x} width {b} lane {k}");
                 assert_eq!(p1[k], q1[k], "pair word 1 {other:#x} width {b} lane {k}");
-            }
-        }
-    }
-}
-
-/// Every static joint layout of a packed walk, and a type byte that is
-/// none of them, gives the generic form's values and advances the value
-/// cursor the same, at every offset (including values near the end).
-#[test]
-fn static_joint_layouts_match_the_generic_form() {
-    let blob = tiny_blob();
-    let clip = VbrClip::parse(&blob, 2, 3).expect("valid");
-    let values: Vec<u8> = (0..96u32)
-        .flat_map(|k| (k as f32 * 0.37 - 9.0).to_le_bytes())
-        .collect();
-    let view = VbrClip {
-        constants: &values,
-        ..clip
-    };
-    for rot in [0u8, 3, 1] {
-        for tr in [0u8, 1] {
-            for sc in [0u8, 1] {
-                let t = rot | tr << 2 | sc << 4;
-                for start in (0..values.len() + 8).step_by(4) {
-                    let (mut a, mut b) = (start, start);
-                    let fast = view.packed_joint(&mut a, t);
-                    let generic = view.packed_static(&mut b, t);
-                    assert_eq!(a, b, "type {t:#04x} at {start}");
-                    let bits = |x: &Transform| {
-                        let mut v = x.rotation.to_array().to_vec();
-                        v.extend(x.translation.to_array());
-                        v.extend(x.scale.to_array());
-                        v.iter().map(|f| f.to_bits()).collect::<Vec<_>>()
-                    };
-                    assert_eq!(bits(&fast), bits(&generic), "type {t:#04x} at {start}");
-                }
             }
         }
     }

@@ -5,7 +5,7 @@
 //! through the walk and through the index: every path must give the
 //! baseline whole pose's bits.
 
-use super::decode::{FullPose, PackedPose, StaticFill};
+use super::decode::{FullPose, StaticFill};
 use super::format::*;
 use super::isa::{Isa, SupportedIsa};
 use super::tracks::SegmentCache;
@@ -206,8 +206,6 @@ fn random_blobs_decode_alike_at_every_level() {
             .collect();
         let mut stat = vec![Transform::IDENTITY; joints];
         assert!(clip.static_pose(&defaults, &mut stat));
-        let packed = clip.static_tracks(&defaults).expect("static tracks");
-        let packed_clip = clip.with_statics(&packed).expect("statics fit their clip");
         let index = VbrIndex::build(&clip).expect("index of a valid blob");
         // One track cache per level, kept over the case's positions (which
         // fill it, hit it or pass it by) and shared by the three policies.
@@ -230,16 +228,11 @@ fn random_blobs_decode_alike_at_every_level() {
                     let t = Some(&mut tc.view());
                     assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None, t));
                     assert_eq!(bits(&want), bits(&got), "cached static pose, {what}");
-                    let t = Some(&mut tc.view());
-                    assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None, t));
-                    assert_eq!(bits(&want), bits(&got), "cached packed pose, {what}");
                 }
                 assert!(clip.decode_on(isa, &FullPose, pos, &defaults, &mut got, None, None));
                 assert_eq!(bits(&want), bits(&got), "pose, {what}");
                 assert!(clip.decode_on(isa, &StaticFill, pos, &stat, &mut got, None, None));
                 assert_eq!(bits(&want), bits(&got), "static pose, {what}");
-                assert!(packed_clip.decode_on(isa, &PackedPose, pos, &[], &mut got, None, None));
-                assert_eq!(bits(&want), bits(&got), "packed pose, {what}");
             }
             let joints: Vec<u32> = (0..1 + rng.below(6))
                 .map(|_| rng.below(joints as u64) as u32)
@@ -247,12 +240,20 @@ fn random_blobs_decode_alike_at_every_level() {
             let picked: Vec<Transform> = joints.iter().map(|&j| want[j as usize]).collect();
             let mut sub = vec![Transform::IDENTITY; joints.len()];
             let what = format!("case {case}, joints {joints:?} at {pos:?}");
-            assert!(clip.decode_joints(pos, &defaults, &joints, &mut sub));
+            assert!(clip.joints_for_test(None, pos, &defaults, &joints, &mut sub));
             assert_eq!(bits(&picked), bits(&sub), "walked subset, {what}");
-            assert!(clip.decode_joints_indexed(&index, pos, &defaults, &joints, &mut sub));
+            assert!(clip.joints_for_test(Some(&index), pos, &defaults, &joints, &mut sub));
             assert_eq!(bits(&picked), bits(&sub), "indexed subset, {what}");
-            assert!(clip.decode_joints_static(&index, pos, &stat, &joints, &mut sub));
+            let r = VbrRequest::Joints(&joints);
+            assert!(clip.static_for_test(Some(&index), r, pos, &stat, &mut sub));
             assert_eq!(bits(&picked), bits(&sub), "static subset, {what}");
+            let mut in_pose = stat.clone();
+            let r = VbrRequest::JointsInPose(&joints);
+            assert!(clip.static_for_test(Some(&index), r, pos, &stat, &mut in_pose));
+            for &j in &joints {
+                let j = j as usize;
+                assert_eq!(bits(&want[j..=j]), bits(&in_pose[j..=j]), "in pose, {what}");
+            }
         }
     }
 }
@@ -280,6 +281,8 @@ fn track_cache_fills_near_and_fits_only_its_clip() {
         let copy = blob.clone();
         let twin = VbrClip::parse(&copy, joints, samples).expect("the same blob");
         let defaults = vec![Transform::IDENTITY; joints];
+        let mut stat = vec![Transform::IDENTITY; joints];
+        assert!(clip.static_pose(&defaults, &mut stat));
         let (mut want, mut got) = (
             vec![Transform::IDENTITY; joints],
             vec![Transform::IDENTITY; joints],
@@ -292,7 +295,7 @@ fn track_cache_fills_near_and_fits_only_its_clip() {
             assert!(clip.decode_pose(pos, &defaults, &mut want));
             let s = &mut segments[usize::from(std::ptr::eq(clip.data, twin.data))];
             let (r, t) = (VbrRequest::Pose, Some(tc));
-            assert!(clip.decode_viewed(best, r, None, s, t, pos, &defaults, &mut got));
+            assert!(clip.decode_viewed(best, r, None, s, t, pos, &stat, &mut got));
             assert_eq!(bits(&want), bits(&got), "{i0}-{i1}");
         };
         let seg = |i: u32| clip.segment_of(i);
@@ -358,6 +361,8 @@ fn track_cache_over_caller_entries() {
         }
         checked += 1;
         let defaults = vec![Transform::IDENTITY; joints];
+        let mut stat = vec![Transform::IDENTITY; joints];
+        assert!(clip.static_pose(&defaults, &mut stat));
         let mut want = vec![Transform::IDENTITY; joints];
         let mut got = vec![Transform::IDENTITY; joints];
         let mut arena = vec![CachedTrack::EMPTY; 3 * n];
@@ -379,7 +384,7 @@ fn track_cache_over_caller_entries() {
             for (k, mut v) in views.into_iter().enumerate() {
                 let (r, s) = (VbrRequest::Pose, &mut segments);
                 let t = Some(&mut v);
-                assert!(clip.decode_viewed(best, r, None, s, t, pos, &defaults, &mut got));
+                assert!(clip.decode_viewed(best, r, None, s, t, pos, &stat, &mut got));
                 assert_eq!(bits(&want), bits(&got), "cache {k} at sample {i}");
             }
             let seg = Some(clip.segment_of(i));

@@ -1,14 +1,14 @@
-//! Properties of `events::crossed_events` against an exact integer oracle.
+//! Properties of `events::crossed_events` against an exact integer oracle
+//! (a unit test module: the crossing query is public only through
+//! `Clip::crossed_events`).
 //!
 //! All generated times live on a dyadic grid (events and durations on
 //! 1/64 s, playback times on 1/128 s), so every f32/f64 value involved is
 //! exact and the oracle can decide membership with integer arithmetic.
 
+use super::{crossed_events, Crossing, Direction, EventTrack, Overflow, PlaybackLatch};
+use ludus_anim_format::events::{check_events, Event, EventTrackError};
 use ludus_anim_model::events::canonicalize_events;
-use ludus_anim_runtime::events::{
-    crossed_events, Crossing, Direction, Event, EventTrack, EventTrackError, Overflow,
-    PlaybackLatch,
-};
 use proptest::prelude::*;
 
 /// No failure persistence: the regression file would land outside the
@@ -88,7 +88,7 @@ fn oracle_loop(events: &[Event], dur_u: i64, old_t: i64, new_t: i64) -> Vec<Key>
 }
 
 fn run(track: &EventTrack<'_>, old: f64, new: f64, latch: &mut PlaybackLatch) -> Vec<Crossing> {
-    let mut buf = vec![Crossing::EMPTY; 4096];
+    let mut buf = vec![Crossing::default(); 4096];
     let n = crossed_events(track, old, new, latch, &mut buf).expect("buffer large enough");
     buf.truncate(n);
     buf
@@ -140,7 +140,7 @@ proptest! {
             .prop_flat_map(|(d, _, ev)| (Just(d), Just(ev), arb_time(d), arb_time(d)))
     ) {
         let track = EventTrack::new(&ev, sec_ev(dur_u), true).unwrap();
-        let got = run(&track, sec_t(old_t), sec_t(new_t), &mut PlaybackLatch::new());
+        let got = run(&track, sec_t(old_t), sec_t(new_t), &mut PlaybackLatch::default());
         prop_assert_eq!(keys(&got), oracle_loop(&ev, dur_u, old_t, new_t));
         for c in &got {
             prop_assert_eq!(ev[c.index as usize].id, c.event_id);
@@ -160,9 +160,9 @@ proptest! {
         let track = EventTrack::new(&ev, sec_ev(dur_u), looping).unwrap();
         let sign = if reverse { -1 } else { 1 };
         let end = start + sign * steps.iter().sum::<i64>();
-        let whole = run(&track, sec_t(start), sec_t(end), &mut PlaybackLatch::new());
+        let whole = run(&track, sec_t(start), sec_t(end), &mut PlaybackLatch::default());
 
-        let mut latch = PlaybackLatch::new();
+        let mut latch = PlaybackLatch::default();
         let mut pieces = Vec::new();
         let mut t = start;
         for s in &steps {
@@ -183,13 +183,13 @@ proptest! {
         })
     ) {
         let track = EventTrack::new(&ev, sec_ev(dur_u), looping).unwrap();
-        let mut ref_latch = PlaybackLatch::new();
+        let mut ref_latch = PlaybackLatch::default();
         let reference = run(&track, sec_t(old_t), sec_t(new_t), &mut ref_latch);
 
         let sentinel = Crossing { event_id: u64::MAX, index: 7, time_s: -1.0, cycle: -99,
                                   direction: Direction::Reverse };
         let mut small = vec![sentinel; cap];
-        let mut latch = PlaybackLatch::new();
+        let mut latch = PlaybackLatch::default();
         let before = latch;
         match crossed_events(&track, sec_t(old_t), sec_t(new_t), &mut latch, &mut small) {
             Ok(n) => {
@@ -202,7 +202,7 @@ proptest! {
                 prop_assert_eq!(needed, reference.len());
                 prop_assert!(small.iter().all(|c| *c == sentinel));
                 prop_assert_eq!(latch, before);
-                let mut room = vec![Crossing::EMPTY; needed];
+                let mut room = vec![Crossing::default(); needed];
                 let n = crossed_events(&track, sec_t(old_t), sec_t(new_t), &mut latch, &mut room)
                     .unwrap();
                 prop_assert_eq!(keys(&room[..n]), keys(&reference));
@@ -223,7 +223,7 @@ proptest! {
     ) {
         let d = sec_ev(dur_u);
         let track = EventTrack::new(&ev, d, false).unwrap();
-        let mut latch = PlaybackLatch::new();
+        let mut latch = PlaybackLatch::default();
         let mut all = Vec::new();
         let mut completions = 0;
         let mut t = 0i64;
@@ -277,7 +277,7 @@ fn multiple_wraps_split_into_ordered_cycles() {
     // 1 s loop, events at 0 (loop start), 0.25, 0.75. 0.3 -> 5.7 cycles.
     let events = [ev(0.0, 1, false), ev(0.25, 2, false), ev(0.75, 3, false)];
     let track = EventTrack::new(&events, 1.0, true).unwrap();
-    let got = run(&track, 0.3, 5.7, &mut PlaybackLatch::new());
+    let got = run(&track, 0.3, 5.7, &mut PlaybackLatch::default());
     let mut expect = vec![(3, 0)];
     for k in 1..=5 {
         expect.extend([(1, k), (2, k), (3, k)]);
@@ -292,7 +292,7 @@ fn endpoints_exactly_on_event_times() {
     let events = [ev(0.25, 1, true), ev(0.5, 2, true)];
     let track = EventTrack::new(&events, 1.0, true).unwrap();
     let ids = |v: Vec<Crossing>| v.iter().map(|c| c.event_id).collect::<Vec<_>>();
-    let mut l = PlaybackLatch::new();
+    let mut l = PlaybackLatch::default();
     // Forward includes new, excludes old.
     assert_eq!(ids(run(&track, 0.25, 0.5, &mut l)), vec![2]);
     // Reverse includes new, excludes old.
@@ -310,7 +310,12 @@ fn loop_start_marker_uses_new_cycle_and_fires_once_per_cycle() {
     canonicalize_events(&mut events, 1.5, true).unwrap();
     assert_eq!(events, vec![ev(0.0, 9, true), ev(0.7, 4, false)]);
     let track = EventTrack::new(&events, 1.5, true).unwrap();
-    let got = run(&track, 0.75, 3.0 * 1.5 + 0.75, &mut PlaybackLatch::new());
+    let got = run(
+        &track,
+        0.75,
+        3.0 * 1.5 + 0.75,
+        &mut PlaybackLatch::default(),
+    );
     let starts: Vec<i64> = got
         .iter()
         .filter(|c| c.event_id == 9)
@@ -318,7 +323,7 @@ fn loop_start_marker_uses_new_cycle_and_fires_once_per_cycle() {
         .collect();
     assert_eq!(starts, vec![1, 2, 3]);
     // Landing exactly on the wrap delivers the loop start of the new cycle.
-    let got = run(&track, 1.0, 1.5, &mut PlaybackLatch::new());
+    let got = run(&track, 1.0, 1.5, &mut PlaybackLatch::default());
     assert_eq!(
         got.iter()
             .map(|c| (c.event_id, c.cycle))
@@ -326,7 +331,7 @@ fn loop_start_marker_uses_new_cycle_and_fires_once_per_cycle() {
         vec![(9, 1)]
     );
     // Reverse across the same wrap: same identity (cycle 1).
-    let got = run(&track, 1.6, 1.4, &mut PlaybackLatch::new());
+    let got = run(&track, 1.6, 1.4, &mut PlaybackLatch::default());
     assert_eq!(
         got.iter()
             .map(|c| (c.event_id, c.cycle))
@@ -339,29 +344,29 @@ fn loop_start_marker_uses_new_cycle_and_fires_once_per_cycle() {
 fn track_validation() {
     let e = [ev(0.5, 1, false)];
     assert_eq!(
-        EventTrack::new(&e, 0.0, false).unwrap_err(),
+        check_events(&e, 0.0, false).unwrap_err(),
         EventTrackError::ZeroDurationWithEvents
     );
-    assert!(EventTrack::new(&[], 0.0, true).is_ok());
+    assert!(check_events(&[], 0.0, true).is_ok());
     let e = [ev(1.0, 1, false)];
     assert_eq!(
-        EventTrack::new(&e, 1.0, true).unwrap_err(),
+        check_events(&e, 1.0, true).unwrap_err(),
         EventTrackError::LoopEndAlias { index: 0 }
     );
-    assert!(EventTrack::new(&e, 1.0, false).is_ok());
+    assert!(check_events(&e, 1.0, false).is_ok());
     let e = [ev(0.5, 2, false), ev(0.5, 1, false)];
     assert_eq!(
-        EventTrack::new(&e, 1.0, false).unwrap_err(),
+        check_events(&e, 1.0, false).unwrap_err(),
         EventTrackError::Unsorted { index: 1 }
     );
     let e = [ev(f32::NAN, 1, false)];
     assert_eq!(
-        EventTrack::new(&e, 1.0, false).unwrap_err(),
+        check_events(&e, 1.0, false).unwrap_err(),
         EventTrackError::NonFiniteTime { index: 0 }
     );
     let e = [ev(1.5, 1, false)];
     assert_eq!(
-        EventTrack::new(&e, 1.0, false).unwrap_err(),
+        check_events(&e, 1.0, false).unwrap_err(),
         EventTrackError::OutOfRange { index: 0 }
     );
     let mut v = vec![ev(0.5, 1, false)];
@@ -376,12 +381,19 @@ fn huge_update_is_refused_cheaply() {
     // A billion cycles: the counting pass answers without iterating them.
     let events = [ev(0.0, 1, false), ev(0.5, 2, false)];
     let track = EventTrack::new(&events, 1.0, true).unwrap();
-    let mut out = [Crossing::EMPTY; 8];
-    let err = crossed_events(&track, 0.0, 1e9, &mut PlaybackLatch::new(), &mut out).unwrap_err();
+    let mut out = [Crossing::default(); 8];
+    let err =
+        crossed_events(&track, 0.0, 1e9, &mut PlaybackLatch::default(), &mut out).unwrap_err();
     assert_eq!(err.needed, 2_000_000_000);
     // Non-finite input delivers nothing.
     assert_eq!(
-        crossed_events(&track, 0.0, f64::NAN, &mut PlaybackLatch::new(), &mut out),
+        crossed_events(
+            &track,
+            0.0,
+            f64::NAN,
+            &mut PlaybackLatch::default(),
+            &mut out
+        ),
         Ok(0)
     );
 }
@@ -390,10 +402,10 @@ fn huge_update_is_refused_cheaply() {
 fn nonlooping_reverse_start_event_latches() {
     let events = [ev(0.0, 1, true), ev(0.5, 2, true), ev(1.0, 3, true)];
     let track = EventTrack::new(&events, 1.0, false).unwrap();
-    let mut l = PlaybackLatch::new();
+    let mut l = PlaybackLatch::default();
     let ids = |v: Vec<Crossing>| v.iter().map(|c| c.event_id).collect::<Vec<_>>();
     assert_eq!(ids(run(&track, 1.0, -0.5, &mut l)), vec![2, 1]);
-    assert!(l.newly_completed() && l.start_fired());
+    assert!(l.newly_completed() && l.start_fired);
     assert_eq!(ids(run(&track, 0.2, -0.5, &mut l)), Vec::<u64>::new());
     assert!(!l.newly_completed());
     // Forward to the end: the endpoint fires once, completion already latched.

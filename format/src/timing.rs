@@ -1,5 +1,7 @@
 //! Mapping a clip-local time to the two samples that bracket it. Shared by
-//! every codec so that all of them agree on duration and loop semantics.
+//! every codec, the runtime and the cook side (resampled curves, the
+//! encoder's verification) so that all of them agree on duration and loop
+//! semantics, bit for bit.
 //!
 //! A clip stores its authored duration explicitly, next to a uniform sample
 //! grid at `sample_rate` (sample `i` at `i / sample_rate`). The grid covers
@@ -24,6 +26,7 @@ pub enum LoopMode {
 }
 
 impl LoopMode {
+    /// The mode stored as byte `v` in a clip record.
     pub fn from_u8(v: u8) -> Option<LoopMode> {
         match v {
             0 => Some(LoopMode::Once),
@@ -32,6 +35,7 @@ impl LoopMode {
             _ => None,
         }
     }
+    /// The mode's name in reports and manifests.
     pub fn as_str(&self) -> &'static str {
         match self {
             LoopMode::Once => "once",

@@ -1,9 +1,10 @@
-//! Properties of `root_motion::Trajectory::delta` and friends.
+//! Properties of `trajectory::Trajectory::delta` and friends.
 
 use ludus_anim_format::math::{Quat, Vec3};
-use ludus_anim_format::trajectory::{extract_planar, normalize_trajectory, yaw_twist};
-use ludus_anim_runtime::root_motion::{
-    trajectory_key_count, RigidTransform, Trajectory, TrajectoryError,
+use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::trajectory::{
+    extract_planar, normalize_trajectory, trajectory_key_count, yaw_twist, Trajectory,
+    TrajectoryError,
 };
 use proptest::prelude::*;
 

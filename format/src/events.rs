@@ -1,0 +1,127 @@
+//! Authored markers as a package stores them (EVNT records) and the rules
+//! a clip's event track obeys. The runtime checks a package's tracks with
+//! [`check_events`] at load and answers crossing queries over them; the
+//! cook side's canonicalization (`ludus-anim-model`) brings authored
+//! markers into the form [`check_events`] accepts.
+
+/// An authored marker. Tracks are sorted by `time_s`, then `id`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Event {
+    /// Clip-local time in seconds, in `[0, duration]` (`[0, duration)` for
+    /// looping clips, after the cook side's canonicalization).
+    pub time_s: f32,
+    /// Author-level identity of the marker (payload lookup, dedup): the
+    /// FNV-1a 64 of its name.
+    pub id: u64,
+    /// Whether reverse playback delivers this event.
+    pub reversible: bool,
+}
+
+/// What an authored marker is for. Both kinds are delivered as event
+/// crossings; the kind tells a sync group which markers are gait contacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum MarkerKind {
+    /// A named contact marker for locomotion synchronization.
+    SyncMarker,
+    /// A notify (sound, VFX, presentation), delivered once per crossing.
+    Event,
+}
+
+impl MarkerKind {
+    /// The kind's name in reports: "sync-marker" or "event".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkerKind::SyncMarker => "sync-marker",
+            MarkerKind::Event => "event",
+        }
+    }
+}
+
+/// One marker of a loaded clip with its debug name and kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Marker<'a> {
+    pub event: Event,
+    pub name: &'a str,
+    pub kind: MarkerKind,
+}
+
+/// Why an event track was refused.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EventTrackError {
+    BadDuration(f32),
+    ZeroDurationWithEvents,
+    NonFiniteTime { index: usize },
+    OutOfRange { index: usize },
+    LoopEndAlias { index: usize },
+    Unsorted { index: usize },
+    TooMany(usize),
+}
+
+impl std::fmt::Display for EventTrackError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventTrackError::BadDuration(d) => {
+                write!(f, "clip duration {d} is not a finite non-negative number")
+            }
+            EventTrackError::ZeroDurationWithEvents => {
+                write!(f, "a zero-duration clip cannot carry events")
+            }
+            EventTrackError::NonFiniteTime { index } => {
+                write!(f, "event {index} has a non-finite time")
+            }
+            EventTrackError::OutOfRange { index } => {
+                write!(f, "event {index} lies outside [0, duration]")
+            }
+            EventTrackError::LoopEndAlias { index } => write!(
+                f,
+                "event {index} sits at the duration of a looping clip (canonicalize it to 0)"
+            ),
+            EventTrackError::Unsorted { index } => write!(
+                f,
+                "event {index} is not strictly after its predecessor in (time, id) order"
+            ),
+            EventTrackError::TooMany(n) => write!(f, "too many events ({n})"),
+        }
+    }
+}
+
+impl std::error::Error for EventTrackError {}
+
+/// Whether `events` form a valid track of a clip of `duration_s`: duration
+/// finite and `>= 0`; no events on a zero-duration clip; times finite and
+/// in `[0, duration]` (`[0, duration)` when looping); `(time, id)`
+/// strictly increasing (so no duplicates); at most `u32::MAX` events.
+pub fn check_events(
+    events: &[Event],
+    duration_s: f32,
+    looping: bool,
+) -> Result<(), EventTrackError> {
+    if !duration_s.is_finite() || duration_s < 0.0 {
+        return Err(EventTrackError::BadDuration(duration_s));
+    }
+    if events.len() > u32::MAX as usize {
+        return Err(EventTrackError::TooMany(events.len()));
+    }
+    if duration_s == 0.0 && !events.is_empty() {
+        return Err(EventTrackError::ZeroDurationWithEvents);
+    }
+    for (index, e) in events.iter().enumerate() {
+        if !e.time_s.is_finite() {
+            return Err(EventTrackError::NonFiniteTime { index });
+        }
+        if e.time_s < 0.0 || e.time_s > duration_s {
+            return Err(EventTrackError::OutOfRange { index });
+        }
+        if looping && e.time_s == duration_s {
+            return Err(EventTrackError::LoopEndAlias { index });
+        }
+        if index > 0 {
+            let p = &events[index - 1];
+            if !(p.time_s < e.time_s || (p.time_s == e.time_s && p.id < e.id)) {
+                return Err(EventTrackError::Unsorted { index });
+            }
+        }
+    }
+    Ok(())
+}
