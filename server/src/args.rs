@@ -149,7 +149,13 @@ impl ServeArgs {
     /// The settings, or why they are refused (before anything starts).
     pub fn settings(&self) -> Result<Settings, ArgsError> {
         let token = self.token_file.as_ref().map(read_token).transpose()?;
-        let warnings = self.token_file.iter().filter_map(exposed).collect();
+        let mut warnings: Vec<String> = self.token_file.iter().filter_map(exposed).collect();
+        if !self.addr.ip().is_loopback() && self.allow_hosts.is_empty() {
+            warnings.push(format!(
+                "--addr {}: requests must name localhost or this address in Host; pass --allow-host NAME for each name clients use",
+                self.addr
+            ));
+        }
         if token.is_none() && !self.addr.ip().is_loopback() {
             return Err(ArgsError::TokenRequired(self.addr));
         }

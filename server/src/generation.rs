@@ -105,6 +105,12 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> GenerationError + '_ {
     }
 }
 
+/// A generation's `report.json` and `manifest.json` bytes as written.
+pub struct Written {
+    pub report: Vec<u8>,
+    pub manifest: Vec<u8>,
+}
+
 /// Package hash → its path relative to OUT (`packages/<name>`).
 pub type PackageIndex = BTreeMap<String, String>;
 
@@ -291,9 +297,9 @@ impl Generations {
     }
 
     /// Write generation `g` completely, then point `current` at it.
-    /// Returns the bytes of its `report.json` as written. Its sidecar
-    /// follows ([`Generations::write_sidecar`]).
-    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
+    /// Returns the bytes of its `report.json` and `manifest.json` as
+    /// written. Its sidecar follows ([`Generations::write_sidecar`]).
+    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Written, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -316,7 +322,7 @@ impl Generations {
         write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
         sync_dir(&self.out);
         self.named.insert(g.number, packages_of(&g.manifest));
-        Ok(report)
+        Ok(Written { report, manifest })
     }
 
     /// Package hash → path (relative to OUT) over the newest `keep`

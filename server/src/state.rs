@@ -2,7 +2,7 @@
 //! the packages the kept generations name, the cook queue, counters and
 //! the event stream. Handlers never see a generation being built.
 
-use crate::generation::{GenerationFiles, StaleMap};
+use crate::generation::{GenerationFiles, StaleMap, Written};
 use crate::health::Health;
 use crate::metrics::Metrics;
 use ludus_anim_cooker::report::{AssetReport, ManifestAsset};
@@ -54,29 +54,24 @@ impl Published {
             .clone()
     }
 
-    pub fn new(files: GenerationFiles, report_json: Vec<u8>, at: SystemTime) -> Published {
-        let fingerprint = files.fingerprint();
-        Published::with_fingerprint(files, report_json, at, fingerprint)
-    }
-
-    /// [`Published::new`] with the fingerprint already computed.
+    /// Generation `files` as `written` (its index files' bytes, served as
+    /// they are on disk) with its fingerprint.
     pub fn with_fingerprint(
         files: GenerationFiles,
-        report_json: Vec<u8>,
+        written: Written,
         at: SystemTime,
         fingerprint: [u8; 32],
     ) -> Published {
         let by_name = index(files.report.assets.iter().map(|a| a.source.as_str()));
         let served = index(files.manifest.assets.iter().map(|a| a.source.as_str()));
-        let manifest_json = crate::generation::to_json(&files.manifest);
-        let manifest_etag = format!("\"m-{}\"", &blake3::hash(&manifest_json).to_hex()[..32]);
+        let manifest_etag = format!("\"m-{}\"", &blake3::hash(&written.manifest).to_hex()[..32]);
         Published {
-            manifest_json: Arc::new(manifest_json),
+            manifest_json: Arc::new(written.manifest),
             manifest_etag,
             number: files.number,
             published_at: at,
             files,
-            report_json: Arc::new(report_json),
+            report_json: Arc::new(written.report),
             by_name,
             served,
             fingerprint,

@@ -3,7 +3,7 @@
 
 use super::health::Unpublished;
 use super::{AssetState, Stopwatch, Worker, SOURCE_MISSING};
-use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap};
+use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap, Written};
 use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
 use crate::sidecar::SidecarParts;
@@ -324,7 +324,7 @@ impl Worker {
             }
             return None;
         }
-        let report = match self.write_generation(&files) {
+        let written = match self.write_generation(&files) {
             Ok(r) => r,
             Err(e) => {
                 let message = format!("generation {number} could not be written: {e}");
@@ -338,7 +338,7 @@ impl Worker {
         let (changed, removed) = changed_assets(current.as_deref(), &files);
         let stale: Vec<String> = files.stale.keys().cloned().collect();
         let (assets, packages) = (files.report.assets.len(), files.manifest.assets.len());
-        let kept = self.install(files, Some((report, fingerprint)));
+        let kept = self.install(files, Some((written, fingerprint)));
         self.shared.metrics.generations.fetch_add(1, Relaxed);
         let mut event = json!({
             "event": "generation_published",
@@ -371,7 +371,7 @@ impl Worker {
 
     /// Write generation `files` (the `--debug-fail-publish` hook fails it
     /// as a full disk does).
-    fn write_generation(&mut self, files: &GenerationFiles) -> Result<Vec<u8>, String> {
+    fn write_generation(&mut self, files: &GenerationFiles) -> Result<Written, String> {
         if self
             .settings
             .fail_publish
@@ -411,22 +411,25 @@ impl Worker {
         }
     }
 
-    /// Make `files` the served generation (`written`: its report.json
-    /// bytes and fingerprint, read from disk and computed when not given).
+    /// Make `files` the served generation (`written`: its index files'
+    /// bytes and fingerprint; read back and computed when not given).
     /// Returns the packages the kept generations name, for
     /// [`Worker::collect`].
     pub(super) fn install(
         &mut self,
         files: GenerationFiles,
-        written: Option<(Vec<u8>, [u8; 32])>,
+        written: Option<(Written, [u8; 32])>,
     ) -> PackageIndex {
         let number = files.number;
-        let (report, fingerprint) = match written {
+        let (written, fingerprint) = match written {
             Some(w) => w,
-            None => (
-                self.gens.report_bytes(number).unwrap_or_default(),
-                files.fingerprint(),
-            ),
+            None => {
+                let w = Written {
+                    report: self.gens.report_bytes(number).unwrap_or_default(),
+                    manifest: crate::generation::to_json(&files.manifest),
+                };
+                (w, files.fingerprint())
+            }
         };
         let packages = self.gens.index(number, self.settings.keep);
         if let Ok(mut p) = self.shared.packages.write() {
@@ -435,7 +438,7 @@ impl Worker {
                 .map(|(h, r)| (h.clone(), r.clone()))
                 .collect();
         }
-        let published = Published::with_fingerprint(files, report, SystemTime::now(), fingerprint);
+        let published = Published::with_fingerprint(files, written, SystemTime::now(), fingerprint);
         if let Ok(mut c) = self.shared.current.write() {
             *c = Some(Arc::new(published));
         }
