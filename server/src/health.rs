@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// One problem, from when it was first seen.
 #[derive(Clone, Debug, Serialize)]
 pub struct Problem {
-    /// `manifest_missing`, `manifest_invalid` (project); `cook_failed`,
+    /// `manifest_missing`, `manifest_invalid`, `inputs_missing` (project); `cook_failed`,
     /// `source_missing`, `publish_failed` (asset).
     pub cause: &'static str,
     pub message: String,

@@ -222,3 +222,53 @@ fn exporter_temp_files_dotfiles_excluded_files_and_burst_saves_never_become_asse
     });
     assert!(Path::new(&d.join("src/.x.bvh")).exists());
 }
+
+#[test]
+fn a_named_input_that_vanishes_for_a_while_keeps_its_package() {
+    let Some(fixtures) = shared_fixtures() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fixtures, d);
+    std::fs::remove_file(d.join("ludus-anim.toml")).unwrap();
+    let s = Server::start(d, &[BVH, "--out", "out", "--rescan", "1"]);
+    s.wait_idle(60);
+    let ev = Events::open(&s);
+    let old = s.hash_of(BVH);
+    assert!(old.is_some());
+    let bvh = d.join(BVH);
+    let away = d.join("walk.moved");
+    std::fs::rename(&bvh, &away).unwrap();
+    wait_for(10, "the source marked missing", || {
+        let a = s.json(&format!("/assets/{BVH}"));
+        (a["not_applied"]["cause"] == "source_missing").then_some(())
+    });
+    // A rescan while it is gone: the inputs do not resolve, a project
+    // error; the package is still served.
+    let e = wait_for(10, "the project error", || {
+        Some(s.status()["health"]["project_error"].clone()).filter(|e| !e.is_null())
+    });
+    assert_eq!(e["cause"], "inputs_missing", "{e}");
+    assert_eq!(s.hash_of(BVH), old);
+    assert_eq!(s.get(&format!("/assets/{BVH}/package")).status, 200);
+    std::fs::rename(&away, &bvh).unwrap();
+    wait_for(20, "health to recover", || {
+        (s.status()["ok"] == true).then_some(())
+    });
+    assert_eq!(s.hash_of(BVH), old, "the same bytes: the same package");
+    let published: Vec<Value> = ev
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "generation_published")
+        .cloned()
+        .collect();
+    assert!(
+        published
+            .iter()
+            .all(|g| g["removed"] == serde_json::json!([])),
+        "{published:?}"
+    );
+}

@@ -123,11 +123,11 @@ impl Worker {
         let p = match project::resolve(&r.args, &r.cwd, &r.fixtures) {
             Ok(p) => p,
             Err(e) => {
-                let missing = self.manifest.as_ref().is_some_and(|(m, _)| !m.is_file());
-                let cause = if missing {
-                    "manifest_missing"
-                } else {
-                    "manifest_invalid"
+                let cause = match &self.manifest {
+                    Some((m, _)) if !m.is_file() => "manifest_missing",
+                    Some(_) => "manifest_invalid",
+                    // Inputs named on the command line, one of them gone.
+                    None => "inputs_missing",
                 };
                 self.set_project_error(Some((cause, e.to_string())));
                 return;

@@ -43,7 +43,7 @@ impl Worker {
                 p.message,
                 self.shared.current().map_or(0, |c| c.number)
             ),
-            None => eprintln!("ludus-anim-server: project error cleared: the manifest resolves again"),
+            None => eprintln!("ludus-anim-server: project error cleared: the project resolves again"),
         }
         health.project_error = new;
         self.store_health(health);
