@@ -19,6 +19,7 @@ mod common;
 mod servers;
 
 use common::*;
+use ludus_anim_cache::{check_entry, encode_entry, Key, KeyBuilder};
 use serde_json::Value;
 use servers::{free_port, FakeServer, Nginx, Reply};
 use std::path::{Path, PathBuf};
@@ -636,4 +637,149 @@ fn three_shards_merge_into_the_unsharded_cook() {
         &["shared", "conflict", "--out", "x"],
         "was cooked differently by",
     );
+}
+
+/// A stage-cache payload's contents (`stage_cache.rs`: `Z`, the raw
+/// length as u64 little-endian, a zstd frame).
+fn unpack(payload: &[u8]) -> Vec<u8> {
+    assert_eq!(payload.first(), Some(&b'Z'));
+    zstd::decode_all(&payload[9..]).unwrap()
+}
+
+fn pack(raw: &[u8]) -> Vec<u8> {
+    let mut v = vec![b'Z'];
+    v.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+    v.extend(zstd::encode_all(raw, 1).unwrap());
+    v
+}
+
+/// The key the package bytes of a whole-asset record are stored under (as
+/// `cooker/src/pipeline/asset.rs` derives it).
+fn package_bytes_key(package: &Key) -> Key {
+    KeyBuilder::new().str("package-bytes").key(package).finish()
+}
+
+/// Replaces the server's object under `to` with `from`'s payload, framed
+/// for `to` (a writer that stores one key's entry under another; the
+/// framing itself is then intact) after `edit` of its payload.
+fn transplant(nginx: &Nginx, from: &Key, to: &Key, edit: impl Fn(Vec<u8>) -> Vec<u8>) {
+    let entry = std::fs::read(nginx.object_path(from)).unwrap();
+    let payload = check_entry(from, &entry).unwrap().to_vec();
+    std::fs::write(nginx.object_path(to), encode_entry(to, &edit(payload))).unwrap();
+}
+
+#[test]
+fn records_that_do_not_prove_their_key_never_ship() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("a");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("cache-a"));
+    let rw = ["--remote-cache-mode", "read-write"];
+    let mut args = vec!["cook", "--json", "--cache", &cache, "--remote-cache", &url];
+    args.extend(rw);
+    let (o, _) = cook_ok(&mut cmd(&proj, &args));
+    let package_of = |p: &Value| Key::from_hex(p["keys"]["package"].as_str().unwrap()).unwrap();
+    let plans = plans(&o);
+    let (a, b) = (package_of(&plans[0]), package_of(&plans[1]));
+    let b_source = plans[1]["source"].as_str().unwrap().to_string();
+    let b_record = std::fs::read(nginx.object_path(&b)).unwrap();
+
+    // 1. Asset A's record and package bytes stored under asset B's keys.
+    transplant(&nginx, &a, &b, |p| p);
+    transplant(
+        &nginx,
+        &package_bytes_key(&a),
+        &package_bytes_key(&b),
+        |p| p,
+    );
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert_eq!(r["stages"]["package"]["rejected"], 1, "{}", r["stages"]);
+    let n = notices(&r);
+    assert!(n.contains(&b.to_hex()) && n.contains(&b_source), "{n}");
+    assert!(n.contains("stored for key"), "{n}");
+
+    // 2. The same, with the record's own key rewritten to B's (a forger
+    //    who knows the format): the other inputs still give it away.
+    transplant(&nginx, &a, &b, |p| {
+        let raw = String::from_utf8(unpack(&p)).unwrap();
+        pack(raw.replace(&a.to_hex(), &b.to_hex()).as_bytes())
+    });
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert_eq!(r["stages"]["package"]["rejected"], 1, "{}", r["stages"]);
+    assert!(notices(&r).contains("stored for source"), "{}", notices(&r));
+
+    // 3. B's own record with another asset's package bytes.
+    std::fs::write(nginx.object_path(&b), &b_record).unwrap();
+    transplant(
+        &nginx,
+        &package_bytes_key(&a),
+        &package_bytes_key(&b),
+        |p| p,
+    );
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert!(
+        notices(&r).contains("package bytes hash to"),
+        "{}",
+        notices(&r)
+    );
+}
+
+#[test]
+fn signed_farms_use_only_what_ci_signed() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let key_file = tmp.path().join("ci.key");
+    std::fs::write(&key_file, "a CI signing secret of 32 chars\n").unwrap();
+    let signing = format!("file:{}", s(&key_file));
+    let signed = ["--remote-cache-signing", &signing];
+    let rw = ["--remote-cache-mode", "read-write"];
+
+    // CI signs what it uploads; an agent with the secret uses all of it.
+    let (first, _) = cook_against(&fx, &url, &[&rw[..], &signed[..]].concat(), &[]);
+    let stored = stage_sum(&first["remote"], "uploads");
+    assert!(stored > 0, "{}", first["remote"]);
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "corrupt"), 0, "{}", notices(&r));
+    for st in r["stages"].as_object().unwrap().values() {
+        assert_eq!(st["misses"], 0, "{}", r["stages"]);
+    }
+    // An agent without the secret reads signed entries too (unverified).
+    let (r, _) = cook_against(&fx, &url, &[], &[]);
+    assert_eq!(stage_sum(&r["remote"], "corrupt"), 0, "{}", notices(&r));
+    assert!(stage_sum(&r["remote"], "hits") > 0);
+
+    // A writer without the secret fills the (wiped) server with unsigned
+    // objects (another machine's cook, framed correctly): agents with the
+    // secret use none of them, and still ship the right packages.
+    let wipe = || {
+        for e in std::fs::read_dir(nginx.ac_dir()).unwrap().flatten() {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    };
+    wipe();
+    let (_, _) = cook_against(&fx, &url, &rw, &[]);
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
+    assert!(stage_sum(&r["remote"], "corrupt") > 0, "{}", r["remote"]);
+    assert!(notices(&r).contains("not signed"), "{}", notices(&r));
+
+    // Entries signed with another secret are refused the same way.
+    let other = tmp.path().join("other.key");
+    std::fs::write(&other, "somebody else's secret, 32 chars\n").unwrap();
+    let other = format!("file:{}", s(&other));
+    wipe();
+    let (_, _) = cook_against(
+        &fx,
+        &url,
+        &[&rw[..], &["--remote-cache-signing", &other]].concat(),
+        &[],
+    );
+    let (r, _) = cook_against(&fx, &url, &signed, &[]);
+    assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
+    assert!(notices(&r).contains("another secret"), "{}", notices(&r));
 }

@@ -38,7 +38,10 @@ mod key;
 mod store;
 
 pub use backend::Backend;
-pub use entry::{check_entry, encode_entry, HEADER_LEN, LAYOUT_VERSION, MAGIC};
+pub use entry::{
+    check_entry, check_entry_allowing, encode_entry, encode_entry_with_flags, FLAG_SIGNED,
+    HEADER_LEN, LAYOUT_VERSION, MAGIC,
+};
 pub use error::{CacheError, CorruptReason};
 pub use key::{Key, KeyBuilder};
 pub use store::{

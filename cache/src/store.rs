@@ -118,7 +118,7 @@ pub struct GcReport {
 /// once; there are no locks.
 /// - **Entries are immutable once visible.** `put` writes a uniquely named
 ///   temp file (created exclusively) in the entry's own shard directory,
-///   fsyncs it, then renames it onto the entry name. Rename within a
+///   then renames it onto the entry name (no fsync: see below). Rename within a
 ///   directory is atomic (also on NFS), so a reader opens either the old
 ///   complete file, the new complete file, or nothing. Concurrent puts of
 ///   one key each rename a complete file; the last one wins, and both are
@@ -126,10 +126,13 @@ pub struct GcReport {
 /// - **A crash never exposes a partial entry.** A writer killed before the
 ///   rename leaves only a temp file, which `get` never opens (it opens
 ///   exactly the 64-hex name) and `gc` deletes once older than
-///   [`StoreOptions::stale_temp_age`]. The fsync before rename means that
-///   after a power loss a renamed entry has its full contents; at worst a
-///   recent entry is missing (a miss). Anything else (bit rot, a truncated
-///   copy, a foreign file) fails the length or checksum check on read.
+///   [`StoreOptions::stale_temp_age`]. Entries are not fsynced: after a
+///   power loss a recently renamed entry may be empty or short, and like
+///   bit rot, a truncated copy or a foreign file it fails the length or
+///   checksum check on read, is removed and recomputed (a miss). A cache
+///   can lose entries; what matters is that it never returns a wrong one,
+///   and the checksum guarantees that without paying a disk flush per
+///   entry (which cost a cold cook more than its encoder's search).
 /// - **Deletes race harmlessly.** gc and healing unlink files. A reader
 ///   that already opened the file keeps reading the complete old contents
 ///   (POSIX unlink semantics); one that opens afterwards sees a miss. The
@@ -250,8 +253,8 @@ impl Store {
 
     /// Stores `value` under `key`, replacing any existing entry.
     ///
-    /// Atomic: the entry is written to a temp file in the entry's directory,
-    /// fsynced, and renamed into place, so no reader (in any process) ever
+    /// Atomic: the entry is written to a temp file in the entry's directory
+    /// and renamed into place, so no reader (in any process) ever
     /// sees a partial entry, and concurrent puts of the same key are
     /// harmless (one complete value wins). On error the temp file is
     /// removed and any previous entry is untouched.
@@ -264,8 +267,7 @@ impl Store {
         let (mut file, temp) = create_temp(&shard, &key.to_hex())?;
         let write = |file: &mut File| -> io::Result<()> {
             file.write_all(&header)?;
-            file.write_all(value)?;
-            file.sync_all()
+            file.write_all(value)
         };
         write(&mut file).map_err(|e| CacheError::io("write temp file", temp.path(), e))?;
         drop(file);

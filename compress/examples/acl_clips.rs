@@ -10,7 +10,7 @@
 use ludus_anim_compress::{encode_vbr, measure_errors, EncodeSettings};
 use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{Quat, Transform, Vec3};
-use ludus_anim_importers::{sjson, ImportOptions};
+use ludus_anim_importers::{sjson, ImportOptions, Importer};
 use ludus_anim_model::{ResampledClip, SourceAsset};
 use ludus_anim_runtime::timing::LoopMode;
 use ludus_anim_runtime::Clip;
@@ -48,13 +48,14 @@ struct Loaded {
 
 fn load(path: &Path) -> Result<Loaded, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let asset = sjson::import(
-        path,
-        &bytes,
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .map_err(|e| e.to_string())?;
+    let asset = sjson::Sjson
+        .import(
+            path,
+            &bytes,
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .map_err(|e| e.to_string())?;
     let unit = asset.unit_scale_m;
     let order = depth_first(&asset);
     let src = &asset.skeleton.joints;

@@ -124,6 +124,9 @@ pub struct EncodeStats {
     /// rates than a full search finds (normally 0; see
     /// `search::WORK_PER_JOINT_POINT`).
     pub budget_exhausted_segments: usize,
+    /// The clip's f32 floor (`ludus_anim_verify::f32_floor`) the encoder
+    /// budgeted for, so verification need not measure it again.
+    pub floor_m: f32,
 }
 
 /// An encoded clip: the blob the runtime parses with

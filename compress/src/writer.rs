@@ -258,7 +258,6 @@ pub(crate) fn stats(
                 };
         }
     }
-    let _ = prep;
     EncodeStats {
         default_tracks: plan.count(|t| matches!(t, Track::Default)),
         constant_tracks: plan.count(|t| matches!(t, Track::Constant(_) | Track::ConstantFull(_))),
@@ -279,5 +278,6 @@ pub(crate) fn stats(
         blob_bytes: blob.len(),
         verify_fixups: fixups,
         budget_exhausted_segments: 0,
+        floor_m: prep.floor,
     }
 }

@@ -77,6 +77,10 @@ pub struct RemoteCacheEntry {
     /// `bearer-file:PATH`, `bearer-env:NAME`, `basic-file:PATH` or
     /// `basic-env:NAME` (a relative PATH is relative to the manifest).
     pub auth: Option<String>,
+    /// Entry signing secret: `file:PATH` or `env:NAME` (a relative PATH is
+    /// relative to the manifest). Uploads are signed with it and only
+    /// entries signed with it are used (`docs/remote-cache.md`).
+    pub signing: Option<String>,
 }
 
 /// Whether a cook may write to the remote cache (artists read, CI writes).

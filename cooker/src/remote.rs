@@ -10,8 +10,8 @@ use crate::stage::Stage;
 use crate::stage_cache::{CacheBackend, Tier};
 use ludus_anim_cache::{Backend, CacheError, Key, Store};
 use ludus_anim_remote_cache::{
-    AuthSpec, CredentialSource, Lookup, Mode, RemoteCache, RemoteConfig, RemoteError, RemoteStats,
-    Tiered,
+    parse_signing_source, AuthSpec, CredentialSource, Lookup, Mode, RemoteCache, RemoteConfig,
+    RemoteError, RemoteStats, Tiered,
 };
 use ludus_anim_report::{RemoteReport, RemoteStageStats};
 use std::path::Path;
@@ -24,6 +24,9 @@ pub const ENV_URL: &str = "LUDUS_ANIM_REMOTE_CACHE";
 pub const ENV_MODE: &str = "LUDUS_ANIM_REMOTE_CACHE_MODE";
 /// Credentials spec (`--remote-cache-auth`).
 pub const ENV_AUTH: &str = "LUDUS_ANIM_REMOTE_CACHE_AUTH";
+/// Entry signing secret (`--remote-cache-signing`): `file:PATH` or
+/// `env:NAME`.
+pub const ENV_SIGNING: &str = "LUDUS_ANIM_REMOTE_CACHE_SIGNING";
 /// Connect and I/O timeout in seconds (slow links; tests). Environment
 /// only: it is a property of the machine's network, not of the project.
 pub const ENV_TIMEOUT: &str = "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT";
@@ -37,6 +40,7 @@ pub struct RemoteArgs {
     pub url: Option<String>,
     pub mode: Option<RemoteMode>,
     pub auth: Option<String>,
+    pub signing: Option<String>,
 }
 
 /// A remote cache setting that cannot be used; the cook stops before it
@@ -106,6 +110,7 @@ pub fn resolve(
     let mut config = RemoteConfig::parse(&url.value).map_err(invalid(&url.from))?;
     config.mode = mode(flags, &var, manifest)?;
     config.auth = auth(flags, &var, manifest, root)?;
+    config.signing = signing(flags, &var, manifest, root)?;
     if let Some(t) = var(ENV_TIMEOUT) {
         let secs = parse_timeout(&t).ok_or_else(|| RemoteSettingError::Value {
             from: ENV_TIMEOUT.to_string(),
@@ -178,6 +183,38 @@ fn auth(
         }
     }
     Ok(Some(parsed))
+}
+
+/// The signing secret's source: flag, variable, then manifest (a relative
+/// manifest path is relative to `root`).
+fn signing(
+    flags: &RemoteArgs,
+    var: &dyn Fn(&str) -> Option<String>,
+    manifest: Option<&RemoteCacheEntry>,
+    root: &Path,
+) -> Result<Option<CredentialSource>, RemoteSettingError> {
+    let from_manifest = flags.signing.is_none() && var(ENV_SIGNING).is_none();
+    let Some(spec) = pick(
+        (flags.signing.clone(), "--remote-cache-signing"),
+        (var(ENV_SIGNING), ENV_SIGNING),
+        (
+            manifest.and_then(|m| m.signing.clone()),
+            "[project] remote_cache.signing",
+        ),
+    ) else {
+        return Ok(None);
+    };
+    let source =
+        parse_signing_source(&spec.value).map_err(|source| RemoteSettingError::Invalid {
+            from: spec.from.clone(),
+            source,
+        })?;
+    Ok(Some(match source {
+        CredentialSource::File(p) if from_manifest && p.is_relative() => {
+            CredentialSource::File(root.join(p))
+        }
+        s => s,
+    }))
 }
 
 /// The local store layered over the remote cache, as a [`CacheBackend`]
@@ -274,6 +311,7 @@ mod tests {
             url: "http://manifest:8080/m".into(),
             mode: Some(RemoteMode::ReadWrite),
             auth: Some("bearer-file:token".into()),
+            signing: Some("file:ci.key".into()),
         }
     }
 
@@ -291,6 +329,10 @@ mod tests {
             CredentialSource::File("/proj/token".into()),
             "manifest paths are relative to the manifest"
         );
+        assert_eq!(
+            c.signing,
+            Some(CredentialSource::File("/proj/ci.key".into()))
+        );
         let e = env(&[(ENV_URL, "http://env:1/e"), (ENV_MODE, "read")]);
         let c = resolve(&none, &e, Some(&entry()), root).unwrap().unwrap();
         assert_eq!(c.url.as_str(), "http://env:1/e");
@@ -299,6 +341,7 @@ mod tests {
             url: Some("http://flag:2/f".into()),
             mode: Some(RemoteMode::ReadWrite),
             auth: Some("basic-env:CREDS".into()),
+            signing: Some("env:SIGNING".into()),
         };
         let c = resolve(&flags, &e, Some(&entry()), root).unwrap().unwrap();
         assert_eq!(c.url.as_str(), "http://flag:2/f");
@@ -307,6 +350,10 @@ mod tests {
             c.auth.unwrap().source,
             CredentialSource::Env("CREDS".into())
         );
+        assert_eq!(c.signing, Some(CredentialSource::Env("SIGNING".into())));
+        let e = env(&[(ENV_URL, "http://env:1/e"), (ENV_SIGNING, "bearer-env:X")]);
+        let err = resolve(&none, &e, None, root).unwrap_err();
+        assert!(err.to_string().contains(ENV_SIGNING), "{err}");
     }
 
     #[test]

@@ -60,6 +60,7 @@ struct Counter {
     hits: AtomicU64,
     misses: AtomicU64,
     nanos: AtomicU64,
+    rejected: AtomicU64,
 }
 
 /// Per-stage hit/miss/time counters, shared by all worker threads.
@@ -88,6 +89,13 @@ impl StageCounters {
         c.nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
+    /// A cached record of `s` refused (it does not prove its key).
+    pub fn reject(&self, s: Stage) {
+        if let Some(c) = self.counters.get(s.index()) {
+            c.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     pub fn snapshot(&self) -> Vec<(Stage, StageStats)> {
         Stage::ALL
             .iter()
@@ -99,6 +107,7 @@ impl StageCounters {
                         hits: c.hits.load(Ordering::Relaxed),
                         misses: c.misses.load(Ordering::Relaxed),
                         ms: c.nanos.load(Ordering::Relaxed) as f64 / 1e6,
+                        rejected: c.rejected.load(Ordering::Relaxed),
                     },
                 )
             })
@@ -224,6 +233,13 @@ impl StageCache {
     /// The remote tier's traffic, if the backend has a remote tier.
     pub fn remote_report(&self) -> Option<RemoteReport> {
         self.backend.as_ref().and_then(|b| b.remote_report())
+    }
+
+    /// A record of `stage` found under a key it does not prove: counted,
+    /// and told as a notice (the caller treats it as a miss).
+    pub fn reject(&self, stage: Stage, why: String) {
+        self.counters.reject(stage);
+        self.notice(why);
     }
 
     pub fn notice(&self, s: String) {

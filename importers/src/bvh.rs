@@ -31,7 +31,7 @@ mod parse;
 
 pub use parse::code;
 
-use crate::{CompanionReader, ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions, Importer};
 use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -45,21 +45,31 @@ use std::path::Path;
 /// Meters per unit assumed for BVH files (centimetres).
 pub const ASSUMED_UNIT_SCALE_M: f32 = 0.01;
 
-/// Import a BVH file with the default [`Limits`].
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-    companions: &dyn CompanionReader,
-) -> Result<SourceAsset, ImportError> {
-    import_limited(path, bytes, options, companions, &Limits::default())
+/// The BVH motion capture (`.bvh`) importer.
+pub struct Bvh;
+
+impl Importer for Bvh {
+    fn formats(&self) -> &'static [SourceFormat] {
+        &[SourceFormat::Bvh]
+    }
+
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError> {
+        import_limited(path, bytes, options, companions, limits)
+    }
 }
 
 /// Import a BVH file; joints, depth, frames and the clip's duration are
 /// checked against `limits` while parsing, before the motion is read.
 // The signature is the one every importer shares (see lib.rs); the size of
 // `ImportError` is lib.rs's choice.
-pub fn import_limited(
+fn import_limited(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,

@@ -39,7 +39,7 @@ mod clips;
 mod custom;
 mod skeleton;
 
-use crate::{CompanionReader, ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions, Importer};
 use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -55,15 +55,24 @@ const FALLBACK_FRAME_RATE_HZ: f64 = 30.0;
 /// unit is the centimeter).
 const FALLBACK_UNIT_M: f64 = 0.01;
 
-/// Import one FBX file already read into memory, with the default
-/// [`Limits`].
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-    companions: &dyn CompanionReader,
-) -> Result<SourceAsset, ImportError> {
-    import_limited(path, bytes, options, companions, &Limits::default())
+/// The FBX (`.fbx`, through ufbx) importer.
+pub struct Fbx;
+
+impl Importer for Fbx {
+    fn formats(&self) -> &'static [SourceFormat] {
+        &[SourceFormat::Fbx]
+    }
+
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError> {
+        import_limited(path, bytes, options, companions, limits)
+    }
 }
 
 /// Import one FBX file already read into memory. ufbx's allocations are
@@ -71,7 +80,7 @@ pub fn import(
 /// sample count are checked before ufbx evaluates anything.
 // `ImportError` carries a full `Diagnostic`; its size is the crate's shared
 // importer interface, not something this module can change.
-pub fn import_limited(
+fn import_limited(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,

@@ -117,24 +117,48 @@ impl ImportError {
     }
 }
 
-/// One importer: the asset at `path` with contents `bytes`.
-type Importer = fn(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-    companions: &dyn CompanionReader,
-    limits: &Limits,
-) -> Result<SourceAsset, ImportError>;
+/// One importer: turns the bytes of one source file of the formats it
+/// reads into a [`SourceAsset`]. A new importer is one module with one
+/// impl and one entry in [`IMPORTERS`] (plus its [`SourceFormat`]
+/// variant); reading, size limits, panic containment and the final limit
+/// check are [`import_bytes_with_limits`]'s, for every importer alike.
+pub trait Importer: Sync {
+    /// The formats it reads.
+    fn formats(&self) -> &'static [SourceFormat];
 
-/// Every importer by the format it reads. A new importer is one module and
-/// one entry here (plus its [`SourceFormat`] variant).
-const IMPORTERS: [(SourceFormat, Importer); 5] = [
-    (SourceFormat::Gltf, gltf::import_limited),
-    (SourceFormat::Glb, gltf::import_limited),
-    (SourceFormat::Fbx, fbx::import_limited),
-    (SourceFormat::Bvh, bvh::import_limited),
-    (SourceFormat::AclSjson, sjson::import_limited),
-];
+    /// Import the asset at `path` with contents `bytes`; companion files
+    /// are read through `companions`. Counts read from the file are
+    /// checked against `limits` before anything is allocated from them.
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError>;
+
+    /// [`Importer::import_limited`] with the default [`Limits`].
+    fn import(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+    ) -> Result<SourceAsset, ImportError> {
+        self.import_limited(path, bytes, options, companions, &Limits::default())
+    }
+}
+
+/// Every importer.
+pub const IMPORTERS: [&dyn Importer; 4] = [&gltf::Gltf, &fbx::Fbx, &bvh::Bvh, &sjson::Sjson];
+
+/// The importer that reads `format`.
+pub fn importer_for(format: SourceFormat) -> Option<&'static dyn Importer> {
+    IMPORTERS
+        .into_iter()
+        .find(|i| i.formats().contains(&format))
+}
 
 /// Read and import one file, choosing the importer by extension.
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<SourceAsset, ImportError> {
@@ -174,7 +198,7 @@ pub fn import_bytes_with_limits(
     companions: &dyn CompanionReader,
     limits: &Limits,
 ) -> Result<SourceAsset, ImportError> {
-    let Some((_, import)) = IMPORTERS.iter().find(|(f, _)| *f == format) else {
+    let Some(importer) = importer_for(format) else {
         return Err(ImportError::UnknownFormat {
             path: path.display().to_string(),
         });
@@ -182,7 +206,9 @@ pub fn import_bytes_with_limits(
     limits
         .check_file_bytes("file size (bytes)", bytes.len() as u64)
         .map_err(|e| ImportError::limit(path, e))?;
-    let asset = contain(path, || import(path, bytes, options, companions, limits))?;
+    let asset = contain(path, || {
+        importer.import_limited(path, bytes, options, companions, limits)
+    })?;
     check_asset(path, &asset, limits)?;
     Ok(asset)
 }
@@ -222,6 +248,17 @@ fn check_asset(path: &Path, asset: &SourceAsset, limits: &Limits) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_format_has_exactly_one_importer() {
+        for f in SourceFormat::ALL {
+            let n = IMPORTERS
+                .iter()
+                .filter(|i| i.formats().contains(&f))
+                .count();
+            assert_eq!(n, 1, "{f:?}");
+        }
+    }
 
     #[test]
     fn a_panic_below_an_importer_is_a_typed_error() {

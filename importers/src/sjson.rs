@@ -30,7 +30,7 @@
 
 mod parser;
 
-use crate::{CompanionReader, ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions, Importer};
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits};
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -133,14 +133,24 @@ mod code {
 
 type Result<T, E = SjsonError> = std::result::Result<T, E>;
 
-/// Import an ACL raw clip with the default [`Limits`].
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-    companions: &dyn CompanionReader,
-) -> Result<SourceAsset, ImportError> {
-    import_limited(path, bytes, options, companions, &Limits::default())
+/// The ACL raw clips (`.acl.sjson`) importer.
+pub struct Sjson;
+
+impl Importer for Sjson {
+    fn formats(&self) -> &'static [SourceFormat] {
+        &[SourceFormat::AclSjson]
+    }
+
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError> {
+        import_limited(path, bytes, options, companions, limits)
+    }
 }
 
 /// Import an ACL raw clip. `options` has nothing to choose here: a raw clip
@@ -149,7 +159,7 @@ pub fn import(
 /// any sample is allocated.
 // The signature is the one every importer shares (see lib.rs); the size of
 // `ImportError` is lib.rs's choice.
-pub fn import_limited(
+fn import_limited(
     path: &Path,
     bytes: &[u8],
     _options: &ImportOptions,

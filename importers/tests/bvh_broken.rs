@@ -2,7 +2,7 @@
 //! names the line (and the joint where there is one). Never a panic.
 
 use ludus_anim_importers::bvh::{self, code};
-use ludus_anim_importers::{ImportError, ImportOptions};
+use ludus_anim_importers::{ImportError, ImportOptions, Importer};
 use ludus_anim_model::Diagnostic;
 use std::path::{Path, PathBuf};
 
@@ -35,7 +35,7 @@ fn error(text: &str) -> Diagnostic {
 }
 
 fn error_bytes(bytes: &[u8]) -> Diagnostic {
-    match bvh::import(
+    match bvh::Bvh.import(
         Path::new("broken.bvh"),
         bytes,
         &ImportOptions::default(),
@@ -61,13 +61,14 @@ fn assert_error(d: &Diagnostic, code: &str, line: usize, words: &[&str]) {
 
 #[test]
 fn good_file_imports() {
-    let a = bvh::import(
-        Path::new("good.bvh"),
-        GOOD.as_bytes(),
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap();
+    let a = bvh::Bvh
+        .import(
+            Path::new("good.bvh"),
+            GOOD.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap();
     assert_eq!(a.skeleton.joints.len(), 2);
     assert_eq!(a.clips[0].key_times.len(), 3);
     assert_eq!(a.clips[0].frame_rate_hz, Some(30.0));
@@ -117,13 +118,14 @@ fn wrong_frame_count() {
 #[test]
 fn frame_count_off_by_one_is_a_warning_and_the_lines_present_are_used() {
     for declared in ["Frames: 2", "Frames: 4"] {
-        let asset = bvh::import(
-            Path::new("w.bvh"),
-            GOOD.replace("Frames: 3", declared).as_bytes(),
-            &ImportOptions::default(),
-            &ludus_anim_importers::FileSystem,
-        )
-        .unwrap_or_else(|e| panic!("{declared}: {e}"));
+        let asset = bvh::Bvh
+            .import(
+                Path::new("w.bvh"),
+                GOOD.replace("Frames: 3", declared).as_bytes(),
+                &ImportOptions::default(),
+                &ludus_anim_importers::FileSystem,
+            )
+            .unwrap_or_else(|e| panic!("{declared}: {e}"));
         let w: Vec<_> = asset.diagnostics.warnings().collect();
         assert_eq!(w.len(), 1, "{declared}: {w:?}");
         assert_eq!(w[0].code, code::FRAME_COUNT);
@@ -196,7 +198,7 @@ fn truncated_file() {
     );
     // Every prefix is rejected or accepted without a panic.
     for end in 0..GOOD.len() {
-        let _ = bvh::import(
+        let _ = bvh::Bvh.import(
             Path::new("p.bvh"),
             &GOOD.as_bytes()[..end],
             &ImportOptions::default(),
@@ -242,7 +244,7 @@ fn garbage_bytes() {
             s.push_str(words[(x % words.len() as u64) as usize]);
             s.push(' ');
         }
-        let _ = bvh::import(
+        let _ = bvh::Bvh.import(
             Path::new("g.bvh"),
             s.as_bytes(),
             &ImportOptions::default(),
@@ -282,7 +284,7 @@ fn damaged_fixtures_never_panic() {
         return;
     };
     for cut in (0..bytes.len()).step_by(997) {
-        let r = bvh::import(
+        let r = bvh::Bvh.import(
             &path,
             &bytes[..cut],
             &ImportOptions::default(),
@@ -293,7 +295,7 @@ fn damaged_fixtures_never_panic() {
     let mut damaged = bytes.clone();
     for i in (0..damaged.len()).step_by(4099) {
         damaged[i] = b"x{}9-."[i % 6];
-        let _ = bvh::import(
+        let _ = bvh::Bvh.import(
             &path,
             &damaged,
             &ImportOptions::default(),

@@ -1,6 +1,6 @@
 //! Euler channels compose in the order the file lists them.
 
-use ludus_anim_importers::{bvh, ImportOptions};
+use ludus_anim_importers::{bvh, ImportOptions, Importer};
 use ludus_anim_model::{Quat, SourceAsset, Vec3};
 use std::path::Path;
 
@@ -13,13 +13,14 @@ fn one_joint(order: &str, values: &str) -> String {
 }
 
 fn import(text: &str) -> SourceAsset {
-    bvh::import(
-        Path::new("order.bvh"),
-        text.as_bytes(),
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap()
+    bvh::Bvh
+        .import(
+            Path::new("order.bvh"),
+            text.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap()
 }
 
 fn rotation(a: &SourceAsset) -> Quat {

@@ -5,6 +5,7 @@
 
 use ludus_anim_importers::bvh::{self, code};
 use ludus_anim_importers::ImportOptions;
+use ludus_anim_importers::Importer;
 use ludus_anim_model::SourceAsset;
 use std::path::Path;
 
@@ -32,13 +33,14 @@ Frame Time: 0.0333333
 ";
 
 fn import(text: &str) -> SourceAsset {
-    bvh::import(
-        Path::new("t.bvh"),
-        text.as_bytes(),
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap_or_else(|e| panic!("rejected: {e}\n{text:?}"))
+    bvh::Bvh
+        .import(
+            Path::new("t.bvh"),
+            text.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("rejected: {e}\n{text:?}"))
 }
 
 /// Imports with exactly the warnings `codes`, and `frames` key times.

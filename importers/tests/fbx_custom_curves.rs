@@ -3,7 +3,7 @@
 //! on the ozz robot fixture, whose user-defined animated properties are
 //! `thumb2.grasp` (boolean) and `target.lock_orientation` (integer).
 
-use ludus_anim_importers::{fbx, ImportOptions};
+use ludus_anim_importers::{fbx, ImportOptions, Importer};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{ScalarCurve, Severity, SourceAsset};
 use std::path::{Path, PathBuf};
@@ -23,8 +23,9 @@ fn import(path: &Path, requests: &[&str]) -> SourceAsset {
         custom_curves: requests.iter().map(|s| s.to_string()).collect(),
         ..ImportOptions::default()
     };
-    let a =
-        fbx::import(path, &bytes, &opts, &ludus_anim_importers::FileSystem).expect("robot imports");
+    let a = fbx::Fbx
+        .import(path, &bytes, &opts, &ludus_anim_importers::FileSystem)
+        .expect("robot imports");
     assert!(!validate_asset(&a).has_errors());
     a
 }
@@ -171,13 +172,14 @@ Connections:  {
 	C: "OO",2001,0
 }
 "#;
-    let a = fbx::import(
-        Path::new("markers.fbx"),
-        text.as_bytes(),
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .expect("imports");
+    let a = fbx::Fbx
+        .import(
+            Path::new("markers.fbx"),
+            text.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .expect("imports");
     let w = a
         .diagnostics
         .0

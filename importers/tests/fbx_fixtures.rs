@@ -3,7 +3,7 @@
 //! node (or bind) matrices, and the binary/ASCII twins agree.
 
 use ludus_anim_format::math::Affine3A;
-use ludus_anim_importers::{fbx, ImportOptions};
+use ludus_anim_importers::{fbx, ImportOptions, Importer};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{SourceAsset, Transform};
 use std::collections::HashMap;
@@ -44,13 +44,14 @@ fn manifest(dir: &Path) -> Vec<(String, usize)> {
 fn import(dir: &Path, rel: &str) -> SourceAsset {
     let path = dir.join(rel);
     let bytes = std::fs::read(&path).expect("read fixture");
-    fbx::import(
-        &path,
-        &bytes,
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap_or_else(|e| panic!("{rel}: {e}"))
+    fbx::Fbx
+        .import(
+            &path,
+            &bytes,
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// Component-space matrices of the rest pose, parents first.
@@ -342,13 +343,14 @@ fn timing_pab_locomotions() {
     let path = dir.join("fbx/pab_locomotions.fbx");
     let bytes = std::fs::read(&path).unwrap();
     let start = std::time::Instant::now();
-    let a = fbx::import(
-        &path,
-        &bytes,
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap();
+    let a = fbx::Fbx
+        .import(
+            &path,
+            &bytes,
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap();
     let el = start.elapsed();
     let keys: usize = a
         .clips

@@ -3,7 +3,7 @@
 //! `ImportError::Malformed`, never a panic.
 
 use ludus_anim_format::math::Affine3A;
-use ludus_anim_importers::{fbx, ImportError, ImportOptions};
+use ludus_anim_importers::{fbx, ImportError, ImportOptions, Importer};
 use ludus_anim_model::source::validate_asset;
 use ludus_anim_model::{SourceAsset, Transform, Vec3};
 use std::fmt::Write;
@@ -141,13 +141,14 @@ fn import_str(name: &str, text: &str) -> SourceAsset {
         keep_unused_leaves: true,
         custom_curves: Vec::new(),
     };
-    let a = fbx::import(
-        Path::new(name),
-        text.as_bytes(),
-        &keep,
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+    let a = fbx::Fbx
+        .import(
+            Path::new(name),
+            text.as_bytes(),
+            &keep,
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
     let d = validate_asset(&a);
     assert!(!d.has_errors(), "{name}: {:?}", d);
     a
@@ -255,13 +256,14 @@ fn y_up_cm_and_z_up_m_give_the_same_component_space_motion() {
         ],
     );
     // By default the static leaf `Tip` is dropped, and that is recorded.
-    let dropped = fbx::import(
-        Path::new("yup_cm.fbx"),
-        y_text.as_bytes(),
-        &ImportOptions::default(),
-        &ludus_anim_importers::FileSystem,
-    )
-    .unwrap();
+    let dropped = fbx::Fbx
+        .import(
+            Path::new("yup_cm.fbx"),
+            y_text.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap();
     assert_eq!(dropped.skeleton.joints.len(), 1);
     assert!(dropped
         .decisions
@@ -332,7 +334,7 @@ fn fixtures_dir() -> Option<PathBuf> {
 }
 
 fn expect_malformed(what: &str, bytes: &[u8]) {
-    match fbx::import(
+    match fbx::Fbx.import(
         Path::new("broken.fbx"),
         bytes,
         &ImportOptions::default(),

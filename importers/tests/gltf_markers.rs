@@ -3,7 +3,7 @@
 //! marker is an error naming the file, the clip and the marker.
 
 use base64::Engine;
-use ludus_anim_importers::{gltf, ImportError, ImportOptions};
+use ludus_anim_importers::{gltf, ImportError, ImportOptions, Importer};
 use ludus_anim_model::source::SourceMarker;
 use ludus_anim_model::SourceAsset;
 use serde_json::{json, Value};
@@ -53,7 +53,7 @@ fn document(extras: Option<Value>) -> Vec<u8> {
 }
 
 fn import(extras: Option<Value>) -> Result<SourceAsset, ImportError> {
-    gltf::import(
+    gltf::Gltf.import(
         Path::new("markers.gltf"),
         &document(extras),
         &ImportOptions::default(),

@@ -1,6 +1,6 @@
 //! The SJSON importer rejects broken input with errors that name the line.
 
-use ludus_anim_importers::{sjson, ImportError, ImportOptions};
+use ludus_anim_importers::{sjson, ImportError, ImportOptions, Importer};
 use ludus_anim_model::{Diagnostic, Quat, Vec3};
 use std::path::Path;
 
@@ -34,7 +34,7 @@ tracks = [
 "#;
 
 fn import(text: &str) -> Result<ludus_anim_model::SourceAsset, ImportError> {
-    sjson::import(
+    sjson::Sjson.import(
         Path::new("test.acl.sjson"),
         text.as_bytes(),
         &ImportOptions::default(),
@@ -201,7 +201,7 @@ fn truncated_and_garbage_input() {
             .contains("end of file inside the object opened at line 18:2"),
         "{d}"
     );
-    let d = match sjson::import(
+    let d = match sjson::Sjson.import(
         Path::new("x.sjson"),
         &[0x00, 0xff, 0xfe, b'{'],
         &ImportOptions::default(),

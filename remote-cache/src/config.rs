@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::auth::AuthSpec;
+use crate::auth::{AuthSpec, CredentialSource};
 use crate::error::RemoteError;
 use crate::url::BaseUrl;
 
@@ -75,6 +75,10 @@ pub struct RemoteConfig {
     pub url: BaseUrl,
     pub mode: Mode,
     pub auth: Option<AuthSpec>,
+    /// The per-writer signing secret (`signing.rs`): uploads are signed
+    /// with it, and only downloads signed with it are used. `None`:
+    /// uploads are unsigned and downloads are used signed or not.
+    pub signing: Option<CredentialSource>,
     /// TCP connect limit ([`DEFAULT_CONNECT_TIMEOUT`]).
     pub connect_timeout: Duration,
     /// Wait for the response, and each body read ([`DEFAULT_IO_TIMEOUT`]).
@@ -106,6 +110,7 @@ impl RemoteConfig {
             url,
             mode: Mode::Read,
             auth: None,
+            signing: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             io_timeout: DEFAULT_IO_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,

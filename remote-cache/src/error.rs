@@ -54,6 +54,15 @@ pub enum RemoteError {
         reason: CorruptReason,
     },
 
+    /// The object is intact but not signed by the configured signing
+    /// secret (unsigned, or signed with another): it is not used.
+    #[error("remote cache entry {key} at {url} is {why}; ignored, it will be recomputed")]
+    Untrusted {
+        key: Key,
+        url: String,
+        why: &'static str,
+    },
+
     /// The object is larger than [`crate::RemoteConfig::max_entry_bytes`].
     #[error("remote cache entry at {url} is larger than the {limit}-byte limit; ignored")]
     TooLarge { url: String, limit: u64 },

@@ -40,6 +40,7 @@ mod error;
 mod http;
 mod notices;
 mod remote;
+mod signing;
 mod stats;
 mod tiered;
 mod uploader;
@@ -52,6 +53,7 @@ pub use config::{
 pub use error::RemoteError;
 pub use ludus_anim_cache::Backend;
 pub use remote::{FlushReport, RemoteCache, Upload};
+pub use signing::{parse_signing_source, SigningKey, SIGNATURE_LEN};
 pub use stats::{RemoteStats, TagStats};
 pub use tiered::{Lookup, Tiered};
 pub use url::BaseUrl;

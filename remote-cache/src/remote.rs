@@ -11,13 +11,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ludus_anim_cache::{check_entry, encode_entry, Backend, CacheError, Key, HEADER_LEN};
+use ludus_anim_cache::{check_entry_allowing, encode_entry, Backend, CacheError, Key, FLAG_SIGNED};
 
 use crate::auth::Auth;
 use crate::config::{Mode, RemoteConfig};
 use crate::error::RemoteError;
 use crate::http::HttpClient;
 use crate::notices::Notices;
+use crate::signing::{strip_signature, SigningKey};
 use crate::stats::{RemoteStats, StatsTable};
 use crate::uploader::{Job, Sink, Uploader};
 use crate::url::BaseUrl;
@@ -75,6 +76,8 @@ struct Inner {
     http: HttpClient,
     url: BaseUrl,
     mode: Mode,
+    /// Signs uploads and admits only downloads it signed.
+    signing: Option<SigningKey>,
     /// The circuit breaker: set once, never cleared.
     disabled: AtomicBool,
     /// Uploads refused by the server; downloads go on.
@@ -91,10 +94,12 @@ impl RemoteCache {
     /// use, as a miss.
     pub fn open(config: RemoteConfig) -> Result<RemoteCache, RemoteError> {
         let auth = config.auth.clone().map(Auth::load).transpose()?;
+        let signing = config.signing.as_ref().map(SigningKey::load).transpose()?;
         let inner = Arc::new(Inner {
             http: HttpClient::new(&config, auth),
             url: config.url.clone(),
             mode: config.mode,
+            signing,
             disabled: AtomicBool::new(false),
             uploads_disabled: AtomicBool::new(false),
             stats: StatsTable::default(),
@@ -192,7 +197,7 @@ impl RemoteCache {
         };
         let job = Job {
             key: *key,
-            entry: encode_entry(key, payload),
+            entry: self.inner.frame(key, payload),
             tag,
         };
         match uploader.enqueue(job) {
@@ -213,7 +218,8 @@ impl RemoteCache {
         payload: &[u8],
         tag: &'static str,
     ) -> Result<(), RemoteError> {
-        self.inner.put_entry(key, &encode_entry(key, payload), tag)
+        self.inner
+            .put_entry(key, &self.inner.frame(key, payload), tag)
     }
 
     /// Waits until queued uploads are sent, at most `timeout`; call before
@@ -263,23 +269,52 @@ impl RemoteCache {
 }
 
 impl Inner {
-    /// Checks a downloaded entry; a corrupt one is a counted, noticed miss.
-    fn verify(
-        &self,
-        key: &Key,
-        mut entry: Vec<u8>,
-        tag: &'static str,
-    ) -> Result<Vec<u8>, RemoteError> {
-        match check_entry(key, &entry) {
-            Ok(_) => {
-                let bytes = entry.len() as u64;
-                self.stats.update(tag, |s| {
-                    s.hits += 1;
-                    s.bytes_down += bytes;
-                });
-                entry.drain(..HEADER_LEN);
-                Ok(entry)
-            }
+    /// `payload` framed for upload: signed when a signing secret is set.
+    fn frame(&self, key: &Key, payload: &[u8]) -> Vec<u8> {
+        match &self.signing {
+            Some(s) => s.frame(key, payload),
+            None => encode_entry(key, payload),
+        }
+    }
+
+    /// The payload of a checked entry body, if this cache trusts it: with
+    /// a signing secret, only entries it signed; without, any (a signed
+    /// one loses its signature unverified).
+    fn admit<'a>(&self, key: &Key, signed: bool, body: &'a [u8]) -> Result<&'a [u8], &'static str> {
+        match (&self.signing, signed) {
+            (Some(s), true) => s
+                .open(key, body)
+                .ok_or("signed with another secret than this cook's"),
+            (Some(_), false) => Err("not signed (this cook accepts only signed entries)"),
+            (None, true) => strip_signature(body).ok_or("signed but shorter than a signature"),
+            (None, false) => Ok(body),
+        }
+    }
+
+    /// Checks a downloaded entry; a corrupt or untrusted one is a counted,
+    /// noticed miss.
+    fn verify(&self, key: &Key, entry: Vec<u8>, tag: &'static str) -> Result<Vec<u8>, RemoteError> {
+        match check_entry_allowing(key, &entry, FLAG_SIGNED) {
+            Ok((flags, body)) => match self.admit(key, flags & FLAG_SIGNED != 0, body) {
+                Ok(payload) => {
+                    let bytes = entry.len() as u64;
+                    self.stats.update(tag, |s| {
+                        s.hits += 1;
+                        s.bytes_down += bytes;
+                    });
+                    Ok(payload.to_vec())
+                }
+                Err(why) => {
+                    self.stats.update(tag, |s| s.corrupt += 1);
+                    let e = RemoteError::Untrusted {
+                        key: *key,
+                        url: self.url.entry_url(key),
+                        why,
+                    };
+                    self.notices.push(e.to_string());
+                    Err(e)
+                }
+            },
             Err(reason) => {
                 self.stats.update(tag, |s| s.corrupt += 1);
                 let e = RemoteError::Corrupt {

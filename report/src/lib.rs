@@ -66,6 +66,14 @@ pub struct StageStats {
     pub hits: u64,
     pub misses: u64,
     pub ms: f64,
+    /// Cached records refused because they do not prove their key (they
+    /// name other inputs than this cook's): each was a miss, with a notice.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rejected: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl StageStats {
@@ -74,6 +82,7 @@ impl StageStats {
         self.hits += o.hits;
         self.misses += o.misses;
         self.ms += o.ms;
+        self.rejected += o.rejected;
     }
 }
 

@@ -211,6 +211,22 @@ impl Sidecar {
     }
 }
 
+/// Errors in meters, time-major (`errors_m[t * joints + j]`, the order
+/// verification measures in), as `error_q` values relative to each joint's
+/// threshold, joint-major (`q[j * times + t]`, the order the sidecar
+/// stores). A joint without a threshold counts as threshold 0.
+pub fn quantize_errors(times: usize, errors_m: &[f32], thresholds_m: &[f32]) -> Vec<u16> {
+    let n = errors_m.len().checked_div(times).unwrap_or(0);
+    let mut q = vec![0u16; errors_m.len()];
+    for (t, row) in errors_m.chunks_exact(n.max(1)).enumerate() {
+        for (j, &e) in row.iter().enumerate() {
+            let th = thresholds_m.get(j).copied().unwrap_or(0.0);
+            q[j * times + t] = quantize_ratio(e, th);
+        }
+    }
+    q
+}
+
 fn quantize_ratio(error_m: f32, threshold_m: f32) -> u16 {
     let r = error_m / threshold_m;
     if !r.is_finite() || r < 0.0 {
@@ -269,15 +285,25 @@ impl ClipSidecar {
                 times_s.len()
             )));
         }
-        let mut q = vec![0u16; errors_m.len()];
-        for (t, row) in errors_m.chunks_exact(n.max(1)).enumerate() {
-            for (j, &e) in row.iter().enumerate() {
-                let th = self.thresholds_m.get(j).unwrap_or(0.0);
-                q[j * times_s.len() + t] = quantize_ratio(e, th);
-            }
+        let q = quantize_errors(times_s.len(), errors_m, &self.thresholds_m.0);
+        self.set_error_q(times_s, q)
+    }
+
+    /// The checked times and their errors already quantized
+    /// ([`quantize_errors`]: joint-major, `error_q` units). Call after
+    /// [`ClipSidecar::set_joints`].
+    pub fn set_error_q(&mut self, times_s: &[f32], error_q: Vec<u16>) -> Result<(), SidecarError> {
+        let n = self.joints.len();
+        if error_q.len() != n * times_s.len() {
+            return Err(self.shape(format!(
+                "{} quantized errors for {} joints x {} times",
+                error_q.len(),
+                n,
+                times_s.len()
+            )));
         }
         self.times_s = F32s::from(times_s.to_vec());
-        self.error_q = U16s::from(q);
+        self.error_q = U16s::from(error_q);
         Ok(())
     }
 

@@ -33,6 +33,17 @@ impl SidecarPart {
         }
     }
 
+    /// The parts' records in order, as one part (what [`SidecarPart::of`]
+    /// gives for all their clips at once, without serializing anything).
+    pub fn concat<'a>(parts: impl Iterator<Item = &'a SidecarPart>) -> SidecarPart {
+        let mut out = SidecarPart::default();
+        for p in parts {
+            append(&mut out.full, &p.full);
+            append(&mut out.without_errors, &p.without_errors);
+        }
+        out
+    }
+
     /// The records with their per-time errors.
     pub fn full(&self) -> &[u8] {
         &self.full
@@ -62,6 +73,17 @@ impl SidecarPart {
             without_errors: without.to_vec(),
         })
     }
+}
+
+/// `part` after `out`'s records, comma-separated; empty parts add nothing.
+fn append(out: &mut Vec<u8>, part: &[u8]) {
+    if part.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(part);
 }
 
 fn join(clips: &[ClipSidecar]) -> Vec<u8> {
@@ -169,6 +191,19 @@ mod tests {
         let bytes = assemble(&parts, None, "abc");
         assert_eq!(bytes, serde_json::to_vec(&whole).unwrap());
         assert_eq!(Sidecar::from_json(&bytes).unwrap(), whole);
+    }
+
+    #[test]
+    fn concatenated_parts_equal_one_part_of_all_clips() {
+        let clips = vec![clip("a.bvh", "a"), clip("b.fbx", "b1"), clip("b.fbx", "b2")];
+        let one: Vec<SidecarPart> = std::iter::once(SidecarPart::of(Vec::new()))
+            .chain(clips.iter().map(|c| SidecarPart::of(vec![c.clone()])))
+            .collect();
+        assert_eq!(SidecarPart::concat(one.iter()), SidecarPart::of(clips));
+        assert_eq!(
+            SidecarPart::concat(std::iter::empty()),
+            SidecarPart::of(Vec::new())
+        );
     }
 
     #[test]

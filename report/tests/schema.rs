@@ -150,6 +150,7 @@ fn report() -> Report {
                 hits: 1,
                 misses: 2,
                 ms: 3.0,
+                rejected: 1,
             },
         )]),
         cache_notices: vec!["healed".into()],

@@ -364,14 +364,14 @@ pub fn verify_clip(
     )
 }
 
-/// The `q` quantile (nearest rank) of `values`; 0 for none.
+/// The `q` quantile (nearest rank) of `values`; 0 for none. Linear time
+/// (selection, not a sort): `values` ends up partitioned around it.
 pub fn percentile(values: &mut [f32], q: f32) -> f32 {
     if values.is_empty() {
         return 0.0;
     }
-    values.sort_by(f32::total_cmp);
     let rank = ((q * values.len() as f32).ceil() as usize).clamp(1, values.len());
-    values[rank - 1]
+    *values.select_nth_unstable_by(rank - 1, f32::total_cmp).1
 }
 
 #[cfg(test)]
@@ -380,8 +380,10 @@ mod tests {
 
     #[test]
     fn percentile_nearest_rank() {
-        let mut v: Vec<f32> = (1..=100).map(|i| i as f32).collect();
+        let mut v: Vec<f32> = (1..=100).rev().map(|i| i as f32).collect();
         assert_eq!(percentile(&mut v, 0.99), 99.0);
+        assert_eq!(percentile(&mut v, 0.5), 50.0);
+        assert_eq!(percentile(&mut [3.0, 1.0, 2.0, 2.0], 1.0), 3.0);
         assert_eq!(percentile(&mut [], 0.99), 0.0);
     }
 

@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// Credentials, as `cook --remote-cache-auth` (bearer-file:PATH, ...).
     #[arg(long = "remote-cache-auth", value_name = "SPEC")]
     pub remote_cache_auth: Option<String>,
+    /// Entry signing secret, as `cook --remote-cache-signing` (file:PATH
+    /// or env:NAME).
+    #[arg(long = "remote-cache-signing", value_name = "SPEC")]
+    pub remote_cache_signing: Option<String>,
     /// Worker threads for cooks (0: one per core).
     #[arg(short, long, default_value_t = 0)]
     pub jobs: usize,
@@ -223,6 +227,7 @@ impl ServeArgs {
             url: self.remote_cache.clone(),
             mode: self.remote_cache_mode,
             auth: self.remote_cache_auth.clone(),
+            signing: self.remote_cache_signing.clone(),
         }
     }
 }

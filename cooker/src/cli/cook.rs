@@ -117,6 +117,10 @@ pub struct RemoteCacheArgs {
     /// basic-env:NAME (never printed).
     #[arg(long = "remote-cache-auth", value_name = "SPEC")]
     auth: Option<String>,
+    /// Entry signing secret: file:PATH or env:NAME (never printed). Uploads
+    /// are signed with it; only entries signed with it are used.
+    #[arg(long = "remote-cache-signing", value_name = "SPEC")]
+    signing: Option<String>,
 }
 
 fn parse_shard(s: &str) -> Option<(u32, u32)> {
@@ -180,6 +184,7 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
             url: a.remote.url.clone(),
             mode: a.remote.mode,
             auth: a.remote.auth.clone(),
+            signing: a.remote.signing.clone(),
         },
     };
     let project = match project::resolve(&args, Path::new("."), &fixtures_dir()) {

@@ -5,7 +5,7 @@ use super::chain::{import_key, AssetKeys, ClipKeys, ClipSpec};
 use super::clip::{cook_clip, ClipJob, CookedClip};
 use super::ingest::{companions, ingest, read_policy, source_hash, Source, Stop};
 use super::plan::{plan_clips, ClipPlan};
-use super::sidecar_doc::AssetSidecar;
+use super::sidecar_doc::{asset_part, AssetSidecar, ClipPart};
 use super::{Cook, PackageBytes};
 use crate::events::CookEvent;
 use crate::keys::SourceDigest;
@@ -15,7 +15,7 @@ use crate::source::Snapshot;
 use crate::stage::{CookStage, Stage};
 use crate::stage_cache::Tier;
 use crate::stages::normalize::Normalized;
-use crate::stages::package::{package, PackageHeader, PackageSpec};
+use crate::stages::package::{package, PackageHeader, PackageSpec, RecordProof};
 use crate::stages::prepare::Prepared;
 use crate::stages::resample::{Resample, ResampleSpec};
 use crate::stages::retarget::RetargetedAsset;
@@ -23,8 +23,6 @@ use ludus_anim_cache::{Key, KeyBuilder};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::limits::{Limits, MemoryBudget};
 use ludus_anim_model::{Diagnostic, SourceFormat};
-use ludus_anim_report::sidecar::ClipSidecar;
-use ludus_anim_report::sidecar_parts::SidecarPart;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -43,14 +41,24 @@ pub struct AssetResult {
 /// The cached result of a whole asset (the `package` stage).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct AssetOutcome {
+    /// The inputs of the key this record was stored under, compared with
+    /// the reading cook's before anything of it is used.
+    proof: RecordProof,
     report: AssetReport,
     package_name: String,
     package_key: String,
     manifest: ManifestAsset,
-    /// Hex digest of the asset's sidecar part (stored under
-    /// `sidecar_key`), when the cook that stored this wrote one.
+    /// The asset's sidecar part, when the cook that stored this wrote one.
     #[serde(default)]
-    sidecar: Option<String>,
+    sidecar: Option<SidecarRef>,
+}
+
+/// Where an asset's sidecar part is: its clips' part entries, in order
+/// (hex keys), and the hex digest of their concatenation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct SidecarRef {
+    clips: Vec<String>,
+    digest: String,
 }
 
 /// Cook one asset job; never fails as a whole: a problem is a failed
@@ -135,7 +143,7 @@ fn cook_format<'a>(
         cx,
     );
     if cx.reuse_packages {
-        if let Some(done) = cached_asset(&keys.package, file, cx) {
+        if let Some(done) = cached_asset(&keys, file, cx) {
             return Ok(done);
         }
     }
@@ -259,7 +267,7 @@ fn unchanged_asset(
         &retarget,
         cx,
     );
-    let done = cached_asset(&keys.package, file, cx);
+    let done = cached_asset(&keys, file, cx);
     if done.is_some() {
         snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
     }
@@ -295,16 +303,42 @@ fn remember_stamps(
     }
 }
 
-/// The whole asset from the cache, if its package key hits and the
-/// package bytes are intact.
-fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
+/// The whole asset from the cache, if its package key hits, the record
+/// proves that key (`RecordProof`) and the package bytes are the ones it
+/// names. A record or package that fails a check is a miss with a notice.
+fn cached_asset(keys: &AssetKeys, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     let start = Instant::now();
+    let key = &keys.package;
     let (outcome, t1) = cx.cache.lookup_bytes(Stage::Package, key)?;
-    let outcome: AssetOutcome = serde_json::from_slice(&outcome).ok()?;
+    let reject = |why: String| {
+        let at = format!("cache record {} for '{file}'", key.to_hex());
+        cx.cache.reject(
+            Stage::Package,
+            format!("{at} ignored (cooked instead): {why}"),
+        );
+    };
+    let outcome: AssetOutcome = match serde_json::from_slice(&outcome) {
+        Ok(o) => o,
+        Err(e) => {
+            reject(format!("not a record of this cooker ({e})"));
+            return None;
+        }
+    };
+    if let Some((field, theirs, ours)) = outcome.proof.disagreement(&keys.proof) {
+        reject(format!(
+            "it was stored for {field} '{theirs}', this cook's is '{ours}'"
+        ));
+        return None;
+    }
     let (pkg, t2) = cx
         .cache
         .lookup_bytes(Stage::Package, &package_bytes_key(key))?;
-    if blake3::hash(&pkg).to_hex().as_str() != outcome.manifest.package_hash {
+    let digest = blake3::hash(&pkg).to_hex();
+    if digest.as_str() != outcome.manifest.package_hash {
+        reject(format!(
+            "its package bytes hash to {digest}, the record names {}",
+            outcome.manifest.package_hash
+        ));
         return None;
     }
     let tier = if t1 == Tier::Remote || t2 == Tier::Remote {
@@ -317,10 +351,11 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
     // rebuild it. The part itself is read only if the published sidecar
     // does not already hold it (`sidecar_doc`).
     let sidecar = if cx.options.sidecar.write {
-        let hex = outcome.sidecar.as_deref()?;
-        let digest = *blake3::Hash::from_hex(hex).ok()?.as_bytes();
+        let r = outcome.sidecar.as_ref()?;
+        let digest = *blake3::Hash::from_hex(&r.digest).ok()?.as_bytes();
+        let keys: Option<Vec<Key>> = r.clips.iter().map(|k| Key::from_hex(k)).collect();
         AssetSidecar::Cached {
-            key: sidecar_key(key),
+            keys: keys?,
             digest,
         }
     } else {
@@ -333,12 +368,6 @@ fn cached_asset(key: &Key, file: &str, cx: &Cook<'_>) -> Option<AssetResult> {
         manifest: Some(outcome.manifest),
         sidecar,
     })
-}
-
-pub(super) fn sidecar_key(package_key: &Key) -> Key {
-    let mut k = KeyBuilder::new();
-    k.str("sidecar").key(package_key);
-    k.finish()
 }
 
 fn package_bytes_key(package_key: &Key) -> Key {
@@ -587,29 +616,23 @@ fn package_asset(
         joints: sk.joint_count(),
         clips: cooked.iter().map(|c| manifest_clip(&c.report)).collect(),
     };
+    let clip_parts: Vec<&ClipPart> = cooked.iter().filter_map(|c| c.sidecar.as_ref()).collect();
     let sidecar = match cx.options.sidecar.write {
-        true => {
-            let records: Vec<ClipSidecar> =
-                cooked.iter().filter_map(|c| c.sidecar.clone()).collect();
-            let part = SidecarPart::of(records);
-            if cx.cache.enabled() {
-                let key = sidecar_key(&a.keys.package);
-                cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
-            }
-            AssetSidecar::ready(part)
-        }
+        true => AssetSidecar::ready(asset_part(&clip_parts)),
         false => AssetSidecar::None,
     };
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
+            proof: a.keys.proof.clone(),
             report: r.clone(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),
             sidecar: match &sidecar {
-                AssetSidecar::Ready { digest, .. } => {
-                    Some(blake3::Hash::from_bytes(*digest).to_hex().to_string())
-                }
+                AssetSidecar::Ready { digest, .. } => Some(SidecarRef {
+                    clips: clip_parts.iter().map(|c| c.key.to_hex()).collect(),
+                    digest: blake3::Hash::from_bytes(*digest).to_hex().to_string(),
+                }),
                 _ => None,
             },
         };

@@ -16,7 +16,7 @@ use crate::stage::{CookStage, Stage};
 use crate::stages::encode::{Encode, EncodeSpec};
 use crate::stages::import::{Import, ImportSpec};
 use crate::stages::normalize::{Normalize, NormalizeSpec};
-use crate::stages::package::{package_key, PackageSpec};
+use crate::stages::package::{package_key, PackageSpec, RecordProof};
 use crate::stages::prepare::{Prepare, PrepareSpec};
 use crate::stages::resample::{Resample, ResampleSpec};
 use crate::stages::retarget::{Retarget, RetargetSpec};
@@ -34,6 +34,8 @@ pub struct AssetKeys {
     pub retarget: Option<Key>,
     /// The whole asset: package bytes, manifest entry and report.
     pub package: Key,
+    /// What the whole-asset record must prove to be served.
+    pub proof: RecordProof,
 }
 
 /// The import key of a source as read, under these options.
@@ -63,12 +65,14 @@ impl AssetKeys {
                 inputs,
             })
         });
+        let proof = RecordProof::of(package);
         let package = package_key(package);
         AssetKeys {
             import,
             normalize,
             retarget,
             package,
+            proof,
         }
     }
 

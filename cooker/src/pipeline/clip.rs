@@ -4,12 +4,14 @@
 use super::chain::{ClipKeys, ClipSpec};
 use super::plan::ClipPlan;
 use super::sidecar::{clip_sidecar, CookedParts};
+use super::sidecar_doc::{clip_part_key, ClipPart};
 use super::Cook;
 use crate::package_writer::{CurveEntry, PackageClip};
 use crate::profile::Profile;
 use crate::report::{
     ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks,
 };
+use crate::stage::Stage;
 use crate::stages::encode::{Encode, EncodeInput, EncodeSpec, Encoded};
 use crate::stages::normalize::Normalized;
 use crate::stages::prepare::{
@@ -20,6 +22,7 @@ use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyI
 use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
+use ludus_anim_report::sidecar_parts::SidecarPart;
 
 /// What one clip needs besides the shared cook context.
 pub(crate) struct ClipJob<'a> {
@@ -60,7 +63,7 @@ pub(crate) struct CookedClip {
     /// fails.
     pub over_threshold: bool,
     /// The clip's dashboard record, when the cook writes the sidecar.
-    pub sidecar: Option<ClipSidecar>,
+    pub sidecar: Option<ClipPart>,
 }
 
 /// Per-joint settings of the clip's profile on the normalized skeleton.
@@ -102,7 +105,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         encode: &job.keys.encode,
         curve_threshold: job.profile.curve_error_threshold,
     };
-    let check = || check(job, &entry, &prepared, &js);
+    let check = || check(job, &entry, &prepared, &js, encoded.floor_m);
     let verification =
         cx.stage::<Verify>(job.file, Some(name), &spec, VerifyInput { check: &check })?;
     entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
@@ -132,19 +135,50 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         decisions,
     };
     if cx.options.sidecar.write {
-        let parts = CookedParts {
-            entry: &cooked.entry,
-            verification: &cooked.verification,
-            prepared: &cooked.prepared,
-        };
-        let mut record = clip_sidecar(job.file, &parts, sk, &js.thresholds);
-        record.retarget = job
-            .retarget_sidecar
-            .as_ref()
-            .and_then(|p| p.retarget.clone());
-        cooked.sidecar = Some(record);
+        cooked.sidecar = Some(clip_part(job, &cooked, encoded.floor_m, &js, cx)?);
     }
     Ok(cooked)
+}
+
+/// The clip's sidecar record: from its entry, or made and stored. A
+/// verification served from the cache carries no per-time grid (this
+/// record keeps it), so when the record is gone the clip is measured
+/// again, uncached, for it.
+fn clip_part(
+    job: &ClipJob<'_>,
+    cooked: &CookedClip,
+    floor_m: f32,
+    js: &JointSettings,
+    cx: &Cook<'_>,
+) -> Result<ClipPart, Diagnostic> {
+    let key = clip_part_key(&job.keys.verify, job.file, &job.profile.name);
+    if let Some(part) = cx
+        .cache
+        .get_bytes(Stage::Package, &key)
+        .and_then(|b| SidecarPart::from_bytes(&b))
+    {
+        return Ok(ClipPart { key, part });
+    }
+    let measured;
+    let verification = if cooked.verification.times_s.is_empty() {
+        measured = check(job, &cooked.entry, &cooked.prepared, js, floor_m)?;
+        &measured
+    } else {
+        &cooked.verification
+    };
+    let parts = CookedParts {
+        entry: &cooked.entry,
+        verification,
+        prepared: &cooked.prepared,
+    };
+    let mut record = clip_sidecar(job.file, &parts, &job.norm.skeleton, &js.thresholds);
+    record.retarget = job
+        .retarget_sidecar
+        .as_ref()
+        .and_then(|p| p.retarget.clone());
+    let part = SidecarPart::of(vec![record]);
+    cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
+    Ok(ClipPart { key, part })
 }
 
 /// Resample `plan` (a cut clip is its source shifted and shortened).
@@ -255,7 +289,15 @@ fn run_encode(
             .file(job.file)
             .clip(name)
     };
-    let check = |e: &Encoded| check(job, &package_clip(job, prepared, e, rs), prepared, js);
+    let check = |e: &Encoded| {
+        check(
+            job,
+            &package_clip(job, prepared, e, rs),
+            prepared,
+            js,
+            e.floor_m,
+        )
+    };
     let spec = EncodeSpec {
         prepare: &job.keys.prepare,
         profile: job.profile,
@@ -279,6 +321,7 @@ fn check(
     entry: &PackageClip,
     prepared: &Prepared,
     js: &JointSettings,
+    floor_m: f32,
 ) -> Result<ClipVerification, Diagnostic> {
     verify_in_package(
         &job.norm.skeleton,
@@ -287,6 +330,7 @@ fn check(
         &job.plan.authored(),
         &js.thresholds,
         &js.shells,
+        floor_m,
         job.kind,
         job.file,
     )

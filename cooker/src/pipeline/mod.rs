@@ -20,6 +20,8 @@ mod ingest;
 mod isolate;
 mod plan;
 mod retarget;
+#[cfg(test)]
+mod runner_tests;
 mod sidecar;
 pub mod sidecar_doc;
 

@@ -65,8 +65,8 @@ pub(crate) fn clip_sidecar(
     let mut s = ClipSidecar::new(source, &e.name, &e.profile, e.duration_s);
     let parents: Vec<Option<usize>> = (0..sk.joint_count()).map(|j| sk.parent(j)).collect();
     s.set_joints(sk.names(), &parents, thresholds);
-    let v = &c.verification.codec;
-    if s.set_errors(&v.times_s, &v.errors_m).is_err() {
+    let v = c.verification;
+    if s.set_error_q(&v.times_s, v.error_q.clone()).is_err() {
         // A shape mismatch would be a verification bug: leave the grid out
         // rather than write a wrong one.
         s.error_q = Packed(Vec::new());

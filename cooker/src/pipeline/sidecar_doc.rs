@@ -2,8 +2,10 @@
 //! serialized part (`ludus_anim_report::sidecar_parts`) without parsing
 //! anything back.
 //!
-//! An asset served whole from the cache brings only its part's key and
-//! digest. The document records one digest over every part's digest and
+//! Each clip's record is its own entry (`ClipPart`, keyed by the clip's
+//! verification); an asset's part is its clips' parts concatenated. An
+//! asset served whole from the cache brings only its clips' part keys and
+//! the asset part's digest. The document records one digest over every part's digest and
 //! the size limit (`content` in its header): when the published file's
 //! header already says so, it is kept as it is (staged by hard link) and
 //! no part is read at all. Otherwise the parts come from the cache; a part
@@ -12,12 +14,41 @@
 
 use crate::stage::Stage;
 use crate::stage_cache::StageCache;
-use ludus_anim_cache::Key;
+use ludus_anim_cache::{Key, KeyBuilder};
+use ludus_anim_report::sidecar::SIDECAR_VERSION;
 use ludus_anim_report::sidecar_parts::{self, SidecarPart};
 use std::sync::Arc;
 
 /// An asset's part with the asset's recorded source path.
 pub type NamedPart = (String, Arc<SidecarPart>);
+
+/// One clip's sidecar record (a one-clip part) and the entry it is stored
+/// under. The clip's per-time error grid is kept here only: verification's
+/// record leaves it out.
+#[derive(Clone, Debug)]
+pub struct ClipPart {
+    pub key: Key,
+    pub part: SidecarPart,
+}
+
+/// What a clip's record is a function of: its verification (whose key
+/// chains every input and setting), the source path and profile name it
+/// names, and the record layout.
+pub fn clip_part_key(verify: &Key, source: &str, profile: &str) -> Key {
+    let mut k = KeyBuilder::new();
+    k.str("clip-sidecar")
+        .u32(SIDECAR_VERSION)
+        .str(crate::COOKER_VERSION)
+        .key(verify)
+        .str(source)
+        .str(profile);
+    k.finish()
+}
+
+/// An asset's part: its clips' parts in order.
+pub fn asset_part(clips: &[&ClipPart]) -> SidecarPart {
+    SidecarPart::concat(clips.iter().map(|c| &c.part))
+}
 
 /// One asset's sidecar part, in hand or in the cache.
 #[derive(Clone, Debug)]
@@ -29,8 +60,9 @@ pub enum AssetSidecar {
         part: Arc<SidecarPart>,
         digest: [u8; 32],
     },
-    /// Served from the cache: the part's entry and digest.
-    Cached { key: Key, digest: [u8; 32] },
+    /// Served from the cache: its clips' part entries and the asset
+    /// part's digest.
+    Cached { keys: Vec<Key>, digest: [u8; 32] },
 }
 
 impl AssetSidecar {
@@ -93,10 +125,16 @@ pub(crate) fn materialize(
     match part {
         AssetSidecar::None => None,
         AssetSidecar::Ready { part, .. } => Some(part),
-        AssetSidecar::Cached { key, digest } => {
-            let cached = cache
-                .get_bytes(Stage::Package, &key)
-                .and_then(|b| SidecarPart::from_bytes(&b))
+        AssetSidecar::Cached { keys, digest } => {
+            let clips: Option<Vec<SidecarPart>> = keys
+                .iter()
+                .map(|k| {
+                    let bytes = cache.get_bytes(Stage::Package, k)?;
+                    SidecarPart::from_bytes(&bytes)
+                })
+                .collect();
+            let cached = clips
+                .map(|c| SidecarPart::concat(c.iter()))
                 .filter(|p| digest_of(p) == digest);
             match (cached, recook) {
                 (Some(p), _) => Some(Arc::new(p)),

@@ -13,6 +13,7 @@ use ludus_anim_format::reference;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::Skeleton;
+use ludus_anim_verify::f32_floor;
 use std::time::Instant;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -27,6 +28,9 @@ pub struct Encoded {
     /// to be, and the clip gets a warning.
     #[serde(default)]
     pub budget_exhausted_segments: usize,
+    /// The clip's f32 floor (`ludus_anim_verify::f32_floor`), measured
+    /// once here and read by verification.
+    pub floor_m: f32,
 }
 
 /// The encode stage.
@@ -112,8 +116,16 @@ pub fn encode(
     slack: f32,
 ) -> Result<Encoded, EncodeError> {
     let start = Instant::now();
-    let (codec, blob, exhausted) = match profile.codec {
-        CodecChoice::Reference => (CodecId::Reference, reference::encode(&clip.samples), 0),
+    let (codec, blob, exhausted, floor_m) = match profile.codec {
+        CodecChoice::Reference => {
+            let floor = f32_floor(skeleton, &clip.samples, clip.num_samples, shells);
+            (
+                CodecId::Reference,
+                reference::encode(&clip.samples),
+                0,
+                floor,
+            )
+        }
         CodecChoice::Vbr => {
             let settings = EncodeSettings {
                 joint_threshold_m: thresholds.iter().map(|t| t * slack).collect(),
@@ -121,7 +133,13 @@ pub fn encode(
                 max_segment_samples: profile.max_segment_samples,
             };
             let e = encode_vbr(skeleton, clip, &settings)?;
-            (CodecId::Vbr, e.blob, e.stats.budget_exhausted_segments)
+            let stats = e.stats;
+            (
+                CodecId::Vbr,
+                e.blob,
+                stats.budget_exhausted_segments,
+                stats.floor_m,
+            )
         }
     };
     Ok(Encoded {
@@ -130,6 +148,7 @@ pub fn encode(
         blob,
         ms: start.elapsed().as_secs_f64() * 1000.0,
         budget_exhausted_segments: exhausted,
+        floor_m,
     })
 }
 

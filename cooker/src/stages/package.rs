@@ -42,9 +42,34 @@ impl KeyInput for PackageSpec<'_> {
     fn feed(&self, k: &mut KeyWriter) {
         let PackageSpec {
             import,
-            asset_name,
             recorded_path,
             source_hash,
+            asset_name: _,
+            settings: _,
+            units_m: _,
+            encoder_slack: _,
+            profiles: _,
+            default_profile: _,
+            retarget: _,
+        } = self;
+        k.put(*import)
+            .tag(crate::COOKER_VERSION)
+            .put(&FORMAT_VERSION)
+            .put(*recorded_path)
+            .put(*source_hash);
+        self.feed_settings(k);
+    }
+}
+
+impl PackageSpec<'_> {
+    /// Everything but the source: the settings every stage of the asset
+    /// reads, and the stage versions.
+    fn feed_settings(&self, k: &mut KeyWriter) {
+        let PackageSpec {
+            import: _,
+            recorded_path: _,
+            source_hash: _,
+            asset_name,
             settings,
             units_m,
             encoder_slack,
@@ -52,12 +77,7 @@ impl KeyInput for PackageSpec<'_> {
             default_profile,
             retarget,
         } = self;
-        k.put(*import)
-            .tag(crate::COOKER_VERSION)
-            .put(&FORMAT_VERSION)
-            .put(*asset_name)
-            .put(*recorded_path)
-            .put(*source_hash)
+        k.put(*asset_name)
             .put(*settings)
             .put(units_m)
             .put(encoder_slack);
@@ -72,6 +92,64 @@ impl KeyInput for PackageSpec<'_> {
 pub fn package_key(spec: &PackageSpec<'_>) -> Key {
     let s = Stage::Package;
     KeyWriter::stage(s.name(), s.version()).put(spec).finish()
+}
+
+/// What a whole-asset record proves about itself: the inputs of its key a
+/// reader can compare with its own. A cache (above all a shared one) can
+/// hold a record under a key it does not belong to (a writer with a key
+/// derivation bug or other settings, a mis-configured or rogue server); a
+/// record whose proof disagrees with the cook reading it is a miss.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordProof {
+    /// The record's key, hex.
+    pub key: String,
+    pub cooker: String,
+    /// The recorded source path.
+    pub source: String,
+    /// blake3 of the source and its companions, hex.
+    pub source_hash: String,
+    /// The import key, hex.
+    pub import: String,
+    /// Digest of every setting and stage version the asset's stages read
+    /// (`PackageSpec` without the source), hex.
+    pub settings: String,
+}
+
+impl RecordProof {
+    /// The proof a record of `spec` carries.
+    pub fn of(spec: &PackageSpec<'_>) -> RecordProof {
+        let mut settings = KeyWriter::stage("package-settings", Stage::Package.version());
+        spec.feed_settings(&mut settings);
+        RecordProof {
+            key: package_key(spec).to_hex(),
+            cooker: crate::COOKER_VERSION.to_string(),
+            source: spec.recorded_path.to_string(),
+            source_hash: blake3::Hash::from_bytes(*spec.source_hash)
+                .to_hex()
+                .to_string(),
+            import: spec.import.to_hex(),
+            settings: settings.finish().to_hex(),
+        }
+    }
+
+    /// The first field where this (a record's) proof and `ours` differ:
+    /// (field, the record's value, ours).
+    pub fn disagreement<'a>(
+        &'a self,
+        ours: &'a RecordProof,
+    ) -> Option<(&'static str, &'a str, &'a str)> {
+        [
+            ("key", &self.key, &ours.key),
+            ("cooker", &self.cooker, &ours.cooker),
+            ("source", &self.source, &ours.source),
+            ("source_hash", &self.source_hash, &ours.source_hash),
+            ("import", &self.import, &ours.import),
+            ("settings", &self.settings, &ours.settings),
+        ]
+        .into_iter()
+        .find(|(_, a, b)| a != b)
+        .map(|(f, a, b)| (f, a.as_str(), b.as_str()))
+    }
 }
 
 /// What the asset-level inputs of a package are.

@@ -18,19 +18,31 @@ use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
 use ludus_anim_model::SourceKind;
 use ludus_anim_model::{ResampledClip, SourceClip};
+use ludus_anim_report::sidecar::quantize_errors;
 use ludus_anim_runtime::package::{Clip, CurveChannel};
 use ludus_anim_runtime::Package;
 use ludus_anim_runtime::{Player, Request, Skeleton, Transform};
 use ludus_anim_verify::{
-    check_plan, f32_floor, verify_clip, ErrorStats, Grid, TimeCounts, CODEC_FRACTIONS,
-    SOURCE_FRACTIONS,
+    check_plan, verify_clip, ErrorStats, Grid, TimeCounts, CODEC_FRACTIONS, SOURCE_FRACTIONS,
 };
 use std::time::Instant;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClipVerification {
-    /// Decoded vs the prepared grid, as measured (without the floor).
+    /// Decoded vs the prepared grid, as measured (without the floor). Its
+    /// per-time grid is moved to `times_s` / `error_q`.
     pub codec: ErrorStats,
+    /// Every time the codec error was checked at, ascending. Not stored
+    /// with the record (empty when served from the cache): the clip's
+    /// sidecar record, its own entry, is the one place the grid is kept.
+    #[serde(skip)]
+    pub times_s: Vec<f32>,
+    /// The codec error of every joint at every checked time, quantized
+    /// against the joint's threshold and joint-major, exactly as the
+    /// dashboard's sidecar stores it (`ludus_anim_report::sidecar::
+    /// quantize_errors`). Not stored, like `times_s`.
+    #[serde(skip)]
+    pub error_q: Vec<u16>,
     /// The clip's f32 floor (`ludus_anim_verify::f32_floor`): added to the
     /// measured figures to bound the error between checked times.
     pub floor_m: f32,
@@ -97,6 +109,7 @@ pub fn verify_in_package(
     source: &SourceClip,
     thresholds: &[f32],
     shells: &[f32],
+    floor_m: f32,
     kind: SourceKind,
     file: &str,
 ) -> Result<ClipVerification, Diagnostic> {
@@ -131,12 +144,15 @@ pub fn verify_in_package(
         source,
         thresholds,
         shells,
+        floor_m,
         kind,
     ))
 }
 
 /// Verify one decoded clip. `defaults` are what the decoder fills stripped
-/// tracks with (`Package::sample_defaults`).
+/// tracks with (`Package::sample_defaults`); `floor_m` is the clip's f32
+/// floor (`ludus_anim_verify::f32_floor` of the prepared samples, which
+/// the encoder measured).
 #[allow(clippy::too_many_arguments)]
 pub fn verify(
     skeleton: &Skeleton,
@@ -147,6 +163,7 @@ pub fn verify(
     source: &SourceClip,
     thresholds: &[f32],
     shells: &[f32],
+    floor_m: f32,
     kind: SourceKind,
 ) -> ClipVerification {
     let clip = &prepared.clip;
@@ -185,9 +202,14 @@ pub fn verify(
         refined: codec.counts.refined,
         ..plan.counts
     };
+    let times_s = std::mem::take(&mut codec.times_s);
+    let error_q = quantize_errors(
+        times_s.len(),
+        &std::mem::take(&mut codec.errors_m),
+        thresholds,
+    );
     // The additive figures are measured applied onto the base pose; their
     // floor is that of the deltas, measured as poses.
-    let floor_m = f32_floor(skeleton, &clip.samples, clip.num_samples, shells);
     let (source_error_m, source_counts) = if prepared.additive.is_some() {
         (codec.max_error_m, codec.counts)
     } else {
@@ -199,6 +221,8 @@ pub fn verify(
     let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
     ClipVerification {
         codec,
+        times_s,
+        error_q,
         floor_m,
         source_error_m,
         source_counts,
@@ -318,24 +342,26 @@ fn curve_errors(
         .collect()
 }
 
-/// Median time to decode a full pose at pseudo-random times (fixed seed),
-/// warm cache, through a playing instance (`Player`, seeking to each
-/// time): the figure the report shows beside bytes and error.
+/// Median of 5 batches of the mean time to decode a full pose at 128
+/// pseudo-random times (fixed seed), warm cache, through a playing
+/// instance (`Player`, seeking to each time): the figure the report shows
+/// beside bytes and error. Indicative only (it shares the core with the
+/// cook); `ludus-anim bench` is the measurement.
 pub fn decode_timing(skeleton: &Skeleton, clip: &Clip<'_>, defaults: &[Transform]) -> f64 {
     let mut out = vec![Transform::IDENTITY; skeleton.joint_count()];
     let Ok(mut player) = Player::new(clip, defaults) else {
         return 0.0;
     };
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut times = [0.0f32; 256];
+    let mut times = [0.0f32; 128];
     for t in times.iter_mut() {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         *t = (seed >> 40) as f32 / (1u64 << 24) as f32 * clip.duration_s();
     }
-    let mut batches = Vec::with_capacity(9);
-    for _ in 0..9 {
+    let mut batches = Vec::with_capacity(5);
+    for _ in 0..5 {
         let start = Instant::now();
         for &t in &times {
             player.seek(t);

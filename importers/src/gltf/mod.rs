@@ -54,19 +54,29 @@ mod container;
 mod markers;
 mod skeleton;
 
-use crate::{CompanionReader, ImportError, ImportOptions};
+use crate::{CompanionReader, ImportError, ImportOptions, Importer};
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget};
-use ludus_anim_model::{AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset};
+use ludus_anim_model::{AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset, SourceFormat};
 use std::path::Path;
 
-/// Import one glTF or GLB file with the default [`Limits`].
-pub fn import(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-    companions: &dyn CompanionReader,
-) -> Result<SourceAsset, ImportError> {
-    import_limited(path, bytes, options, companions, &Limits::default())
+/// The glTF 2.0 (`.gltf` and `.glb`) importer.
+pub struct Gltf;
+
+impl Importer for Gltf {
+    fn formats(&self) -> &'static [SourceFormat] {
+        &[SourceFormat::Gltf, SourceFormat::Glb]
+    }
+
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError> {
+        import_limited(path, bytes, options, companions, limits)
+    }
 }
 
 /// Import one glTF or GLB file. `bytes` are the file's contents; external
@@ -74,7 +84,7 @@ pub fn import(
 /// directory or the reader's allowed root), read through `companions` and
 /// listed in [`SourceAsset::companions`]. Every accessor count is checked
 /// against `limits` before it is decoded.
-pub fn import_limited(
+fn import_limited(
     path: &Path,
     bytes: &[u8],
     options: &ImportOptions,
