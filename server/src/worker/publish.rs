@@ -86,7 +86,8 @@ impl Worker {
                 published,
             });
         }
-        self.set_cooking(None);
+        // `cooking` is cleared by the caller once the watches are updated
+        // too: an idle `/status` means everything the cook changed is done.
     }
 
     /// `names` split into those whose source file is there and those whose
