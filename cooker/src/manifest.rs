@@ -46,6 +46,24 @@ pub struct ProjectSettings {
     /// `--remote-cache*` flags and `LUDUS_ANIM_REMOTE_CACHE*` variables
     /// override it field by field.
     pub remote_cache: Option<RemoteCacheEntry>,
+    /// Glob patterns (relative to the manifest) of files that `sources`
+    /// globs never match, on top of [`is_editor_leftover`].
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// Whether a file name is one editors and exporters leave behind while
+/// saving (hidden files, backups, temp and swap files, Emacs autosaves,
+/// Vim's `4913` probe). A glob never matches one; a source named exactly
+/// in the manifest is still cooked.
+pub fn is_editor_leftover(name: &str) -> bool {
+    name.starts_with('.')
+        || name.starts_with('~')
+        || name.ends_with('~')
+        || name.ends_with(".tmp")
+        || name.ends_with(".swp")
+        || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'))
+        || name == "4913"
 }
 
 /// `[project] remote_cache = { url, mode, auth }`.
@@ -241,6 +259,7 @@ impl Manifest {
     /// Expand every asset's sources (globs relative to `root`) into jobs,
     /// in manifest order, each file once (its first matching entry wins).
     pub fn jobs(&self, root: &Path) -> Result<Vec<AssetJob>, ManifestError> {
+        let excluded = self.excluded(root)?;
         let mut jobs: Vec<AssetJob> = Vec::new();
         for (i, a) in self.assets.iter().enumerate() {
             for pattern in &a.sources {
@@ -251,9 +270,11 @@ impl Manifest {
                     index: i,
                     message: format!("bad pattern '{pattern}': {e}"),
                 })?;
+                let wildcard = pattern.contains(['*', '?', '[']);
                 let mut matched: Vec<PathBuf> = paths
                     .filter_map(Result::ok)
                     .filter(|p| p.is_file())
+                    .filter(|p| !wildcard || !skipped(p, root, &excluded))
                     .collect();
                 matched.sort();
                 if matched.is_empty() {
@@ -274,6 +295,34 @@ impl Manifest {
         }
         Ok(jobs)
     }
+}
+
+impl Manifest {
+    /// The `[project] exclude` patterns (relative to the project root).
+    fn excluded(&self, root: &Path) -> Result<Vec<glob::Pattern>, ManifestError> {
+        self.project
+            .exclude
+            .iter()
+            .map(|p| {
+                glob::Pattern::new(p.trim_start_matches("./")).map_err(|e| ManifestError::Parse {
+                    path: root.join(FILE_NAME).display().to_string(),
+                    message: format!("[project] exclude: bad pattern '{p}': {e}"),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether a glob match is left out: an editor leftover, or excluded
+/// (`excluded` is relative to `root`).
+fn skipped(path: &Path, root: &Path, excluded: &[glob::Pattern]) -> bool {
+    let leftover = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_none_or(is_editor_leftover);
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let rel = rel.strip_prefix(".").unwrap_or(rel);
+    leftover || excluded.iter().any(|e| e.matches_path(rel))
 }
 
 /// What of an asset's settings reaches its package (its `sources`
@@ -428,6 +477,38 @@ range = [0.0, 0.6]
         .unwrap_err()
         .to_string();
         assert!(e.contains("furlong"), "{e}");
+    }
+
+    #[test]
+    fn globs_skip_editor_leftovers_and_excluded_files() {
+        for name in [
+            ".x.bvh",
+            "~export1.bvh",
+            "a.bvh~",
+            "a.tmp",
+            ".a.swp",
+            "#a.bvh#",
+            "4913",
+        ] {
+            assert!(is_editor_leftover(name), "{name}");
+        }
+        for name in ["walk.bvh", "a~b.bvh", "#", "49130"] {
+            assert!(!is_editor_leftover(name), "{name}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["a.bvh", ".a.bvh", "~a.bvh", "wip_b.bvh"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let text =
+            "[project]\nexclude = [\"wip_*\"]\n[[asset]]\nsources = [\"*.bvh\", \".a.bvh\"]\n";
+        let m = Manifest::parse(text, "x").unwrap();
+        let names: Vec<String> = m
+            .jobs(dir.path())
+            .unwrap()
+            .iter()
+            .map(|j| j.path.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        assert_eq!(names, ["a.bvh", ".a.bvh"], "a source named exactly is kept");
     }
 
     #[test]

@@ -22,7 +22,10 @@ const METHODS: [&str; 6] = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS"];
 struct Fixture {
     runtime: tokio::runtime::Runtime,
     shared: Arc<Shared>,
-    // Kept so event streams see a live shutdown channel.
+    // Kept so the shutdown channel stays open. It starts at `true` (shut
+    // down): a long-poll (`/status?after=N`) then answers at once instead
+    // of waiting up to 60 s, and event streams end at once (only their
+    // headers are checked).
     _shutdown: watch::Sender<bool>,
     shutdown: watch::Receiver<bool>,
 }
@@ -35,7 +38,7 @@ fn fixture() -> &'static Fixture {
             .build()
             .expect("tokio runtime");
         let out = std::env::temp_dir().join("ludus-anim-fuzz-server-out");
-        let (tx, rx) = watch::channel(false);
+        let (tx, rx) = watch::channel(true);
         Fixture {
             runtime,
             shared: Arc::new(Shared::new(out)),
@@ -59,6 +62,9 @@ fuzz_target!(|data: &[u8]| {
     let app = App {
         shared: f.shared.clone(),
         token: (sel & 0x80 != 0).then(|| Arc::from("fuzz-token")),
+        // Requests carry no Host header here: allow any, so the handlers
+        // behind the Host check are reached.
+        hosts: None,
         streams: Arc::new(AtomicUsize::new(0)),
         shutdown: f.shutdown.clone(),
     };

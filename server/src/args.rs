@@ -51,9 +51,31 @@ pub struct ServeArgs {
     /// manifest globs re-expanded) that heal missed events; 0 disables.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub rescan: u64,
-    /// Generations kept on disk (and their packages).
+    /// How long a newly appearing source must have been left alone (no
+    /// write for this long) before it becomes an asset: exporters write a
+    /// file, then rename or delete it.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub new_asset_settle: u64,
+    /// Generations kept on disk (and their packages), besides pinned ones.
     #[arg(long, default_value_t = 8)]
     pub keep: usize,
+    /// A host name (or IP) requests may name in `Host` and `Origin`, besides
+    /// the loopback names and the --addr IP; repeatable; `*` allows any.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
+    /// Remote cache base URL, as `ludus-anim cook --remote-cache`.
+    #[arg(long = "remote-cache", value_name = "URL")]
+    pub remote_cache: Option<String>,
+    /// `read` (default) or `read-write`, as `cook --remote-cache-mode`.
+    #[arg(long = "remote-cache-mode", value_enum, value_name = "MODE")]
+    pub remote_cache_mode: Option<ludus_anim_cooker::manifest::RemoteMode>,
+    /// Credentials, as `cook --remote-cache-auth` (bearer-file:PATH, ...).
+    #[arg(long = "remote-cache-auth", value_name = "SPEC")]
+    pub remote_cache_auth: Option<String>,
+    /// Entry signing secret, as `cook --remote-cache-signing` (file:PATH
+    /// or env:NAME).
+    #[arg(long = "remote-cache-signing", value_name = "SPEC")]
+    pub remote_cache_signing: Option<String>,
     /// Worker threads for cooks (0: one per core).
     #[arg(short, long, default_value_t = 0)]
     pub jobs: usize,
@@ -65,6 +87,10 @@ pub struct ServeArgs {
     /// does, to exercise the fallback to polling.
     #[arg(long = "debug-refuse-watches", hide = true)]
     pub refuse_watches: bool,
+    /// Test hook: while this file exists, writing a generation fails as a
+    /// full disk does.
+    #[arg(long = "debug-fail-publish", hide = true, value_name = "FILE")]
+    pub fail_publish: Option<PathBuf>,
 }
 
 /// Why the server refuses to start.
@@ -88,6 +114,8 @@ pub enum ArgsError {
     BadSettle(u64, u64),
     #[error("--keep {0}: must keep at least 2 generations")]
     BadKeep(usize),
+    #[error("--new-asset-settle {0}: must be at most 60000 milliseconds")]
+    BadNewAssetSettle(u64),
 }
 
 /// How the server watches for changes.
@@ -104,6 +132,13 @@ pub enum WatchMode {
 pub struct Settings {
     pub addr: SocketAddr,
     pub token: Option<String>,
+    /// What to tell the person about the settings (a token file others can
+    /// read).
+    pub warnings: Vec<String>,
+    /// Host names `Host` and `Origin` may carry (`None`: any).
+    pub hosts: Option<Vec<String>>,
+    pub new_asset_settle: Duration,
+    pub fail_publish: Option<PathBuf>,
     pub watch: WatchMode,
     pub debounce: Duration,
     pub settle: Duration,
@@ -118,6 +153,13 @@ impl ServeArgs {
     /// The settings, or why they are refused (before anything starts).
     pub fn settings(&self) -> Result<Settings, ArgsError> {
         let token = self.token_file.as_ref().map(read_token).transpose()?;
+        let mut warnings: Vec<String> = self.token_file.iter().filter_map(exposed).collect();
+        if !self.addr.ip().is_loopback() && self.allow_hosts.is_empty() {
+            warnings.push(format!(
+                "--addr {}: requests must name localhost or this address in Host; pass --allow-host NAME for each name clients use",
+                self.addr
+            ));
+        }
         if token.is_none() && !self.addr.ip().is_loopback() {
             return Err(ArgsError::TokenRequired(self.addr));
         }
@@ -135,9 +177,16 @@ impl ServeArgs {
         if self.keep < 2 {
             return Err(ArgsError::BadKeep(self.keep));
         }
+        if self.new_asset_settle > 60_000 {
+            return Err(ArgsError::BadNewAssetSettle(self.new_asset_settle));
+        }
         Ok(Settings {
             addr: self.addr,
             token,
+            warnings,
+            hosts: self.hosts(),
+            new_asset_settle: Duration::from_millis(self.new_asset_settle),
+            fail_publish: self.fail_publish.clone(),
             watch,
             debounce: Duration::from_millis(self.debounce),
             settle: Duration::from_millis(self.settle),
@@ -148,6 +197,57 @@ impl ServeArgs {
             refuse_watches: self.refuse_watches,
         })
     }
+}
+
+impl ServeArgs {
+    /// The names `Host` may carry: loopback names, the --addr IP when it
+    /// names one interface, and --allow-host; `None` with `--allow-host *`.
+    fn hosts(&self) -> Option<Vec<String>> {
+        if self.allow_hosts.iter().any(|h| h == "*") {
+            return None;
+        }
+        let mut v: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ip = self.addr.ip();
+        if !ip.is_unspecified() && !ip.is_loopback() {
+            v.push(match ip {
+                std::net::IpAddr::V6(a) => format!("[{a}]"),
+                std::net::IpAddr::V4(a) => a.to_string(),
+            });
+        }
+        v.extend(self.allow_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        Some(v)
+    }
+
+    /// The remote cache flags, for project resolution.
+    pub fn remote(&self) -> ludus_anim_cooker::remote::RemoteArgs {
+        ludus_anim_cooker::remote::RemoteArgs {
+            url: self.remote_cache.clone(),
+            mode: self.remote_cache_mode,
+            auth: self.remote_cache_auth.clone(),
+            signing: self.remote_cache_signing.clone(),
+        }
+    }
+}
+
+/// A warning when the token file can be read or written by other users.
+#[cfg(unix)]
+fn exposed(path: &PathBuf) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "--token-file {}: other users can read it (mode {mode:o}); run chmod 600 on it",
+            path.display()
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn exposed(_path: &PathBuf) -> Option<String> {
+    None
 }
 
 fn read_token(path: &PathBuf) -> Result<String, ArgsError> {

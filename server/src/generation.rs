@@ -6,6 +6,7 @@
 //! OUT/generations/<n>/report.json          its report (latest cook of every asset)
 //! OUT/generations/<n>/stale.json           assets served from an older cook
 //! OUT/generations/<n>/report-sidecar.json  the dashboard's per-time data, every asset
+//! OUT/generations/<n>/pinned               present: kept past --keep (POST /generations/{n}/pin)
 //! OUT/current                              "<n>\n": the published generation
 //! OUT/{report-sidecar,report,manifest}.json  links to the current generation's
 //! OUT/server.pid                           the serving process (one per directory)
@@ -36,6 +37,8 @@ use std::sync::Mutex;
 pub const CURRENT: &str = "current";
 const PID_FILE: &str = "server.pid";
 const DIR: &str = "generations";
+/// A generation holding this file is kept whatever `--keep` says.
+const PIN_FILE: &str = "pinned";
 /// How long updating the top-level files waits for `OUT/.lock` (held by a
 /// `ludus-anim cook` or `prune` into the same directory): the cook thread
 /// must not stall; the next publication updates them.
@@ -100,6 +103,12 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> GenerationError + '_ {
         path: path.display().to_string(),
         source,
     }
+}
+
+/// A generation's `report.json` and `manifest.json` bytes as written.
+pub struct Written {
+    pub report: Vec<u8>,
+    pub manifest: Vec<u8>,
 }
 
 /// Package hash → its path relative to OUT (`packages/<name>`).
@@ -288,9 +297,9 @@ impl Generations {
     }
 
     /// Write generation `g` completely, then point `current` at it.
-    /// Returns the bytes of its `report.json` as written. Its sidecar
-    /// follows ([`Generations::write_sidecar`]).
-    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Vec<u8>, GenerationError> {
+    /// Returns the bytes of its `report.json` and `manifest.json` as
+    /// written. Its sidecar follows ([`Generations::write_sidecar`]).
+    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Written, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -313,7 +322,7 @@ impl Generations {
         write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
         sync_dir(&self.out);
         self.named.insert(g.number, packages_of(&g.manifest));
-        Ok(report)
+        Ok(Written { report, manifest })
     }
 
     /// Package hash → path (relative to OUT) over the newest `keep`
@@ -323,7 +332,9 @@ impl Generations {
     pub fn index(&mut self, current: u64, keep: usize) -> PackageIndex {
         let first = current.saturating_sub(keep as u64 - 1);
         let mut kept = PackageIndex::new();
-        for n in first..=current {
+        let pinned = self.pinned();
+        let older = pinned.iter().copied().filter(|n| *n < first);
+        for n in older.chain(first..=current) {
             if !self.named.contains_key(&n) {
                 // A number never published (a failed publish) names nothing.
                 let m: Option<PackageManifest> =
@@ -347,19 +358,16 @@ impl Generations {
     /// calls this, between cooks, so no package being written is removed.
     pub fn collect(&mut self, current: u64, keep: usize, kept: &PackageIndex) {
         let first = current.saturating_sub(keep as u64 - 1);
+        let pinned = self.pinned();
+        let gone = |n: u64| (n < first || n > current) && !pinned.contains(&n);
         let base = self.out.join(DIR);
         for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
             let n = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok());
-            if n.is_some_and(|n| n < first || n > current) {
+            if n.is_some_and(gone) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
-        let dropped: Vec<u64> = self
-            .named
-            .keys()
-            .copied()
-            .filter(|n| *n < first || *n > current)
-            .collect();
+        let dropped: Vec<u64> = self.named.keys().copied().filter(|n| gone(*n)).collect();
         let names: BTreeSet<&String> = kept.values().collect();
         let mut candidates = BTreeSet::new();
         for n in dropped {
@@ -386,6 +394,60 @@ impl Generations {
     }
 }
 
+impl Generations {
+    /// The pinned generations.
+    pub fn pinned(&self) -> BTreeSet<u64> {
+        list(&self.out)
+            .into_iter()
+            .filter(|(_, p)| *p)
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
+/// The generations on disk under `out`, oldest first, with whether each is
+/// pinned.
+pub fn list(out: &Path) -> Vec<(u64, bool)> {
+    let base = out.join(DIR);
+    let mut v: Vec<(u64, bool)> = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.parse::<u64>().ok()?;
+            Some((n, e.path().join(PIN_FILE).is_file()))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Pin (`on`) or unpin generation `number`; `Ok(false)`: it is not on disk.
+/// The caller holds the lock collection holds, so the directory cannot be
+/// removed in between.
+pub fn pin(out: &Path, number: u64, on: bool) -> Result<bool, GenerationError> {
+    let dir = out.join(DIR).join(number.to_string());
+    if !dir.join("manifest.json").is_file() {
+        return Ok(false);
+    }
+    let p = dir.join(PIN_FILE);
+    let r = match on {
+        true => write_synced(&p, b"pinned by POST /generations/{n}/pin\n"),
+        false => match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err(&p)(e)),
+            _ => Ok(()),
+        },
+    };
+    r.map(|_| true)
+}
+
+/// One file of generation `number` (`manifest.json`, `report.json`,
+/// `stale.json`); `None` when it is not on disk.
+pub fn file_of(out: &Path, number: u64, file: &str) -> Option<PathBuf> {
+    let p = out.join(DIR).join(number.to_string()).join(file);
+    p.is_file().then_some(p)
+}
+
 fn packages_of(m: &PackageManifest) -> PackageIndex {
     m.assets
         .iter()
@@ -401,7 +463,7 @@ fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, GenerationEr
     })
 }
 
-fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+pub fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     // The report types serialize to JSON infallibly (string keys, no
     // non-finite floats reach them: the cooker writes them the same way).
     serde_json::to_vec_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())

@@ -37,6 +37,7 @@
 pub mod args;
 pub mod deps;
 pub mod generation;
+pub mod health;
 pub mod http;
 pub mod metrics;
 pub mod observer;

@@ -10,7 +10,7 @@ use crate::http::{self, App};
 use crate::state::Shared;
 use crate::watch::{ticker, Watch};
 use crate::worker::{Resolver, Worker};
-use ludus_anim_cooker::project::{self, ProjectArgs};
+use ludus_anim_cooker::project::{self, Origin, ProjectArgs};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,20 +37,34 @@ type Failure = (u8, String);
 
 fn start(args: ServeArgs) -> Result<(), Failure> {
     let settings = args.settings().map_err(|e| (2, e.to_string()))?;
-    let resolver = Resolver {
+    for w in &settings.warnings {
+        eprintln!("ludus-anim-server: warning: {w}");
+    }
+    let mut resolver = Resolver {
         args: ProjectArgs {
             inputs: args.inputs.clone(),
             manifest: args.manifest.clone(),
             out: args.out.clone(),
             profile: args.profile.clone(),
             cache: args.cache.clone(),
-            remote: Default::default(),
+            remote: args.remote(),
         },
         cwd: PathBuf::from("."),
         fixtures: fixtures_dir(),
     };
     let project = project::resolve(&resolver.args, &resolver.cwd, &resolver.fixtures)
         .map_err(|e| (2, e.to_string()))?;
+    if project.origin == Origin::Bundled {
+        return Err((2, format!(
+            "no inputs and no {} here: pass --manifest FILE or the files to serve (serve never serves the bundled demo)",
+            ludus_anim_cooker::manifest::FILE_NAME
+        )));
+    }
+    // Resolve the same manifest again on changes: a manifest that is
+    // missing for a moment is then a project error, never another project.
+    if project.origin == Origin::Manifest {
+        resolver.args.manifest = project.manifest_path.clone();
+    }
     let gens = Generations::open(&project.out).map_err(|e| (3, e.to_string()))?;
     gens.claim().map_err(|e| (3, e.to_string()))?;
     let out = project.out.clone();
@@ -76,7 +90,7 @@ fn start(args: ServeArgs) -> Result<(), Failure> {
     }
     println!("ludus-anim-server: listening on http://{local}");
     let _ = std::io::stdout().flush();
-    serve_until_signal(listener, &shared, settings.token.clone())?;
+    serve_until_signal(listener, &shared, &settings)?;
     shared.submit(|p| p.shutdown = true);
     stop_rescan.store(true, std::sync::atomic::Ordering::Relaxed);
     finish_cook(cook_thread);
@@ -89,7 +103,7 @@ fn start(args: ServeArgs) -> Result<(), Failure> {
 fn serve_until_signal(
     listener: std::net::TcpListener,
     shared: &Arc<Shared>,
-    token: Option<String>,
+    settings: &crate::args::Settings,
 ) -> Result<(), Failure> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -102,7 +116,8 @@ fn serve_until_signal(
         let (tx, rx) = tokio::sync::watch::channel(false);
         let app = App {
             shared: Arc::clone(shared),
-            token: token.map(Arc::from),
+            token: settings.token.clone().map(Arc::from),
+            hosts: settings.hosts.clone().map(Arc::from),
             streams: Arc::new(AtomicUsize::new(0)),
             shutdown: rx,
         };

@@ -2,10 +2,11 @@
 //! the packages the kept generations name, the cook queue, counters and
 //! the event stream. Handlers never see a generation being built.
 
-use crate::generation::{GenerationFiles, StaleMap};
+use crate::generation::{GenerationFiles, StaleMap, Written};
+use crate::health::Health;
 use crate::metrics::Metrics;
 use ludus_anim_cooker::report::{AssetReport, ManifestAsset};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -25,6 +26,9 @@ pub struct Published {
     /// What a client sees of it ([`GenerationFiles::fingerprint`]): a new
     /// generation is published only when this differs.
     pub fingerprint: [u8; 32],
+    /// `manifest.json` as written (`GET /manifest`) and its ETag.
+    pub manifest_json: Arc<Vec<u8>>,
+    pub manifest_etag: String,
     /// The dashboard page of this generation, rendered on first request.
     dashboard: std::sync::OnceLock<Arc<String>>,
 }
@@ -50,25 +54,24 @@ impl Published {
             .clone()
     }
 
-    pub fn new(files: GenerationFiles, report_json: Vec<u8>, at: SystemTime) -> Published {
-        let fingerprint = files.fingerprint();
-        Published::with_fingerprint(files, report_json, at, fingerprint)
-    }
-
-    /// [`Published::new`] with the fingerprint already computed.
+    /// Generation `files` as `written` (its index files' bytes, served as
+    /// they are on disk) with its fingerprint.
     pub fn with_fingerprint(
         files: GenerationFiles,
-        report_json: Vec<u8>,
+        written: Written,
         at: SystemTime,
         fingerprint: [u8; 32],
     ) -> Published {
         let by_name = index(files.report.assets.iter().map(|a| a.source.as_str()));
         let served = index(files.manifest.assets.iter().map(|a| a.source.as_str()));
+        let manifest_etag = format!("\"m-{}\"", &blake3::hash(&written.manifest).to_hex()[..32]);
         Published {
+            manifest_json: Arc::new(written.manifest),
+            manifest_etag,
             number: files.number,
             published_at: at,
             files,
-            report_json: Arc::new(report_json),
+            report_json: Arc::new(written.report),
             by_name,
             served,
             fingerprint,
@@ -149,6 +152,23 @@ pub struct Pending {
     pub shutdown: bool,
 }
 
+/// One `/events` line and its position in the stream.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub seq: u64,
+    pub line: Arc<str>,
+}
+
+/// How many recent events a reconnecting stream can resume from.
+pub const EVENT_HISTORY: usize = 4096;
+
+/// The recent events, for `Last-Event-ID` resume.
+#[derive(Default)]
+pub struct EventLog {
+    pub next: u64,
+    pub recent: VecDeque<Logged>,
+}
+
 impl Pending {
     /// Note an event for `path` at `at`.
     pub fn hint(&mut self, path: PathBuf, at: Instant, writer: Writer) {
@@ -195,8 +215,19 @@ pub struct Shared {
     /// Asset names of the resolved project, in manifest order.
     pub names: RwLock<Vec<String>>,
     pub metrics: Metrics,
-    /// JSON event lines for `/events`.
-    pub events: broadcast::Sender<Arc<str>>,
+    /// JSON event lines for `/events`, numbered.
+    pub events: broadcast::Sender<Logged>,
+    /// The recent events (sent under this lock, so numbers are in order).
+    pub log: Mutex<EventLog>,
+    /// This process's start (Unix ms): the first part of every event id,
+    /// so an id from another run is never mistaken for one of this run.
+    pub boot: u64,
+    /// Project error and unapplied changes.
+    pub health: RwLock<Health>,
+    /// Bumped on every publication and health change (long-polls wait on it).
+    pub changes: tokio::sync::watch::Sender<u64>,
+    /// Held while generations are collected or pinned.
+    pub pin_lock: Mutex<()>,
     pub watch_mode: Mutex<String>,
     pub out: PathBuf,
 }
@@ -213,6 +244,14 @@ impl Shared {
             names: RwLock::new(Vec::new()),
             metrics: Metrics::default(),
             events: broadcast::channel(1024).0,
+            log: Mutex::new(EventLog {
+                next: 1,
+                recent: VecDeque::new(),
+            }),
+            boot: unix_ms(SystemTime::now()),
+            health: RwLock::new(Health::default()),
+            changes: tokio::sync::watch::channel(0).0,
+            pin_lock: Mutex::new(()),
             watch_mode: Mutex::new("events".into()),
             out,
         }
@@ -233,8 +272,27 @@ impl Shared {
 
     /// Send one JSON event line to every `/events` stream.
     pub fn emit(&self, line: String) {
+        let Ok(mut log) = self.log.lock() else { return };
+        let e = Logged {
+            seq: log.next,
+            line: Arc::from(line),
+        };
+        log.next += 1;
+        if log.recent.len() == EVENT_HISTORY {
+            log.recent.pop_front();
+        }
+        log.recent.push_back(e.clone());
         // No receivers is not an error: nobody is listening.
-        let _ = self.events.send(Arc::from(line));
+        let _ = self.events.send(e);
+    }
+
+    /// Wake long-polls: a generation was published or health changed.
+    pub fn bump(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    pub fn health(&self) -> Health {
+        self.health.read().map(|h| h.clone()).unwrap_or_default()
     }
 }
 

@@ -2,7 +2,9 @@
 //! and 4 holding event streams, while sources change. Zero errors; every
 //! response a complete, valid package or JSON document. Bounded in time.
 //! `load_30s` is the full run (ignored in the normal run; run it
-//! with `--ignored`); `load_5s` runs every time.
+//! with `--ignored`); `load_5s` runs every time. `soak` (ignored) runs 50
+//! clients for `LUDUS_SOAK_SECS` (default 1800) and checks the server's
+//! RSS stays flat.
 
 mod common;
 use common::*;
@@ -11,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 32;
+const SOAK_CLIENTS: usize = 50;
 const STREAMS: usize = 4;
 
 #[derive(Default)]
@@ -81,19 +84,30 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-fn run(secs: u64) {
+/// The server's resident set, MiB (Linux).
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn run(secs: u64, clients: usize) -> Vec<f64> {
     let Some(fixtures) = shared_fixtures() else {
-        return;
+        return Vec::new();
     };
     let tmp = tempfile::tempdir().unwrap();
     project(&fixtures, tmp.path());
     let s = Server::start(tmp.path(), &[]);
+    let mut rss = vec![rss_mib(s.child.id())];
     s.wait_idle(60);
     let g0 = s.generation();
     let streams: Vec<Events> = (0..STREAMS).map(|_| Events::open(&s)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Mutex::new(Tally::default()));
-    let clients: Vec<_> = (0..CLIENTS)
+    let workers: Vec<_> = (0..clients)
         .map(|i| {
             let (st, t, addr) = (Arc::clone(&stop), Arc::clone(&tally), s.addr);
             std::thread::spawn(move || client(addr, i, &st, &t))
@@ -112,10 +126,13 @@ fn run(secs: u64) {
         b[last] ^= (edits % 2) as u8;
         std::fs::write(&bin, &b).unwrap();
         std::thread::sleep(Duration::from_millis(600));
+        if edits.is_multiple_of(50) {
+            rss.push(rss_mib(s.child.id()));
+        }
     }
     stop.store(true, Ordering::Relaxed);
-    for c in clients {
-        c.join().unwrap();
+    for w in workers {
+        w.join().unwrap();
     }
     s.wait_idle(30);
     let t = tally.lock().unwrap();
@@ -135,7 +152,8 @@ fn run(secs: u64) {
         );
         assert!(ev.count(|e| e["event"] == "generation_published") >= 2);
     }
-    println!("load {secs} s: {CLIENTS} clients, {STREAMS} event streams, {edits} edits, {published} generations, {} requests, 0 errors", t.latencies.len());
+    rss.push(rss_mib(s.child.id()));
+    println!("load {secs} s: {clients} clients, {STREAMS} event streams, {edits} edits, {published} generations, {} requests, 0 errors", t.latencies.len());
     println!("| endpoint | requests | p50 ms | p99 ms |\n|---|---|---|---|");
     for kind in ["package", "report", "assets", "status"] {
         let mut v: Vec<f64> = t
@@ -154,15 +172,34 @@ fn run(secs: u64) {
             percentile(&mut v, 0.99)
         );
     }
+    rss
 }
 
 #[test]
 fn load_5s() {
-    run(5);
+    run(5, CLIENTS);
 }
 
 #[test]
 #[ignore = "30 s: run with --ignored (the issue's full load test)"]
 fn load_30s() {
-    run(30);
+    run(30, CLIENTS);
+}
+
+#[test]
+#[ignore = "30 min by default: LUDUS_SOAK_SECS=N cargo test --release -p ludus-anim-server --test load -- --ignored soak"]
+fn soak() {
+    let secs = std::env::var("LUDUS_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1800);
+    let rss = run(secs, SOAK_CLIENTS);
+    let Some(&last) = rss.last() else { return };
+    println!("server RSS MiB, every 50 edits: {rss:.0?}");
+    // After the first samples (caches and buffers warming up), flat.
+    let warm = rss[rss.len().min(2) - 1];
+    assert!(
+        last <= warm * 1.25 + 16.0,
+        "RSS grew from {warm:.0} to {last:.0} MiB"
+    );
 }

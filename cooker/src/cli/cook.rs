@@ -194,6 +194,13 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
             return Exit::Usage;
         }
     };
+    if let Some(pid) = serving_pid(&project.out) {
+        out.error(format!(
+            "{}: a running asset server (pid {pid}) publishes into this output directory; cook into another --out, or ask the server to cook (POST /cook)",
+            project.out.display()
+        ));
+        return Exit::Write;
+    }
     if project.origin == Origin::Bundled {
         out.note(format!(
             "no inputs and no {} here: cooking the bundled demo fixtures ({} files from {}); pass files, a directory or --manifest to cook your own",
@@ -275,6 +282,15 @@ fn options(a: &CookArgs, p: &Project, shard: Option<(u32, u32)>, out: &Output) -
             max_mb: p.report.sidecar_max_mb,
         },
     }
+}
+
+/// The pid of a live `ludus-anim serve` owning `out` (its `server.pid`):
+/// a cook there would replace the files the server publishes.
+fn serving_pid(out: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(out.join("server.pid")).ok()?;
+    let pid: u32 = text.trim().parse().ok()?;
+    let alive = pid != std::process::id() && Path::new("/proc").join(pid.to_string()).exists();
+    alive.then_some(pid)
 }
 
 /// The local store, layered over the remote cache when one is set. A

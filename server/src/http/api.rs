@@ -1,10 +1,12 @@
 //! The endpoints. Every JSON response has a schema in `schemas/server/`.
 
+use super::cache::{conditional, IMMUTABLE, REVALIDATE};
 use super::validate::{is_hash, name_problem};
 use super::{App, MAX_STREAMS};
-use crate::state::{unix_ms, Cooking, LastCook, Published};
+use crate::health::{Health, Problem};
+use crate::state::{unix_ms, Cooking, LastCook, Logged, Published};
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -39,7 +41,11 @@ pub fn error(status: StatusCode, code: &str, message: String) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn api_error(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+pub(super) fn api_error(
+    status: StatusCode,
+    code: &'static str,
+    message: impl Into<String>,
+) -> ApiError {
     ApiError {
         status,
         code,
@@ -47,7 +53,7 @@ fn api_error(status: StatusCode, code: &'static str, message: impl Into<String>)
     }
 }
 
-fn no_generation() -> ApiError {
+pub(super) fn no_generation() -> ApiError {
     api_error(
         StatusCode::SERVICE_UNAVAILABLE,
         "no_generation",
@@ -85,6 +91,9 @@ pub struct Status {
     queue: Queue,
     last_cook: Option<LastCook>,
     counts: Counts,
+    /// No project error and every change applied.
+    ok: bool,
+    health: Health,
 }
 
 #[derive(Serialize)]
@@ -103,7 +112,50 @@ struct Counts {
     packages: usize,
 }
 
-pub async fn status(State(app): State<App>) -> Json<Status> {
+/// `/status?after=N&timeout=S`: a long-poll.
+#[derive(Deserialize)]
+pub struct StatusQuery {
+    after: Option<u64>,
+    timeout: Option<u64>,
+}
+
+/// The longest a long-poll waits (seconds).
+const LONG_POLL_MAX_S: u64 = 60;
+/// A long-poll's wait when `timeout` is not given (seconds).
+const LONG_POLL_DEFAULT_S: u64 = 30;
+
+/// `GET /status`; with `after=N`, answered once a generation newer than N
+/// is published, health changes, or `timeout` seconds pass (default 30,
+/// at most 60), whichever is first.
+pub async fn status(State(app): State<App>, Query(q): Query<StatusQuery>) -> Response {
+    if let Some(after) = q.after {
+        let secs = q
+            .timeout
+            .unwrap_or(LONG_POLL_DEFAULT_S)
+            .min(LONG_POLL_MAX_S);
+        wait_past(&app, after, std::time::Duration::from_secs(secs)).await;
+    }
+    let mut r = Json(status_now(&app)).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+async fn wait_past(app: &App, after: u64, limit: std::time::Duration) {
+    let mut changes = app.shared.changes.subscribe();
+    changes.borrow_and_update();
+    if app.shared.current().is_some_and(|c| c.number > after) {
+        return;
+    }
+    let mut stop = app.shutdown.clone();
+    tokio::select! {
+        _ = changes.changed() => {}
+        _ = tokio::time::sleep(limit) => {}
+        _ = stop.wait_for(|v| *v) => {}
+    }
+}
+
+fn status_now(app: &App) -> Status {
     let s = &app.shared;
     let current = s.current();
     let (pending_changes, pending_assets) = s
@@ -116,7 +168,8 @@ pub async fn status(State(app): State<App>) -> Json<Status> {
             (p.paths.len() + flags, p.assets.iter().cloned().collect())
         })
         .unwrap_or_default();
-    Json(Status {
+    let health = s.health();
+    Status {
         generation: current.as_ref().map(|c| c.number),
         published_unix_ms: current.as_ref().map(|c| unix_ms(c.published_at)),
         cooker_version: ludus_anim_cooker::COOKER_VERSION,
@@ -129,7 +182,9 @@ pub async fn status(State(app): State<App>) -> Json<Status> {
         },
         last_cook: s.last_cook.lock().ok().and_then(|l| l.clone()),
         counts: counts(current.as_deref()),
-    })
+        ok: health.ok(),
+        health,
+    }
 }
 
 fn counts(current: Option<&Published>) -> Counts {
@@ -153,6 +208,8 @@ struct AssetSummary<'a> {
     stale: bool,
     package: Option<&'a str>,
     package_hash: Option<&'a str>,
+    /// Why the asset's latest change is not what is served, if it is not.
+    not_applied: Option<Problem>,
 }
 
 #[derive(Serialize)]
@@ -169,7 +226,7 @@ fn status_name(r: Option<&AssetReport>) -> &'static str {
     }
 }
 
-fn summary<'a>(c: Option<&'a Published>, name: &'a str) -> AssetSummary<'a> {
+fn summary<'a>(c: Option<&'a Published>, h: &Health, name: &'a str) -> AssetSummary<'a> {
     let served = c.and_then(|c| c.served(name));
     AssetSummary {
         name,
@@ -177,6 +234,7 @@ fn summary<'a>(c: Option<&'a Published>, name: &'a str) -> AssetSummary<'a> {
         stale: c.is_some_and(|c| c.stale().contains_key(name)),
         package: served.map(|m| m.package.as_str()),
         package_hash: served.map(|m| m.package_hash.as_str()),
+        not_applied: h.not_applied.get(name).cloned(),
     }
 }
 
@@ -188,11 +246,12 @@ pub async fn assets(State(app): State<App>) -> Response {
         .map(|n| n.clone())
         .unwrap_or_default();
     let current = app.shared.current();
+    let health = app.shared.health();
     let list = AssetList {
         generation: current.as_ref().map(|c| c.number),
         assets: names
             .iter()
-            .map(|n| summary(current.as_deref(), n))
+            .map(|n| summary(current.as_deref(), &health, n))
             .collect(),
     };
     Json(list).into_response()
@@ -208,7 +267,14 @@ struct AssetDetail<'a> {
     report: Option<&'a AssetReport>,
 }
 
-pub async fn asset(State(app): State<App>, Path(name): Path<String>) -> Result<Response, ApiError> {
+pub async fn asset(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Some(asset) = name.strip_suffix("/package") {
+        return package_by_name(&app, asset, &headers).await;
+    }
     if let Some(why) = name_problem(&name) {
         return Err(api_error(StatusCode::BAD_REQUEST, "bad_name", why));
     }
@@ -222,8 +288,9 @@ pub async fn asset(State(app): State<App>, Path(name): Path<String>) -> Result<R
     }
     let current = app.shared.current();
     let c = current.as_deref();
+    let health = app.shared.health();
     let detail = AssetDetail {
-        summary: summary(c, &name),
+        summary: summary(c, &health, &name),
         generation: c.map(|c| c.number),
         stale_diagnostics: c
             .and_then(|c| c.stale().get(&name).cloned())
@@ -238,7 +305,54 @@ pub async fn package(
     Path(hash): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    if !is_hash(&hash) {
+    package_bytes(&app, &hash, &headers, IMMUTABLE).await
+}
+
+/// `GET /assets/{name}/package`: the package the current generation
+/// serves for `name`. The URL's content changes with generations, so it
+/// is revalidated (`no-cache`); the ETag is the package hash, the same as
+/// `/packages/{hash}`'s, and `Content-Location` names that immutable URL.
+async fn package_by_name(app: &App, name: &str, headers: &HeaderMap) -> Result<Response, ApiError> {
+    if let Some(why) = name_problem(name) {
+        return Err(api_error(StatusCode::BAD_REQUEST, "bad_name", why));
+    }
+    let c = app.shared.current().ok_or_else(no_generation)?;
+    let Some(served) = c.served(name) else {
+        let known = app
+            .shared
+            .names
+            .read()
+            .is_ok_and(|n| n.iter().any(|x| x == name));
+        return Err(match known {
+            true => super::contract::no_package(name),
+            false => api_error(
+                StatusCode::NOT_FOUND,
+                "unknown_asset",
+                format!("no asset '{name}' in the project (GET /assets lists them)"),
+            ),
+        });
+    };
+    let hash = served.package_hash.clone();
+    let mut r = package_bytes(app, &hash, headers, REVALIDATE).await?;
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&format!("/packages/{hash}")) {
+        h.insert(header::CONTENT_LOCATION, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&c.number.to_string()) {
+        h.insert("x-ludus-anim-generation", v);
+    }
+    Ok(r)
+}
+
+/// The package with blake3 `hash` (any kept generation's), re-hashed
+/// before it is sent; 304 when `If-None-Match` holds it.
+pub(super) async fn package_bytes(
+    app: &App,
+    hash: &str,
+    headers: &HeaderMap,
+    cache: &'static str,
+) -> Result<Response, ApiError> {
+    if !is_hash(hash) {
         return Err(api_error(
             StatusCode::BAD_REQUEST,
             "bad_hash",
@@ -250,7 +364,7 @@ pub async fn package(
         .packages
         .read()
         .ok()
-        .and_then(|p| p.get(&hash).cloned());
+        .and_then(|p| p.get(hash).cloned());
     let Some(rel) = rel else {
         return Err(api_error(
             StatusCode::NOT_FOUND,
@@ -259,13 +373,11 @@ pub async fn package(
         ));
     };
     let etag = format!("\"{hash}\"");
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .is_some_and(|v| v.as_bytes() == etag.as_bytes())
-    {
-        return Ok(with_cache_headers(
+    if super::cache::none_match(headers, &etag) {
+        return Ok(super::cache::tagged(
             StatusCode::NOT_MODIFIED.into_response(),
             &etag,
+            cache,
         ));
     }
     let bytes = tokio::fs::read(app.shared.out.join(&rel))
@@ -284,38 +396,25 @@ pub async fn package(
             format!("{rel} does not hash to its name"),
         ));
     }
-    let mut r = (
+    let r = (
         [(header::CONTENT_TYPE, "application/octet-stream")],
         Body::from(bytes),
     )
         .into_response();
-    r = with_cache_headers(r, &etag);
-    Ok(r)
+    Ok(super::cache::tagged(r, &etag, cache))
 }
 
-fn with_cache_headers(mut r: Response, etag: &str) -> Response {
-    let h = r.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(etag) {
-        h.insert(header::ETAG, v);
-    }
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=31536000, immutable"),
-    );
-    r
-}
-
-pub async fn report(State(app): State<App>) -> Result<Response, ApiError> {
+/// `GET /report`: the current generation's `report.json`.
+pub async fn report(State(app): State<App>, headers: HeaderMap) -> Result<Response, ApiError> {
     let c = app.shared.current().ok_or_else(no_generation)?;
-    let mut r = (
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(c.report_json.as_ref().clone()),
-    )
-        .into_response();
-    if let Ok(v) = HeaderValue::from_str(&format!("\"gen-{}\"", c.number)) {
-        r.headers_mut().insert(header::ETAG, v);
-    }
-    Ok(r)
+    let etag = format!("\"gen-{}\"", c.number);
+    Ok(conditional(&headers, &etag, REVALIDATE, || {
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from(c.report_json.as_ref().clone()),
+        )
+            .into_response()
+    }))
 }
 
 #[derive(Deserialize, Default)]
@@ -333,7 +432,11 @@ pub struct CookAccepted {
 }
 
 /// `POST /cook`: body `{"assets": [names]}` (optional; empty cooks all).
-pub async fn cook(State(app): State<App>, body: Bytes) -> Result<Response, ApiError> {
+pub async fn cook(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let req: CookRequest = if body.iter().all(u8::is_ascii_whitespace) {
         CookRequest::default()
     } else {
@@ -396,8 +499,13 @@ impl Drop for StreamSlot {
 }
 
 /// `GET /events`: every cook event as `cook --json` prints it, plus
-/// `generation_published`, as server-sent events (`data:` one JSON object).
-pub async fn events(State(app): State<App>) -> Result<Response, ApiError> {
+/// `generation_published` and `health`, as server-sent events (`data:` one
+/// JSON object, `id:` its place in the stream). A client reconnecting
+/// with `Last-Event-ID` gets the events it missed first (the last
+/// [`crate::state::EVENT_HISTORY`] are kept), or a `resync` event when
+/// they are gone (or the server restarted): it should then re-read
+/// `/manifest` and `/status`.
+pub async fn events(State(app): State<App>, headers: HeaderMap) -> Result<Response, ApiError> {
     if app.streams.fetch_add(1, Ordering::Relaxed) >= MAX_STREAMS {
         app.streams.fetch_sub(1, Ordering::Relaxed);
         return Err(api_error(
@@ -411,10 +519,18 @@ pub async fn events(State(app): State<App>) -> Result<Response, ApiError> {
     let ended = async move {
         let _ = stop.wait_for(|v| *v).await;
     };
-    let rx = app.shared.events.subscribe();
-    let first = hello(app.shared.current().map(|c| c.number));
-    let stream = futures_util::stream::once(async move { first })
-        .chain(BroadcastStream::new(rx).map(to_sse))
+    let boot = app.shared.boot;
+    let last = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| parse_id(v, boot));
+    let (rx, mut first) = resume(&app, last);
+    first.insert(
+        0,
+        hello(app.shared.current().map(|c| c.number), last.is_some()),
+    );
+    let stream = futures_util::stream::iter(first)
+        .chain(BroadcastStream::new(rx).map(move |r| to_sse(r, boot)))
         .take_until(ended)
         .map(move |e| {
             let _keep = &slot;
@@ -425,15 +541,77 @@ pub async fn events(State(app): State<App>) -> Result<Response, ApiError> {
         .into_response())
 }
 
-/// The first event of a stream: which generation is being served.
-fn hello(generation: Option<u64>) -> Result<Event, Infallible> {
-    let v = serde_json::json!({"event": "hello", "generation": generation});
+/// What a `Last-Event-ID` says: an event of this run, or of another one.
+#[derive(Clone, Copy)]
+enum LastId {
+    Ours(u64),
+    Other,
+}
+
+fn parse_id(v: &str, boot: u64) -> LastId {
+    match v.trim().split_once('-') {
+        Some((b, n)) if b.parse() == Ok(boot) => n.parse().map_or(LastId::Other, LastId::Ours),
+        _ => LastId::Other,
+    }
+}
+
+/// Subscribe, and the events to send first: those after `last`, or a
+/// `resync` when they are no longer kept. Under the log's lock, so no
+/// event is both replayed and received, or neither.
+fn resume(
+    app: &App,
+    last: Option<LastId>,
+) -> (
+    tokio::sync::broadcast::Receiver<Logged>,
+    Vec<Result<Event, Infallible>>,
+) {
+    let boot = app.shared.boot;
+    let Ok(log) = app.shared.log.lock() else {
+        return (
+            app.shared.events.subscribe(),
+            vec![resync("the event log is unavailable")],
+        );
+    };
+    let rx = app.shared.events.subscribe();
+    let seq = match last {
+        None => return (rx, Vec::new()),
+        Some(LastId::Other) => {
+            return (rx, vec![resync("the server restarted since that event")]);
+        }
+        Some(LastId::Ours(seq)) => seq,
+    };
+    let oldest = log.recent.front().map_or(log.next, |e| e.seq);
+    if seq + 1 < oldest {
+        return (
+            rx,
+            vec![resync("the events after that one are no longer kept")],
+        );
+    }
+    let replay = log
+        .recent
+        .iter()
+        .filter(|e| e.seq > seq)
+        .map(|e| to_sse(Ok(e.clone()), boot))
+        .collect();
+    (rx, replay)
+}
+
+fn resync(reason: &str) -> Result<Event, Infallible> {
+    let v = serde_json::json!({"event": "resync", "reason": reason});
     Ok(Event::default().data(v.to_string()))
 }
 
-fn to_sse(r: Result<Arc<str>, BroadcastStreamRecvError>) -> Result<Event, Infallible> {
+/// The first event of a stream: which generation is being served.
+fn hello(generation: Option<u64>, resumed: bool) -> Result<Event, Infallible> {
+    let v = serde_json::json!({"event": "hello", "generation": generation, "resumed": resumed});
+    Ok(Event::default().data(v.to_string()))
+}
+
+fn to_sse(r: Result<Logged, BroadcastStreamRecvError>, boot: u64) -> Result<Event, Infallible> {
     Ok(match r {
-        Ok(line) => Event::default().data(&*line),
+        Ok(e) => Event::default()
+            .id(format!("{boot}-{}", e.seq))
+            .data(&*e.line),
         Err(BroadcastStreamRecvError::Lagged(n)) => {
             let v = serde_json::json!({"event": "lagged", "missed": n});
             Event::default().data(v.to_string())

@@ -5,6 +5,9 @@
 //! holds nothing for long.
 
 mod api;
+mod cache;
+mod contract;
+mod guard;
 mod validate;
 
 use crate::state::Shared;
@@ -15,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -41,52 +43,73 @@ pub const MAX_STREAMS: usize = 64;
 pub struct App {
     pub shared: Arc<Shared>,
     pub token: Option<Arc<str>>,
+    /// Host names `Host` and `Origin` may carry (`None`: any).
+    pub hosts: Option<Arc<[String]>>,
     pub streams: Arc<AtomicUsize>,
     /// Flips to true at shutdown: event streams end.
     pub shutdown: watch::Receiver<bool>,
 }
 
 pub fn router(app: App) -> Router {
-    Router::new()
+    let timed = Router::new()
         .route("/", get(api::index))
-        .route("/status", get(api::status))
         .route("/assets", get(api::assets))
         .route("/assets/{*name}", get(api::asset))
         .route("/packages/{hash}", get(api::package))
         .route("/report", get(api::report))
+        .route("/manifest", get(contract::manifest))
+        .route("/generations", get(contract::generations))
+        .route(
+            "/generations/{n}/pin",
+            post(contract::pin).delete(contract::unpin),
+        )
+        .route("/generations/{n}/{*file}", get(contract::generation_file))
         .route("/cook", post(api::cook))
         .route("/events", get(api::events))
         .route("/metrics", get(api::metrics))
-        .fallback(api::not_found)
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
-        ))
+        ));
+    // A long-poll answers within its own bound (`/status?after=N`).
+    let untimed = Router::new().route("/status", get(api::status));
+    timed
+        .merge(untimed)
+        .fallback(api::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), authorize))
+        .layer(middleware::from_fn_with_state(app.clone(), guard::check))
         .layer(middleware::from_fn_with_state(app.clone(), count))
         .with_state(app)
 }
 
-/// Every request carries `Authorization: Bearer <token>` when a token is
-/// set; compared in constant time.
+/// Every request carries `Authorization: Bearer <token>`, or the session
+/// cookie `/login?token=...` set, when a token is set; compared in
+/// constant time.
 async fn authorize(State(app): State<App>, req: Request, next: Next) -> Response {
     let Some(token) = &app.token else {
         return next.run(req).await;
     };
+    if req.uri().path() == "/login" {
+        return guard::login(req.uri().query(), token);
+    }
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
+    let bearer = given.is_some_and(|g| same(g.as_bytes(), token.as_bytes()));
+    let session = guard::cookie(req.headers())
+        .is_some_and(|c| same(c.as_bytes(), guard::session_of(token).as_bytes()));
+    if bearer || session {
         return next.run(req).await;
     }
     let mut r = api::error(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
-        "this server requires 'Authorization: Bearer <token>'".into(),
+        "this server requires 'Authorization: Bearer <token>' (browsers: open /login?token=<token>)"
+            .into(),
     );
     r.headers_mut().insert(
         header::WWW_AUTHENTICATE,
@@ -132,38 +155,68 @@ async fn count(State(app): State<App>, req: Request, next: Next) -> Response {
 
 /// Serve `router` on `listener` until `stop` resolves, then let open
 /// requests finish (event streams end at shutdown) for up to `grace`.
+/// At [`MAX_CONNECTIONS`], a new connection makes every open one close
+/// once it is idle (idle keep-alive connections at once), so idle clients
+/// never keep a new one waiting.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     stop: impl std::future::Future<Output = ()>,
     grace: Duration,
 ) {
-    let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let (shed, _) = watch::channel(0u64);
+    let (end, _) = watch::channel(false);
     tokio::pin!(stop);
     loop {
-        let permit = tokio::select! {
-            p = Arc::clone(&slots).acquire_owned() => p,
-            _ = &mut stop => break,
-        };
-        let Ok(permit) = permit else { break };
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = &mut stop => break,
         };
         let Ok((stream, _)) = accepted else { continue };
+        let permit = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(p) => Ok(p),
+            Err(_) => {
+                shed.send_modify(|n| *n += 1);
+                tokio::select! {
+                    p = Arc::clone(&slots).acquire_owned() => p,
+                    _ = &mut stop => break,
+                }
+            }
+        };
+        let Ok(permit) = permit else { break };
+        let (shed, end) = (shed.subscribe(), end.subscribe());
         let service = TowerToHyperService::new(router.clone());
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
         tokio::spawn(async move {
-            let _ = conn.await;
+            connection(stream, service, shed, end).await;
             drop(permit);
         });
     }
-    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+    let _ = end.send(true);
+    let all = MAX_CONNECTIONS as u32;
+    let _ = tokio::time::timeout(grace, slots.acquire_many(all)).await;
+}
+
+/// Serve one connection until the client closes it, the server sheds idle
+/// connections, or shuts down (both: after the response in flight).
+async fn connection(
+    stream: tokio::net::TcpStream,
+    service: TowerToHyperService<Router>,
+    mut shed: watch::Receiver<u64>,
+    mut end: watch::Receiver<bool>,
+) {
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = shed.changed() => {}
+        _ = end.wait_for(|v| *v) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
 }
 
 impl IntoResponse for crate::http::api::ApiError {

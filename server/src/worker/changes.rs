@@ -6,7 +6,7 @@ use super::{AssetState, Worker};
 use crate::deps::{profile_files, Change};
 use crate::reader::{absolute, stamp_now, Meta};
 use crate::state::Writer;
-use ludus_anim_cooker::manifest::AssetJob;
+use ludus_anim_cooker::manifest::{is_editor_leftover, AssetJob};
 use ludus_anim_cooker::project;
 use ludus_anim_cooker::report::AssetStatus;
 use ludus_anim_model::SourceFormat;
@@ -98,33 +98,43 @@ impl Worker {
         }
     }
 
-    /// Whether the manifest is among `paths` with new content.
+    /// Whether the manifest is among `paths` and must be resolved again:
+    /// its bytes differ from the last version that resolved, or the
+    /// project is in error (a deleted manifest rewritten unchanged).
     pub(super) fn manifest_changed(&mut self, paths: &[PathBuf]) -> bool {
-        let Some((p, s)) = &mut self.manifest else {
+        let Some((p, s)) = &self.manifest else {
             return false;
         };
         if !paths.contains(p) {
             return false;
         }
         let now = stamp_now(p);
-        let changed = now.as_ref().map(|n| n.hash) != s.as_ref().map(|s| s.hash);
-        *s = now;
-        changed
+        let in_error = self.shared.health().project_error.is_some();
+        in_error || now.as_ref().map(|n| n.hash) != s.as_ref().map(|s| s.hash)
     }
 
     /// Resolve the project again: new assets and assets whose settings
-    /// changed are dirty; removed ones leave.
+    /// changed are dirty. An asset leaves only when a new version of the
+    /// manifest no longer names it; one whose source vanished stays (stale,
+    /// with its last package) until the file returns. A manifest that
+    /// cannot be read or parsed is a project error: nothing changes.
     pub(super) fn reresolve(&mut self, dirty: &mut BTreeSet<String>, announce: bool) {
         let r = &self.resolver;
         let p = match project::resolve(&r.args, &r.cwd, &r.fixtures) {
             Ok(p) => p,
             Err(e) => {
-                self.warn(format!(
-                    "the project no longer resolves; serving what was cooked: {e}"
-                ));
+                let cause = match &self.manifest {
+                    Some((m, _)) if !m.is_file() => "manifest_missing",
+                    Some(_) => "manifest_invalid",
+                    // Inputs named on the command line, one of them gone.
+                    None => "inputs_missing",
+                };
+                self.set_project_error(Some((cause, e.to_string())));
                 return;
             }
         };
+        self.set_project_error(None);
+        let edited = self.restamp_manifest();
         if p.out != self.project.out || p.cache_dir != self.project.cache_dir {
             self.warn(
                 "the manifest's output or cache directory changed: restart the server to use it"
@@ -133,9 +143,14 @@ impl Worker {
         }
         let default_changed = p.profile != self.project.profile;
         let old = std::mem::take(&mut self.jobs);
+        let old_order = std::mem::take(&mut self.order);
         let out = std::mem::replace(&mut self.project.out, p.out.clone());
         self.project = p;
         self.project.out = out;
+        self.hold_back_new_files(&old);
+        if !edited {
+            self.keep_vanished(&old, &old_order);
+        }
         self.set_jobs();
         for (name, job) in &self.jobs {
             let same = old.get(name).is_some_and(|o| o.settings == job.settings);
@@ -161,20 +176,86 @@ impl Worker {
         }
     }
 
+    /// Remember the manifest's current bytes as the version that resolved;
+    /// whether they differ from the previous one.
+    fn restamp_manifest(&mut self) -> bool {
+        let Some((p, s)) = &mut self.manifest else {
+            return false;
+        };
+        let now = stamp_now(p);
+        let edited = now.as_ref().map(|n| n.hash) != s.as_ref().map(|s| s.hash);
+        *s = now;
+        edited
+    }
+
+    /// Leave out of the project's jobs the new files written less than
+    /// `--new-asset-settle` ago (an exporter's temp file may be renamed or
+    /// deleted next); each is looked at again once that period has passed.
+    fn hold_back_new_files(&mut self, old: &BTreeMap<String, AssetJob>) {
+        let settle = self.settings.new_asset_settle;
+        let mut young = Vec::new();
+        let jobs = std::mem::take(&mut self.project.jobs);
+        for j in jobs {
+            let is_new = !old.contains_key(&self.name_of(&j));
+            let age = std::fs::metadata(&j.path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            match is_new && age.is_none_or(|a| a < settle) {
+                true => young.push(absolute(&j.path)),
+                false => self.project.jobs.push(j),
+            }
+        }
+        if young.is_empty() {
+            return;
+        }
+        let again = Instant::now() + settle.saturating_sub(self.settings.debounce);
+        self.shared.submit(|p| {
+            for f in young {
+                p.hint(f, again, Writer::Writing);
+            }
+        });
+    }
+
+    /// Keep the assets of the previous resolution whose source file is
+    /// missing (a save that deletes or renames the file away first), in
+    /// their place in the project's order.
+    fn keep_vanished(&mut self, old: &BTreeMap<String, AssetJob>, old_order: &[String]) {
+        let present: BTreeSet<String> = self.project.jobs.iter().map(|j| self.name_of(j)).collect();
+        for (i, name) in old_order.iter().enumerate() {
+            let Some(job) = old.get(name) else { continue };
+            if present.contains(name) || job.path.is_file() {
+                continue;
+            }
+            let after = old_order[..i].iter().rev().find_map(|prev| {
+                self.project
+                    .jobs
+                    .iter()
+                    .position(|j| self.name_of(j) == *prev)
+            });
+            let at = after.map_or(0, |k| k + 1);
+            self.project.jobs.insert(at, job.clone());
+        }
+    }
+
     /// Assets whose files changed content, plus failed assets in a
-    /// directory that changed (a missing companion may have appeared).
+    /// directory that changed (a missing companion or source may have
+    /// appeared). A new file the manifest's globs may match re-resolves
+    /// the project; editor leftovers never do.
     pub(super) fn dirty_from_paths(&mut self, paths: &[PathBuf], dirty: &mut BTreeSet<String>) {
-        let mut resolve = false;
+        // In a project error, any change may be the one that fixes it (an
+        // explicitly named source that was missing is back).
+        let mut resolve = !paths.is_empty() && self.shared.health().project_error.is_some();
         for p in paths {
             if self.manifest.as_ref().is_some_and(|(m, _)| m == p) {
                 continue;
             }
             let readers = self.deps.dependants(p);
             if readers.is_empty() {
-                resolve |=
-                    SourceFormat::of_path(p).is_some() && self.project.manifest_path.is_some();
+                resolve |= SourceFormat::of_path(p).is_some()
+                    && self.project.manifest_path.is_some()
+                    && !is_leftover(p);
             } else if self.deps.rehash(p) == Change::Content {
-                resolve |= !p.is_file();
                 dirty.extend(readers);
             }
             dirty.extend(self.failed_in(p.parent()));
@@ -249,4 +330,11 @@ impl Worker {
     pub(super) fn note(&self, message: String) {
         eprintln!("ludus-anim-server: {message}");
     }
+}
+
+/// Whether `p`'s file name is one editors leave behind while saving.
+fn is_leftover(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_none_or(is_editor_leftover)
 }

@@ -6,6 +6,7 @@
 //! without an unbounded queue.
 
 mod changes;
+mod health;
 mod publish;
 
 use crate::args::Settings;
@@ -22,6 +23,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The diagnostic code of an asset whose source file vanished.
+pub const SOURCE_MISSING: &str = "source_missing";
 
 /// An asset's latest cook and the package it is served with.
 #[derive(Clone, Debug)]
@@ -52,7 +56,10 @@ pub struct Worker {
     order: Vec<String>,
     assets: BTreeMap<String, AssetState>,
     deps: Deps,
+    /// The manifest and the stamp of its last version that resolved.
     manifest: Option<(PathBuf, Option<Stamp>)>,
+    /// The last generation that could not be written, until one is.
+    unpublished: Option<health::Unpublished>,
     /// Metadata seen by the previous scan, per watched file.
     seen: HashMap<PathBuf, Option<Meta>>,
     gens: Generations,
@@ -113,6 +120,7 @@ impl Worker {
             assets: BTreeMap::new(),
             deps: Deps::default(),
             manifest,
+            unpublished: None,
             seen: HashMap::new(),
             gens,
             format_version: 0,
@@ -123,12 +131,14 @@ impl Worker {
         w.set_jobs();
         w.restore();
         w.stamp_manifest();
+        // Queued before HTTP answers: `/status` never shows a starting
+        // server as idle.
+        w.shared.submit(|p| p.all = true);
         w
     }
 
     /// Run until shut down.
     pub fn run(mut self) {
-        self.shared.submit(|p| p.all = true);
         loop {
             let work = self.next_work();
             if work.shutdown {
@@ -147,6 +157,9 @@ impl Worker {
         };
         if work.scan {
             self.scan();
+            if self.unpublished.is_some() {
+                self.publish_if_changed(None);
+            }
         }
         let mut dirty = BTreeSet::new();
         let manifest_changed = self.manifest_changed(&work.paths);

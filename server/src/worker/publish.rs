@@ -1,8 +1,9 @@
 //! Cook a set of assets, fold the results into every asset's state, and
 //! publish a generation when anything a client sees changed.
 
-use super::{AssetState, Stopwatch, Worker};
-use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap};
+use super::health::Unpublished;
+use super::{AssetState, Stopwatch, Worker, SOURCE_MISSING};
+use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap, Written};
 use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
 use crate::sidecar::SidecarParts;
@@ -10,6 +11,7 @@ use crate::state::{unix_ms, Cooking, LastCook, Published};
 use ludus_anim_cache::Store;
 use ludus_anim_cooker::pipeline::{cook_with, CookError, CookOptions, SidecarSettings};
 use ludus_anim_cooker::project::Origin;
+use ludus_anim_cooker::remote::FarmCache;
 use ludus_anim_cooker::report::{
     AssetReport, AssetStatus, PackageManifest, Report, ReportDiagnostic, Severity,
 };
@@ -21,6 +23,9 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
+
+/// The diagnostic of an asset whose source file is gone.
+const VANISHED: &str = "the source file is gone (deleted, or renamed away by a save); its last package is served until the file returns or the manifest no longer names it";
 
 /// Why a cook did not run.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +57,13 @@ impl Worker {
             .collect();
         let start = Instant::now();
         self.set_cooking(Some(&names));
-        self.cook_names(&names);
+        let (present, missing) = self.split_missing(names.clone());
+        if !missing.is_empty() {
+            self.mark_failed(&missing, SOURCE_MISSING, VANISHED, Vec::new());
+        }
+        if !present.is_empty() {
+            self.cook_names(&present);
+        }
         let end = Instant::now();
         clock.cook = Some((start, end));
         let ms = (end - start).as_secs_f64() * 1000.0;
@@ -75,7 +86,16 @@ impl Worker {
                 published,
             });
         }
-        self.set_cooking(None);
+        // `cooking` is cleared by the caller once the watches are updated
+        // too: an idle `/status` means everything the cook changed is done.
+    }
+
+    /// `names` split into those whose source file is there and those whose
+    /// source vanished (not cooked: they keep their last package).
+    fn split_missing(&self, names: Vec<String>) -> (Vec<String>, Vec<String>) {
+        names
+            .into_iter()
+            .partition(|n| self.jobs.get(n).is_none_or(|j| j.path.is_file()))
     }
 
     /// One cook of `names`; a cook that cannot run (a profile that does
@@ -94,7 +114,7 @@ impl Worker {
             Err(e) => {
                 self.shared.metrics.cooks_failed.fetch_add(1, Relaxed);
                 self.warn(format!("cook of {} assets did not run: {e}", names.len()));
-                self.mark_failed(names, &e.to_string(), profiles);
+                self.mark_failed(names, "cook_failed", &e.to_string(), profiles);
             }
         }
     }
@@ -123,14 +143,7 @@ impl Worker {
             retarget: None,
             limits: Default::default(),
         };
-        let store = match Store::open(&self.project.cache_dir) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                self.warn(format!("cache unavailable, cooking without it: {e}"));
-                None
-            }
-        };
-        let cache = StageCache::local(store);
+        let cache = self.open_cache();
         let reader = WatchedReader::new(&self.roots());
         let observer = ServerObserver::new(&self.shared, self.settings.slow_asset);
         let sink = PackageSink::new(&self.project.out)?;
@@ -143,6 +156,30 @@ impl Worker {
             inputs: observer.take_inputs(),
             stamps: reader.take_stamps(),
         })
+    }
+
+    /// The local store, layered over the remote cache when one is set (as
+    /// `cook`); a remote that cannot be opened is a warning, not a stop.
+    fn open_cache(&self) -> StageCache {
+        let store = match Store::open(&self.project.cache_dir) {
+            Ok(s) => s,
+            Err(e) => {
+                self.warn(format!("cache unavailable, cooking without it: {e}"));
+                return StageCache::local(None);
+            }
+        };
+        let Some(config) = self.project.remote.clone() else {
+            return StageCache::local(Some(store));
+        };
+        match FarmCache::open(store, config) {
+            Ok(f) => StageCache::new(Some(Box::new(f))),
+            Err(e) => {
+                self.warn(format!(
+                    "remote cache unavailable, cooking with the local cache: {e}"
+                ));
+                StageCache::local(Store::open(&self.project.cache_dir).ok())
+            }
+        }
     }
 
     /// The directories cooks may read: the manifest's, else the inputs'
@@ -221,7 +258,13 @@ impl Worker {
 
     /// A cook that did not run: every asset in it failed with `why`
     /// (keeping its last good package, so it is stale).
-    fn mark_failed(&mut self, names: &[String], why: &str, profiles: Vec<(PathBuf, Stamp)>) {
+    fn mark_failed(
+        &mut self,
+        names: &[String],
+        code: &str,
+        why: &str,
+        profiles: Vec<(PathBuf, Stamp)>,
+    ) {
         for n in names {
             let prev = self.assets.get(n).cloned();
             let format = self.jobs.get(n).and_then(|j| {
@@ -235,7 +278,7 @@ impl Worker {
                 n.clone(),
                 hash,
                 format.unwrap_or_else(|| "unknown".into()),
-                ("cook_failed", why.to_string(), None),
+                (code, why.to_string(), None),
             );
             let (good, sidecar) = prev.map_or((None, None), |p| (p.good, p.sidecar));
             self.assets.insert(
@@ -258,6 +301,15 @@ impl Worker {
     /// Publish the assets' state as a new generation if a client would
     /// see a difference (packages, statuses, diagnostics, stale flags).
     pub(super) fn publish_if_changed(&mut self, clock: Option<&Stopwatch>) -> Option<u64> {
+        let published = self.publish_inner(clock);
+        self.refresh_health();
+        if published.is_some() {
+            self.shared.bump();
+        }
+        published
+    }
+
+    fn publish_inner(&mut self, clock: Option<&Stopwatch>) -> Option<u64> {
         let start = Instant::now();
         let current = self.shared.current();
         let number = current.as_ref().map_or(1, |c| c.number + 1);
@@ -267,28 +319,34 @@ impl Worker {
             .as_ref()
             .is_some_and(|c| c.fingerprint == fingerprint)
         {
+            self.unpublished = None;
             if self.sidecar_missing {
                 self.finish_outputs(number - 1);
             }
             return None;
         }
-        let report = match self.gens.publish(&files) {
+        let written = match self.write_generation(&files) {
             Ok(r) => r,
             Err(e) => {
-                self.warn(format!("generation {number} could not be published: {e}"));
+                let message = format!("generation {number} could not be written: {e}");
+                self.warn(message.clone());
+                let assets = differing_assets(current.as_deref(), &files);
+                self.unpublished = Some(Unpublished { message, assets });
                 return None;
             }
         };
-        let changed = changed_assets(current.as_deref(), &files);
+        self.unpublished = None;
+        let (changed, removed) = changed_assets(current.as_deref(), &files);
         let stale: Vec<String> = files.stale.keys().cloned().collect();
-        let assets = files.report.assets.len();
-        let kept = self.install(files, Some((report, fingerprint)));
+        let (assets, packages) = (files.report.assets.len(), files.manifest.assets.len());
+        let kept = self.install(files, Some((written, fingerprint)));
         self.shared.metrics.generations.fetch_add(1, Relaxed);
         let mut event = json!({
             "event": "generation_published",
             "generation": number,
             "assets": assets,
             "changed": changed,
+            "removed": removed,
             "stale": stale,
         });
         if let Some(c) = clock {
@@ -301,9 +359,29 @@ impl Worker {
             event["latency_ms"] = latency_ms(c, start);
         }
         self.shared.emit(event.to_string());
+        eprintln!(
+            "ludus-anim-server: generation {number} published: {packages} packages, {} changed, {} removed, {} stale",
+            changed.len(),
+            removed.len(),
+            stale.len()
+        );
         self.finish_outputs(number);
         self.collect(&kept);
         Some(number)
+    }
+
+    /// Write generation `files` (the `--debug-fail-publish` hook fails it
+    /// as a full disk does).
+    fn write_generation(&mut self, files: &GenerationFiles) -> Result<Written, String> {
+        if self
+            .settings
+            .fail_publish
+            .as_ref()
+            .is_some_and(|f| f.exists())
+        {
+            return Err(std::io::Error::from_raw_os_error(28).to_string());
+        }
+        self.gens.publish(files).map_err(|e| e.to_string())
     }
 
     /// After generation `number` was announced (off the edit's path): its
@@ -334,22 +412,25 @@ impl Worker {
         }
     }
 
-    /// Make `files` the served generation (`written`: its report.json
-    /// bytes and fingerprint, read from disk and computed when not given).
+    /// Make `files` the served generation (`written`: its index files'
+    /// bytes and fingerprint; read back and computed when not given).
     /// Returns the packages the kept generations name, for
     /// [`Worker::collect`].
     pub(super) fn install(
         &mut self,
         files: GenerationFiles,
-        written: Option<(Vec<u8>, [u8; 32])>,
+        written: Option<(Written, [u8; 32])>,
     ) -> PackageIndex {
         let number = files.number;
-        let (report, fingerprint) = match written {
+        let (written, fingerprint) = match written {
             Some(w) => w,
-            None => (
-                self.gens.report_bytes(number).unwrap_or_default(),
-                files.fingerprint(),
-            ),
+            None => {
+                let w = Written {
+                    report: self.gens.report_bytes(number).unwrap_or_default(),
+                    manifest: crate::generation::to_json(&files.manifest),
+                };
+                (w, files.fingerprint())
+            }
         };
         let packages = self.gens.index(number, self.settings.keep);
         if let Ok(mut p) = self.shared.packages.write() {
@@ -358,7 +439,7 @@ impl Worker {
                 .map(|(h, r)| (h.clone(), r.clone()))
                 .collect();
         }
-        let published = Published::with_fingerprint(files, report, SystemTime::now(), fingerprint);
+        let published = Published::with_fingerprint(files, written, SystemTime::now(), fingerprint);
         if let Ok(mut c) = self.shared.current.write() {
             *c = Some(Arc::new(published));
         }
@@ -369,6 +450,10 @@ impl Worker {
     /// (after a publish was announced: it is not on the way to clients).
     pub(super) fn collect(&mut self, kept: &PackageIndex) {
         if let Some(c) = self.shared.current() {
+            // Pins are set under this lock: a pinned directory is never
+            // removed half-way through pinning.
+            let shared = Arc::clone(&self.shared);
+            let _held = shared.pin_lock.lock();
             self.gens.collect(c.number, self.settings.keep, kept);
         }
     }
@@ -475,15 +560,59 @@ fn empty_report() -> Report {
     }
 }
 
-/// Assets whose served package differs from the previous generation's.
-fn changed_assets(prev: Option<&Published>, g: &GenerationFiles) -> Vec<String> {
-    g.manifest
+/// Assets whose served package differs from the previous generation's
+/// (new or changed), and assets the previous generation served that this
+/// one does not.
+fn changed_assets(prev: Option<&Published>, g: &GenerationFiles) -> (Vec<String>, Vec<String>) {
+    let changed = g
+        .manifest
         .assets
         .iter()
         .filter(|a| {
             prev.and_then(|p| p.served(&a.source))
                 .map(|m| &m.package_hash)
                 != Some(&a.package_hash)
+        })
+        .map(|a| a.source.clone())
+        .collect();
+    let now: BTreeSet<&str> = g
+        .manifest
+        .assets
+        .iter()
+        .map(|a| a.source.as_str())
+        .collect();
+    let removed = prev
+        .map(|p| p.files.manifest.assets.iter())
+        .into_iter()
+        .flatten()
+        .filter(|a| !now.contains(a.source.as_str()))
+        .map(|a| a.source.clone())
+        .collect();
+    (changed, removed)
+}
+
+/// Assets whose report entry or package differs from `prev`'s: what a
+/// generation that could not be written would have changed.
+fn differing_assets(prev: Option<&Published>, g: &GenerationFiles) -> Vec<String> {
+    g.report
+        .assets
+        .iter()
+        .filter(|a| {
+            let before = prev.and_then(|p| p.report_of(&a.source));
+            let served = prev
+                .and_then(|p| p.served(&a.source))
+                .map(|m| &m.package_hash);
+            let now = g
+                .manifest
+                .assets
+                .iter()
+                .find(|m| m.source == a.source)
+                .map(|m| &m.package_hash);
+            before.is_none_or(|b| {
+                b.status != a.status
+                    || b.source_hash != a.source_hash
+                    || b.diagnostics != a.diagnostics
+            }) || served != now
         })
         .map(|a| a.source.clone())
         .collect()

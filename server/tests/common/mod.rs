@@ -86,6 +86,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub dir: PathBuf,
     pub token: Option<String>,
+    /// Every line the server wrote on stderr so far.
+    pub log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -105,9 +107,12 @@ impl Server {
             .map_err(|e| e.to_string())?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let stderr = child.stderr.take().ok_or("no stderr")?;
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&log);
         std::thread::spawn(move || {
             for l in BufReader::new(stderr).lines().map_while(Result::ok) {
                 eprintln!("[server] {l}");
+                sink.lock().unwrap().push(l);
             }
         });
         let (tx, rx) = std::sync::mpsc::channel();
@@ -131,6 +136,7 @@ impl Server {
             addr,
             dir: dir.to_path_buf(),
             token: None,
+            log,
         })
     }
 
@@ -138,8 +144,18 @@ impl Server {
         request(self.addr, "GET", path, &self.auth(), b"")
     }
 
+    /// A POST as a script sends it (`Content-Type: application/json`).
     pub fn post(&self, path: &str, body: &[u8]) -> Resp {
-        request(self.addr, "POST", path, &self.auth(), body)
+        let mut h = self.auth();
+        h.push(("Content-Type".into(), "application/json".into()));
+        request(self.addr, "POST", path, &h, body)
+    }
+
+    /// A request with extra headers (and the token, if any).
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+        let mut h = self.auth();
+        h.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        request(self.addr, method, path, &h, body)
     }
 
     fn auth(&self) -> Vec<(String, String)> {
@@ -212,6 +228,16 @@ impl Server {
 
     pub fn cooks(&self) -> u64 {
         self.metric("ludus_anim_cooks_total") as u64
+    }
+
+    /// How many log lines contain `needle`.
+    pub fn logged(&self, needle: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(needle))
+            .count()
     }
 
     pub fn kill9(&mut self) {

@@ -1,0 +1,200 @@
+//! What a client that follows a project reads: the current manifest, a
+//! package by asset name, kept generations' files (immutable), and pins
+//! that keep a generation and its packages past `--keep`.
+
+use super::api::{api_error, no_generation, ApiError};
+use super::cache::{conditional, tagged, IMMUTABLE, REVALIDATE};
+use super::App;
+use crate::generation;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+
+fn json_bytes(bytes: Vec<u8>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(bytes),
+    )
+        .into_response()
+}
+
+/// `GET /manifest`: the current generation's `manifest.json`.
+pub async fn manifest(State(app): State<App>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let c = app.shared.current().ok_or_else(no_generation)?;
+    let mut r = conditional(&headers, &c.manifest_etag, REVALIDATE, || {
+        json_bytes(c.manifest_json.as_ref().clone())
+    });
+    generation_header(&mut r, c.number);
+    Ok(r)
+}
+
+fn generation_header(r: &mut Response, n: u64) {
+    if let Ok(v) = HeaderValue::from_str(&n.to_string()) {
+        r.headers_mut().insert("x-ludus-anim-generation", v);
+    }
+}
+
+#[derive(Serialize)]
+struct Kept {
+    generation: u64,
+    pinned: bool,
+}
+
+#[derive(Serialize)]
+struct GenerationList {
+    current: Option<u64>,
+    generations: Vec<Kept>,
+}
+
+/// `GET /generations`: the generations on disk, oldest first.
+pub async fn generations(State(app): State<App>) -> Result<Response, ApiError> {
+    let out = app.shared.out.clone();
+    let list = tokio::task::spawn_blocking(move || generation::list(&out))
+        .await
+        .map_err(|_| internal("listing generations failed"))?;
+    let body = GenerationList {
+        current: app.shared.current().map(|c| c.number),
+        generations: list
+            .into_iter()
+            .map(|(generation, pinned)| Kept { generation, pinned })
+            .collect(),
+    };
+    let mut r = Json(body).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
+}
+
+fn internal(message: &str) -> ApiError {
+    api_error(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+}
+
+fn unknown_generation(n: u64) -> ApiError {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "unknown_generation",
+        format!("generation {n} is not kept (GET /generations lists them; POST /generations/{{n}}/pin keeps one)"),
+    )
+}
+
+fn number(n: &str) -> Result<u64, ApiError> {
+    n.parse().map_err(|_| {
+        api_error(
+            StatusCode::BAD_REQUEST,
+            "bad_generation",
+            "a generation is a decimal number",
+        )
+    })
+}
+
+/// `GET /generations/{n}/manifest|report|stale`: a kept generation's
+/// file, immutable; `GET /generations/{n}/assets/{name}/package`: the
+/// package that generation serves for `name`.
+pub async fn generation_file(
+    State(app): State<App>,
+    Path((n, file)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let n = number(&n)?;
+    if let Some(name) = file
+        .strip_prefix("assets/")
+        .and_then(|f| f.strip_suffix("/package"))
+    {
+        return package_of_generation(app, n, name, headers).await;
+    }
+    let name = match file.as_str() {
+        "manifest" | "manifest.json" => "manifest.json",
+        "report" | "report.json" => "report.json",
+        "stale" | "stale.json" => "stale.json",
+        _ => return Err(super::api::not_found().await),
+    };
+    let etag = format!("\"gen-{n}-{name}\"");
+    let path =
+        generation::file_of(&app.shared.out, n, name).ok_or_else(|| unknown_generation(n))?;
+    if super::cache::none_match(&headers, &etag) {
+        return Ok(tagged(
+            StatusCode::NOT_MODIFIED.into_response(),
+            &etag,
+            IMMUTABLE,
+        ));
+    }
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|_| unknown_generation(n))?;
+    Ok(tagged(json_bytes(bytes), &etag, IMMUTABLE))
+}
+
+async fn package_of_generation(
+    app: App,
+    n: u64,
+    name: &str,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Some(why) = super::validate::name_problem(name) {
+        return Err(api_error(StatusCode::BAD_REQUEST, "bad_name", why));
+    }
+    let path = generation::file_of(&app.shared.out, n, "manifest.json")
+        .ok_or_else(|| unknown_generation(n))?;
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|_| unknown_generation(n))?;
+    let m: ludus_anim_cooker::report::PackageManifest =
+        serde_json::from_slice(&bytes).map_err(|_| internal("generation manifest unreadable"))?;
+    let hash = m
+        .assets
+        .iter()
+        .find(|a| a.source == name)
+        .map(|a| a.package_hash.clone())
+        .ok_or_else(|| no_package(name))?;
+    super::api::package_bytes(&app, &hash, &headers, IMMUTABLE).await
+}
+
+pub fn no_package(name: &str) -> ApiError {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "no_package",
+        format!("'{name}' has no package in this generation (GET /assets/{name} says why)"),
+    )
+}
+
+/// `POST /generations/{n}/pin`: keep generation `n` and its packages until
+/// unpinned (across restarts).
+pub async fn pin(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    Path(n): Path<String>,
+) -> Result<Response, ApiError> {
+    set_pin(app, number(&n)?, true).await
+}
+
+/// `DELETE /generations/{n}/pin`: let `--keep` collect it again.
+pub async fn unpin(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    Path(n): Path<String>,
+) -> Result<Response, ApiError> {
+    set_pin(app, number(&n)?, false).await
+}
+
+async fn set_pin(app: App, n: u64, on: bool) -> Result<Response, ApiError> {
+    let shared = app.shared.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        // Collection holds this lock: the directory cannot go in between.
+        let _held = shared.pin_lock.lock();
+        generation::pin(&shared.out, n, on)
+    })
+    .await
+    .map_err(|_| internal("pinning failed"))?;
+    match done {
+        Ok(true) => Ok(Json(Kept {
+            generation: n,
+            pinned: on,
+        })
+        .into_response()),
+        Ok(false) => Err(unknown_generation(n)),
+        Err(e) => Err(internal(&e.to_string())),
+    }
+}
