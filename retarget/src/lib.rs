@@ -29,6 +29,7 @@ mod bake;
 mod basis;
 mod contacts;
 pub mod error;
+pub mod facing;
 pub mod feet;
 mod ik;
 pub mod metrics;
@@ -50,13 +51,14 @@ mod twist;
 pub use annotate::annotated_toml;
 pub use bake::bake_times;
 pub use error::{ProfileError, RetargetError};
+pub use facing::FacingMetrics;
 pub use feet::{FootSeries, FootTracks};
 pub use metrics::{ClipMetrics, ContactMetrics, TwistMetrics, Worst};
 pub use posecheck::pose_kind;
 pub use poses::RetargetPoses;
 pub use profile::Profile;
 pub use setup::RootScales;
-pub use suggest::{rest_kind, suggest};
+pub use suggest::{rest_kind, suggest, suggest_with, RigInput, Suggested};
 
 use ludus_anim_format::math::rotation_angle;
 use ludus_anim_model::{Decision, Diagnostic, Diagnostics, SourceClip};
@@ -67,7 +69,7 @@ use transfer::Ctx;
 
 /// Bumped whenever the output for the same inputs can change; part of the
 /// retarget stage's cache key.
-pub const RETARGET_VERSION: u32 = 2;
+pub const RETARGET_VERSION: u32 = 3;
 
 /// The retargeted clips with their metrics.
 #[derive(Clone, Debug)]

@@ -94,6 +94,9 @@ pub struct ClipMetrics {
     /// `max(budget, source allowance + 1 deg)`: a breach when over.
     pub angular_jump_least_headroom: JumpMetric,
     pub twists: Vec<TwistMetrics>,
+    /// Facing agreement of source and result (`None` without legs).
+    #[serde(default)]
+    pub facing: Option<crate::facing::FacingMetrics>,
 }
 
 /// Skate speed: half the contact speed threshold (heights per second).
@@ -127,6 +130,7 @@ pub(crate) fn measure(
         max_angular_jump,
         angular_jump_least_headroom,
         twists: twist_metrics(ctx, d),
+        facing: crate::facing::measure(ctx, d.times, d.src, d.tgt),
     }
 }
 
@@ -570,6 +574,24 @@ impl ClipMetrics {
                 &j.joint,
                 Some(j.time_s),
             );
+        }
+        if let Some((f, a)) = self.facing.as_ref().and_then(|f| Some((f, f.agreement?))) {
+            if a < b.min_facing_agreement {
+                let show = |v: Option<f32>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+                push(
+                    "retarget_facing",
+                    format!(
+                        "facing agreement {a:.2} is below {} (travel {}, pose {}; forward travel source {:.2} m, target {:.2} m): the result moves or leans the other way from the source; check source/target `forward`",
+                        b.min_facing_agreement,
+                        show(f.travel),
+                        show(f.pose),
+                        f.source_travel_m,
+                        f.target_travel_m
+                    ),
+                    "",
+                    None,
+                );
+            }
         }
         for tw in &self.twists {
             if tw.range_deg > b.max_twist_range_deg {

@@ -451,6 +451,12 @@ pub struct Budgets {
     #[serde(default = "max_twist_range_deg")]
     #[serde(serialize_with = "short::one")]
     pub max_twist_range_deg: f32,
+    /// Lowest facing agreement (cosine of the source's and the result's
+    /// forward motion, each along its own body's forward): below 0 the
+    /// result faces or moves the other way (a front/back mirror).
+    #[serde(default = "min_facing_agreement")]
+    #[serde(serialize_with = "short::one")]
+    pub min_facing_agreement: f32,
 }
 
 impl Default for Budgets {
@@ -462,6 +468,7 @@ impl Default for Budgets {
             max_bone_length_deviation_m: max_bone_length_deviation_m(),
             max_angular_jump_deg: max_angular_jump_deg(),
             max_twist_range_deg: max_twist_range_deg(),
+            min_facing_agreement: min_facing_agreement(),
         }
     }
 }
@@ -483,6 +490,9 @@ fn max_angular_jump_deg() -> f32 {
 }
 fn max_twist_range_deg() -> f32 {
     400.0
+}
+fn min_facing_agreement() -> f32 {
+    0.0
 }
 
 /// Bake times: the clip's own key times, plus a uniform grid at `rate_hz`
