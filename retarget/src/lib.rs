@@ -45,6 +45,7 @@ mod setup;
 mod side;
 mod suggest;
 pub mod suggestion;
+mod topology;
 mod transfer;
 mod twist;
 

@@ -3,7 +3,7 @@
 //! rest kind). It is a starting point, never applied implicitly.
 
 use crate::facing;
-use crate::names::{parse, Part, Side as NSide};
+use crate::names::{is_generic, parse, parse_all, Name, Part, Side as NSide};
 use crate::posecheck::pose_kind;
 use crate::profile::*;
 use crate::rig::{common_ancestor, is_ancestor_or_self, path_down, sample_clip, PoseFk};
@@ -26,12 +26,35 @@ struct Found<'a> {
     facing_note: String,
 }
 
+/// Every joint's parsed name; when the names hold no pair of thighs, the
+/// parts and sides come from the hierarchy and rest geometry instead
+/// (`topology`), so unnamed (`node0`..) and foreign-language rigs map.
+fn labels(skel: &Skeleton) -> Vec<Name> {
+    let mut names = parse_all((0..skel.joint_count()).map(|j| skel.name(j)));
+    let has = |side| {
+        names
+            .iter()
+            .any(|n| n.part == Part::Thigh && n.side == side)
+    };
+    if has(NSide::Left) && has(NSide::Right) {
+        return names;
+    }
+    if let Some(found) = crate::topology::labels(skel) {
+        for n in &mut names {
+            n.part = Part::Other;
+        }
+        for (j, part, side) in found {
+            names[j].part = part;
+            names[j].side = side;
+        }
+    }
+    names
+}
+
 fn find(skel: &Skeleton, part: Part, side: NSide) -> Option<usize> {
+    let names = labels(skel);
     let hits: Vec<usize> = (0..skel.joint_count())
-        .filter(|&j| {
-            let n = parse(skel.name(j));
-            n.part == part && n.side == side
-        })
+        .filter(|&j| names[j].part == part && names[j].side == side)
         .collect();
     hits.iter()
         .copied()
@@ -298,7 +321,13 @@ fn find_side<'a>(
         pose: PoseSpec::default(),
         chains,
     };
-    let motion_root = (pelvis != 0 && parse(skel.name(0)).base.contains("root")).then_some(0);
+    // A root joint above the pelvis carries root motion: `Root`, 3ds Max
+    // Biped's `Bip01`.
+    // Unnamed (`node0`): a root on the floor below the pelvis.
+    let root_base = parse(skel.name(0)).base;
+    let named_root = root_base.contains("root") || root_base == "bip01";
+    let on_floor = is_generic(&root_base) && root_on_floor(&fk);
+    let motion_root = (pelvis != 0 && (named_root || on_floor)).then_some(0);
     let mut found = Found {
         spec,
         pelvis,
@@ -313,6 +342,15 @@ fn find_side<'a>(
     found.facing_note = note;
     found.arm_deg = arm_angles(skel, &found);
     found
+}
+
+/// Joint 0 stands at the lowest point of the rest pose (within 5% of the
+/// rig's height).
+fn root_on_floor(fk: &PoseFk) -> bool {
+    let ys: Vec<f32> = fk.affine.iter().map(|a| a.translation.y).collect();
+    let lo = ys.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = ys.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    ys.first().is_some_and(|&y| y - lo <= 0.05 * (hi - lo))
 }
 
 fn arm_angles(skel: &Skeleton, f: &Found) -> [Option<f32>; 2] {
@@ -555,9 +593,10 @@ fn add_name_matches(source: &Skeleton, s: &mut Found, target: &Skeleton, t: &mut
             NSide::Right => NSide::Left,
             NSide::Center => NSide::Center,
         };
+        // Generic names (`node7`, `joint3`) say nothing about the joint.
         let same = |j: usize, side: NSide| {
             let n = parse(source.name(j));
-            n.base == tn.base && n.part == tn.part && n.side == side
+            n.base == tn.base && n.part == tn.part && n.side == side && !is_generic(&n.base)
         };
         let hit = (0..source.joint_count())
             .find(|&j| free(j) && same(j, tn.side))

@@ -47,6 +47,13 @@ pub enum Naming {
     Unreal,
     /// `thigh.L`, `spine.001`.
     Rigify,
+    /// `LeftHip`, `LeftKnee`, `LeftAnkle`, `LeftCollar`, `LeftShoulder`,
+    /// `LeftElbow`, `LeftWrist` (many BVH and mocap exports).
+    HipKnee,
+    /// 3ds Max Biped: `Bip01 L Thigh`, `Bip01 Pelvis`.
+    Biped,
+    /// No names: `node0`..`nodeN` (glTF exports without joint names).
+    Unnamed,
 }
 
 /// Where the character faces at rest (and walks).
