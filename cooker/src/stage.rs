@@ -121,8 +121,10 @@ stage_list! {
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
-    /// metrics carry facing agreement (a budget).
-    Retarget: "retarget", version 3, per Asset, reads [Normalize];
+    /// metrics carry facing agreement (a budget). 4: foot speed, toe
+    /// slide, floor penetration, reference first frame; a rig onto
+    /// itself reproduces its clips; a floating rest pose is not a ground.
+    Retarget: "retarget", version 4, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the

@@ -39,6 +39,7 @@ mod planting;
 mod posecheck;
 pub mod poses;
 pub mod profile;
+pub mod quality;
 mod rig;
 mod root;
 mod setup;
@@ -70,7 +71,7 @@ use transfer::Ctx;
 
 /// Bumped whenever the output for the same inputs can change; part of the
 /// retarget stage's cache key.
-pub const RETARGET_VERSION: u32 = 3;
+pub const RETARGET_VERSION: u32 = 4;
 
 /// The retargeted clips with their metrics.
 #[derive(Clone, Debug)]
@@ -220,7 +221,8 @@ fn retarget_clip(
     }
     // Planted feet stand on the target's ground: the pelvis moves with
     // them, so that between plants the transferred feet agree with it.
-    let lift = if profile.contacts.plant {
+    let plant = profile.contacts.plant && !onto_itself(ctx);
+    let lift = if plant {
         planting::ground_lift(ctx, &planting::source_grounds(ctx, &times, &src, &flags))
     } else {
         0.0
@@ -232,7 +234,7 @@ fn retarget_clip(
         ctx.frame(frame, &twist[f], &mut out);
         tgt.push(out);
     }
-    if profile.contacts.plant {
+    if plant {
         planting::plant(
             ctx,
             &profile.contacts,
@@ -251,6 +253,7 @@ fn retarget_clip(
         flags: &flags,
         twist: &twist,
         looping,
+        first: usize::from(quality::reference_first_frame(&src)),
     };
     let m = metrics::measure(ctx, &profile.contacts, &profile.budgets, &data);
     let feet = feet::foot_tracks(ctx, &profile.contacts, profile.bake.rate_hz, &data);
@@ -259,6 +262,30 @@ fn retarget_clip(
         m,
         feet,
     )
+}
+
+/// A rig onto itself: same skeleton, same retarget pose, identity axes
+/// and unit scales, every joint driven bone for bone by itself. The
+/// transfer is then exact (undriven joints, IK followers, keep their
+/// pose offsets, also exact), and planting could only replace the source's
+/// own contact motion (its few millimetres of slide, an IK knee flip on a
+/// jump): the result must reproduce the clip, so nothing is planted.
+fn onto_itself(ctx: &Ctx) -> bool {
+    let (s, t, setup) = (ctx.s, ctx.t, ctx.setup);
+    let sc = setup.scales;
+    s.skel.identity() == t.skel.identity()
+        && s.pose.local == t.pose.local
+        && setup
+            .a
+            .angle_between(ludus_anim_format::math::Quat::IDENTITY)
+            < 1e-6
+        && [sc.horizontal, sc.vertical, sc.motion_root]
+            .iter()
+            .all(|v| (v - 1.0).abs() < 1e-6)
+        && setup.drives.iter().enumerate().all(|(k, d)| {
+            d.and_then(|d| d.rot)
+                .is_none_or(|r| r.a == k && (r.b == k || r.w == 0.0))
+        })
 }
 
 /// Unwrapped twist angle of every twist plan, per frame.

@@ -457,6 +457,16 @@ pub struct Budgets {
     #[serde(default = "min_facing_agreement")]
     #[serde(serialize_with = "short::one")]
     pub min_facing_agreement: f32,
+    /// During a source contact, the target foot's speed over
+    /// `1.5 x source speed + 0.5 leg lengths/s` (above 1: a pop).
+    #[serde(default = "max_foot_speed_ratio")]
+    #[serde(serialize_with = "short::one")]
+    pub max_foot_speed_ratio: f32,
+    /// Meters any target joint goes under the floor beyond the source's
+    /// own (scaled) penetration.
+    #[serde(default = "max_floor_penetration_m")]
+    #[serde(serialize_with = "short::one")]
+    pub max_floor_penetration_m: f32,
 }
 
 impl Default for Budgets {
@@ -469,6 +479,8 @@ impl Default for Budgets {
             max_angular_jump_deg: max_angular_jump_deg(),
             max_twist_range_deg: max_twist_range_deg(),
             min_facing_agreement: min_facing_agreement(),
+            max_foot_speed_ratio: max_foot_speed_ratio(),
+            max_floor_penetration_m: max_floor_penetration_m(),
         }
     }
 }
@@ -493,6 +505,12 @@ fn max_twist_range_deg() -> f32 {
 }
 fn min_facing_agreement() -> f32 {
     0.0
+}
+fn max_foot_speed_ratio() -> f32 {
+    1.0
+}
+fn max_floor_penetration_m() -> f32 {
+    0.01
 }
 
 /// Bake times: the clip's own key times, plus a uniform grid at `rate_hz`

@@ -285,7 +285,7 @@ fn find_side<'a>(
     if anchors.is_empty() {
         anchors.push(0);
     }
-    let pelvis = common_ancestor(skel, &anchors);
+    let pelvis = named_pelvis_above(skel, common_ancestor(skel, &anchors));
     if let Some(top) = neck.or(head).filter(|&n| n != pelvis) {
         if let Some(path) = path_down(skel, pelvis, top) {
             if path.len() > 2 {
@@ -342,6 +342,22 @@ fn find_side<'a>(
     found.facing_note = note;
     found.arm_deg = arm_angles(skel, &found);
     found
+}
+
+/// The topmost ancestor named `Hips` or `Pelvis` above the joint the legs
+/// and neck share, else that joint: MotionBuilder's PAB rigs hang the
+/// legs off `Spine` under `Hips -> Pelvis`, and `Hips` carries the root
+/// motion that a pelvis at `Spine` would leave behind.
+fn named_pelvis_above(skel: &Skeleton, shared: usize) -> usize {
+    let mut pelvis = shared;
+    let mut at = skel.parent(shared);
+    while let Some(p) = at {
+        if matches!(parse(skel.name(p)).base.as_str(), "hips" | "pelvis") {
+            pelvis = p;
+        }
+        at = skel.parent(p);
+    }
+    pelvis
 }
 
 /// Joint 0 stands at the lowest point of the rest pose (within 5% of the
@@ -445,6 +461,7 @@ pub fn suggest_with(src: &RigInput, tgt: &RigInput) -> Suggested {
     {
         c.follow = None;
     }
+    let same_rig = source.identity() == target.identity();
     let maps = s
         .spec
         .chains
@@ -465,7 +482,12 @@ pub fn suggest_with(src: &RigInput, tgt: &RigInput) -> Suggested {
             // Limbs keep bone lengths (IK and skinning depend on them);
             // everything else carries any translation animation it has,
             // as does a foot that is an IK control on both sides.
-            translation: if c.role.is_arm()
+            // A rig onto itself carries every channel as authored (PAB's
+            // mocap animates thigh translations: bone lengths kept would
+            // move its hips 6 cm).
+            translation: if same_rig {
+                TranslationMode::Absolute
+            } else if c.role.is_arm()
                 || c.role.is_leg()
                 || (is_foot(c) && !src_ik.contains(&c.name))
             {

@@ -1,0 +1,84 @@
+//! Metrics that match what is seen, on real files: a rig onto itself with
+//! the suggested profile as written (contacts planted) reproduces the
+//! clip and cooks green; CMU's T-pose first frame is recognized as a
+//! reference frame; foot speed, toe slide and floor penetration are
+//! measured against the source's.
+
+mod common;
+use common::*;
+use ludus_anim_retarget::{suggest_with, RigInput};
+
+fn onto_itself(
+    n: &ludus_anim_normalize::Normalized,
+    name: &str,
+) -> (f32, ludus_anim_retarget::Retargeted) {
+    let side = RigInput {
+        skeleton: &n.skeleton,
+        file: name,
+        clips: &n.clips,
+        forward: None,
+    };
+    let profile = suggest_with(&side, &side).profile;
+    assert!(profile.contacts.plant, "planting on, as suggested");
+    let out = run(n, n, &profile);
+    assert!(
+        !out.diagnostics.has_errors(),
+        "{name}: {:?}",
+        out.diagnostics
+    );
+    let mut worst = 0.0f32;
+    for (a, b) in n.clips.iter().zip(&out.clips) {
+        for &t in &a.key_times {
+            let pa = fk(&n.skeleton, &sample(&n.skeleton, a, t));
+            let pb = fk(&n.skeleton, &sample(&n.skeleton, b, t));
+            for (x, y) in pa.iter().zip(&pb) {
+                worst = worst.max((x.translation - y.translation).length());
+            }
+        }
+    }
+    (worst, out)
+}
+
+#[test]
+fn cmu_walk_onto_itself_with_contacts_reproduces_and_flags_the_t_pose() {
+    let Some(p) = shared_fixture("bvh/cmu_12_01_walk.bvh") else {
+        return;
+    };
+    let n = load(&p, Some(0.056_444_44));
+    let (worst, out) = onto_itself(&n, "cmu_12_01_walk.bvh");
+    let m = &out.metrics[0];
+    println!("CMU onto itself: worst joint position {worst:.4} m; {m:#?}");
+    // Nothing to correct on a rig onto itself: planting is skipped.
+    assert!(worst < 1e-4, "{worst}");
+    assert!(m.reference_first_frame, "CMU's first frame is a T-pose");
+    let f = m.facing.as_ref().and_then(|f| f.agreement).expect("facing");
+    assert!(f > 0.99, "{f}");
+    for s in &m.foot_speeds {
+        assert!(s.peak_ratio <= 1.0, "{s:?}");
+        assert!(s.target_toe_slide_m <= s.source_toe_slide_m + 0.01, "{s:?}");
+    }
+    assert!(m.floor_penetration.target_m <= m.floor_penetration.source_m + 0.01);
+}
+
+#[test]
+fn knight_onto_itself_with_contacts() {
+    let Some(p) = shared_fixture("gltf/quaternius_KnightCharacter.glb") else {
+        return;
+    };
+    let n = load(&p, None);
+    let (worst, out) = onto_itself(&n, "quaternius_KnightCharacter.glb");
+    println!("Knight onto itself: worst joint position {worst:.4} m");
+    assert!(worst < 1e-4, "{worst}");
+    assert!(out.metrics.iter().all(|m| !m.reference_first_frame));
+}
+
+#[test]
+fn pab_mocap_onto_itself_with_contacts() {
+    let Some(p) = shared_fixture("fbx/pab_locomotions.fbx") else {
+        return;
+    };
+    let n = load(&p, None);
+    let (worst, _) = onto_itself(&n, "pab_locomotions.fbx");
+    println!("PAB onto itself: worst joint position {worst:.4} m");
+    assert!(worst < 1e-4, "{worst}");
+}
