@@ -436,7 +436,7 @@ fn suggest_fails_when_nothing_maps() {
     assert!(!o.status.success(), "{}", text(&o));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("no chain could be mapped"),
+        text(&o).contains("the profile maps no chain"),
         "{}",
         text(&o)
     );

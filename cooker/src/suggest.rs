@@ -88,11 +88,7 @@ pub fn suggest_profile(
     );
     let suggested = suggest_with(&rig(&s, &sf, source.forward), &rig(&t, &tf, target.forward));
     let profile = suggested.profile;
-    let (mut notes, mut valid) = check(&profile, &s, &t);
-    if profile.maps.is_empty() {
-        valid = false;
-        notes.push("DOES NOT FIT: no chain could be mapped (no recognizable limbs)".into());
-    }
+    let (mut notes, valid) = check(&profile, &s, &t);
     notes.extend(suggested.notes);
     let toml = annotated_toml(&profile, &notes)?;
     Ok(Suggestion {

@@ -165,6 +165,9 @@ fn check_inputs(
             }
         }
     }
+    if profile.maps.is_empty() {
+        return Err(RetargetError::NoMaps);
+    }
     for c in clips {
         if let Some(tr) = c.tracks.iter().find(|t| t.joint >= source.joint_count()) {
             return Err(RetargetError::BadTrack {
