@@ -47,7 +47,7 @@ fn cmu_walk_onto_itself_with_contacts_reproduces_and_flags_the_t_pose() {
     let n = load(&p, Some(0.056_444_44));
     let (worst, out) = onto_itself(&n, "cmu_12_01_walk.bvh");
     let m = &out.metrics[0];
-    println!("CMU onto itself: worst joint position {worst:.4} m; {m:#?}");
+    println!("CMU onto itself: worst joint position {worst:.2e} m; {m:#?}");
     // Nothing to correct on a rig onto itself: planting is skipped.
     assert!(worst < 1e-4, "{worst}");
     assert!(m.reference_first_frame, "CMU's first frame is a T-pose");
@@ -67,7 +67,7 @@ fn knight_onto_itself_with_contacts() {
     };
     let n = load(&p, None);
     let (worst, out) = onto_itself(&n, "quaternius_KnightCharacter.glb");
-    println!("Knight onto itself: worst joint position {worst:.4} m");
+    println!("Knight onto itself: worst joint position {worst:.2e} m");
     assert!(worst < 1e-4, "{worst}");
     assert!(out.metrics.iter().all(|m| !m.reference_first_frame));
 }
@@ -79,6 +79,24 @@ fn pab_mocap_onto_itself_with_contacts() {
     };
     let n = load(&p, None);
     let (worst, _) = onto_itself(&n, "pab_locomotions.fbx");
-    println!("PAB onto itself: worst joint position {worst:.4} m");
+    println!("PAB onto itself: worst joint position {worst:.2e} m");
     assert!(worst < 1e-4, "{worst}");
+}
+
+/// Every shared mocap source onto itself, as suggested: the clip back.
+#[test]
+fn shared_mocap_onto_itself() {
+    for (rel, units) in [
+        ("bvh/cmu_01_01.bvh", Some(0.056_444_44)),
+        ("fbx/pab_crackhead.fbx", None),
+        ("bvh/makehuman_zombieWalk1.bvh", None),
+    ] {
+        let Some(p) = shared_fixture(rel) else {
+            return;
+        };
+        let n = load(&p, units);
+        let (worst, _) = onto_itself(&n, rel);
+        println!("{rel} onto itself: worst joint position {worst:.2e} m");
+        assert!(worst < 1e-4, "{rel}: {worst}");
+    }
 }
