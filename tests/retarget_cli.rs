@@ -375,6 +375,9 @@ fn facing_is_inferred_and_a_mirrored_result_fails_the_cook() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     project(&fx, d, "");
+    // `--retarget` applies to assets whose manifest names no profile:
+    // cook the files without the project's manifest.
+    std::fs::remove_file(d.join("ludus-anim.toml")).unwrap();
     let o = ludus_anim(
         &[
             "retarget",
@@ -416,7 +419,15 @@ fn facing_is_inferred_and_a_mirrored_result_fails_the_cook() {
     assert!(log.contains("DISAGREES"), "{log}");
     let (code, _, _, log) = cook_json(
         d,
-        &[WALK, "--retarget", "profiles/mirrored.toml", "-o", "out-m"],
+        &[
+            WALK,
+            "--retarget",
+            "profiles/mirrored.toml",
+            "--cache",
+            "cache",
+            "-o",
+            "out-m",
+        ],
     );
     assert_eq!(code, Some(1), "{log}");
     assert!(log.contains("retarget_facing"), "{log}");
