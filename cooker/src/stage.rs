@@ -124,7 +124,8 @@ stage_list! {
     /// metrics carry facing agreement (a budget). 4: foot speed, toe
     /// slide, floor penetration, reference first frame; a rig onto
     /// itself reproduces its clips; a floating rest pose is not a ground.
-    Retarget: "retarget", version 4, per Asset, reads [Normalize];
+    /// 5: contact joints without contacts in a clip kept above the ground.
+    Retarget: "retarget", version 5, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the

@@ -158,9 +158,20 @@ fn ik_targets(
                 .iter()
                 .map(|f| s.canon(f.position(c.source)).y)
                 .collect();
-            // A joint without contacts in this clip is left alone.
+            // A joint without contacts in this clip is left where the
+            // transfer puts it, except never under the target's ground
+            // (a short clip whose foot never holds still, PAB's jog onto
+            // the Knight: 5.9 cm under the floor).
             let Some(g) = ground else {
-                return vec![None; times.len()];
+                let ground_t = t.floor + target_ground(t, c.target);
+                return tgt
+                    .iter()
+                    .map(|f| {
+                        let p = t.canon(f.position(c.target));
+                        (p.y < ground_t)
+                            .then(|| t.basis.conjugate() * Vec3::new(p.x, ground_t, p.z))
+                    })
+                    .collect();
             };
             // Every frame, the source's height above its ground (the
             // lowest it holds), scaled, above the target's own ground

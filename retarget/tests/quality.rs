@@ -100,3 +100,35 @@ fn shared_mocap_onto_itself() {
         assert!(worst < 1e-4, "{rel}: {worst}");
     }
 }
+
+/// MotionBuilder mocap onto the Knight as suggested: facing agrees and no
+/// joint goes under the floor beyond the source's own (the jog's foot has
+/// no contact to plant and was left 5.9 cm under).
+#[test]
+fn pab_onto_the_knight_faces_forward_and_stays_above_the_floor() {
+    let (Some(s), Some(t)) = (
+        shared_fixture("fbx/pab_locomotions.fbx"),
+        shared_fixture("gltf/quaternius_KnightCharacter.glb"),
+    ) else {
+        return;
+    };
+    let (src, tgt) = (load(&s, None), load(&t, None));
+    let profile = suggest_with(&rig(&src), &rig(&tgt)).profile;
+    let out = run(&src, &tgt, &profile);
+    for m in &out.metrics {
+        let p = &m.floor_penetration;
+        let f = m.facing.as_ref().and_then(|f| f.agreement);
+        println!("{}: facing {f:?}, penetration {p:?}", m.clip);
+        assert!(f.is_some_and(|f| f > 0.9), "{}: {f:?}", m.clip);
+        assert!(p.target_m <= p.source_m + 0.01, "{}: {p:?}", m.clip);
+    }
+}
+
+fn rig(n: &ludus_anim_normalize::Normalized) -> RigInput<'_> {
+    RigInput {
+        skeleton: &n.skeleton,
+        file: "rig",
+        clips: &n.clips,
+        forward: None,
+    }
+}
