@@ -364,3 +364,91 @@ fn inspect_and_the_sidecar_show_the_retarget() {
     let html = std::fs::read_to_string(d.join("dash.html")).unwrap();
     assert!(html.contains("Retarget ("), "retarget panel drawn");
 }
+
+/// Facing is inferred (and said how); a person's `--target-forward` that
+/// contradicts the body is written with the cues that disagree, and the
+/// cook of the mirrored result fails on facing agreement instead of
+/// passing every other budget.
+#[test]
+fn facing_is_inferred_and_a_mirrored_result_fails_the_cook() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    // `--retarget` applies to assets whose manifest names no profile:
+    // cook the files without the project's manifest.
+    std::fs::remove_file(d.join("ludus-anim.toml")).unwrap();
+    let o = ludus_anim(
+        &[
+            "retarget",
+            "suggest",
+            WALK,
+            KNIGHT,
+            "-o",
+            "profiles/ok.toml",
+        ],
+        d,
+    );
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("source forward +z (inferred)"), "{log}");
+    assert!(log.contains("root travel +z"), "{log}");
+    let (code, _, _, log) = cook_json(d, &[WALK, "--retarget", "profiles/ok.toml", "-o", "out-ok"]);
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&d.join("out-ok"));
+    let f = &r["assets"][0]["clips"][0]["retarget"]["metrics"]["facing"];
+    assert!(f["agreement"].as_f64().unwrap() > 0.9, "{f}");
+    assert!(f["target_travel_m"].as_f64().unwrap() > 1.0, "{f}");
+
+    let o = ludus_anim(
+        &[
+            "retarget",
+            "suggest",
+            WALK,
+            KNIGHT,
+            "--target-forward",
+            "-z",
+            "-o",
+            "profiles/mirrored.toml",
+        ],
+        d,
+    );
+    let log = text(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains("target forward -z (given)"), "{log}");
+    assert!(log.contains("DISAGREES"), "{log}");
+    let (code, _, _, log) = cook_json(
+        d,
+        &[
+            WALK,
+            "--retarget",
+            "profiles/mirrored.toml",
+            "--cache",
+            "cache",
+            "-o",
+            "out-m",
+        ],
+    );
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("retarget_facing"), "{log}");
+    assert!(log.contains("facing agreement -1.00"), "{log}");
+}
+
+/// `suggest` fails (non-zero) when its proposal does not fit: a target
+/// with no limbs (an animated box) maps no chain.
+#[test]
+fn suggest_fails_when_nothing_maps() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    let boxed = fx.join("gltf/khronos_BoxAnimated_embedded.gltf");
+    let o = ludus_anim(&["retarget", "suggest", WALK, boxed.to_str().unwrap()], d);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("the profile maps no chain"),
+        "{}",
+        text(&o)
+    );
+}

@@ -120,8 +120,12 @@ stage_list! {
     Normalize: "normalize", version 6, per Asset, reads [Import];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
-    /// foot tracks (height, speed, contact, skate) for the sidecar.
-    Retarget: "retarget", version 2, per Asset, reads [Normalize];
+    /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
+    /// metrics carry facing agreement (a budget). 4: foot speed, toe
+    /// slide, floor penetration, reference first frame; a rig onto
+    /// itself reproduces its clips; a floating rest pose is not a ground.
+    /// 5: contact joints without contacts in a clip kept above the ground.
+    Retarget: "retarget", version 5, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the

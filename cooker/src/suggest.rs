@@ -6,7 +6,9 @@
 
 use crate::stages::normalize::{normalize, Normalized};
 use ludus_anim_importers::{import_file, ImportOptions};
-use ludus_anim_retarget::{annotated_toml, retarget, suggest, Profile, RetargetPoses};
+use ludus_anim_retarget::{
+    annotated_toml, retarget, suggest_with, Profile, RetargetPoses, RigInput,
+};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -55,24 +57,39 @@ fn written(file: &Path, profile_dir: &Path) -> String {
     crate::paths::record(file, &root)
 }
 
+/// One rig for [`suggest_profile`]: its file, a length-unit override and
+/// a forward-axis override (`+z`, `-x`, ...).
+pub struct RigArg<'a> {
+    pub path: &'a Path,
+    pub units_m: Option<f32>,
+    pub forward: Option<&'a str>,
+}
+
 /// Suggest a profile retargeting `source`'s clips onto `target`, to be
 /// stored in `profile_dir` (skeleton paths are written relative to it).
 pub fn suggest_profile(
-    source: &Path,
-    source_units_m: Option<f32>,
-    target: &Path,
-    target_units_m: Option<f32>,
+    source: &RigArg,
+    target: &RigArg,
     profile_dir: &Path,
 ) -> Result<Suggestion, SuggestError> {
-    let s = load(source, source_units_m)?;
-    let t = load(target, target_units_m)?;
-    let profile = suggest(
-        &s.skeleton,
-        &written(source, profile_dir),
-        &t.skeleton,
-        &written(target, profile_dir),
+    let s = load(source.path, source.units_m)?;
+    let t = load(target.path, target.units_m)?;
+    for (arg, n) in [(source, &s), (target, &t)] {
+        if n.skeleton.joint_count() < 2 {
+            return Err(SuggestError::Load {
+                path: arg.path.display().to_string(),
+                message: "no skeleton to retarget (fewer than two joints)".into(),
+            });
+        }
+    }
+    let (sf, tf) = (
+        written(source.path, profile_dir),
+        written(target.path, profile_dir),
     );
-    let (notes, valid) = check(&profile, &s, &t);
+    let suggested = suggest_with(&rig(&s, &sf, source.forward), &rig(&t, &tf, target.forward));
+    let profile = suggested.profile;
+    let (mut notes, valid) = check(&profile, &s, &t);
+    notes.extend(suggested.notes);
     let toml = annotated_toml(&profile, &notes)?;
     Ok(Suggestion {
         profile,
@@ -80,6 +97,15 @@ pub fn suggest_profile(
         notes,
         valid,
     })
+}
+
+fn rig<'a>(n: &'a Normalized, file: &'a str, forward: Option<&'a str>) -> RigInput<'a> {
+    RigInput {
+        skeleton: &n.skeleton,
+        file,
+        clips: &n.clips,
+        forward,
+    }
 }
 
 /// What the retarget stage will say about `profile` on these rigs (no clip

@@ -77,4 +77,6 @@ pub enum RetargetError {
     BadTrack { clip: String, joint: usize },
     #[error("root: {message}")]
     BadRoot { message: String },
+    #[error("the profile maps no chain: nothing of the source would move the target (declare [[map]] entries)")]
+    NoMaps,
 }

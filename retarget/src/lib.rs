@@ -29,6 +29,7 @@ mod bake;
 mod basis;
 mod contacts;
 pub mod error;
+pub mod facing;
 pub mod feet;
 mod ik;
 pub mod metrics;
@@ -38,25 +39,28 @@ mod planting;
 mod posecheck;
 pub mod poses;
 pub mod profile;
+pub mod quality;
 mod rig;
 mod root;
 mod setup;
 mod side;
 mod suggest;
 pub mod suggestion;
+mod topology;
 mod transfer;
 mod twist;
 
 pub use annotate::annotated_toml;
 pub use bake::bake_times;
 pub use error::{ProfileError, RetargetError};
+pub use facing::FacingMetrics;
 pub use feet::{FootSeries, FootTracks};
 pub use metrics::{ClipMetrics, ContactMetrics, TwistMetrics, Worst};
 pub use posecheck::pose_kind;
 pub use poses::RetargetPoses;
 pub use profile::Profile;
 pub use setup::RootScales;
-pub use suggest::{rest_kind, suggest};
+pub use suggest::{rest_kind, suggest, suggest_with, RigInput, Suggested};
 
 use ludus_anim_format::math::rotation_angle;
 use ludus_anim_model::{Decision, Diagnostic, Diagnostics, SourceClip};
@@ -67,7 +71,7 @@ use transfer::Ctx;
 
 /// Bumped whenever the output for the same inputs can change; part of the
 /// retarget stage's cache key.
-pub const RETARGET_VERSION: u32 = 2;
+pub const RETARGET_VERSION: u32 = 5;
 
 /// The retargeted clips with their metrics.
 #[derive(Clone, Debug)]
@@ -161,6 +165,9 @@ fn check_inputs(
             }
         }
     }
+    if profile.maps.is_empty() {
+        return Err(RetargetError::NoMaps);
+    }
     for c in clips {
         if let Some(tr) = c.tracks.iter().find(|t| t.joint >= source.joint_count()) {
             return Err(RetargetError::BadTrack {
@@ -217,7 +224,8 @@ fn retarget_clip(
     }
     // Planted feet stand on the target's ground: the pelvis moves with
     // them, so that between plants the transferred feet agree with it.
-    let lift = if profile.contacts.plant {
+    let plant = profile.contacts.plant && !onto_itself(ctx);
+    let lift = if plant {
         planting::ground_lift(ctx, &planting::source_grounds(ctx, &times, &src, &flags))
     } else {
         0.0
@@ -229,7 +237,7 @@ fn retarget_clip(
         ctx.frame(frame, &twist[f], &mut out);
         tgt.push(out);
     }
-    if profile.contacts.plant {
+    if plant {
         planting::plant(
             ctx,
             &profile.contacts,
@@ -248,6 +256,7 @@ fn retarget_clip(
         flags: &flags,
         twist: &twist,
         looping,
+        first: usize::from(quality::reference_first_frame(&src)),
     };
     let m = metrics::measure(ctx, &profile.contacts, &profile.budgets, &data);
     let feet = feet::foot_tracks(ctx, &profile.contacts, profile.bake.rate_hz, &data);
@@ -256,6 +265,30 @@ fn retarget_clip(
         m,
         feet,
     )
+}
+
+/// A rig onto itself: same skeleton, same retarget pose, identity axes
+/// and unit scales, every joint driven bone for bone by itself. The
+/// transfer is then exact (undriven joints, IK followers, keep their
+/// pose offsets, also exact), and planting could only replace the source's
+/// own contact motion (its few millimetres of slide, an IK knee flip on a
+/// jump): the result must reproduce the clip, so nothing is planted.
+fn onto_itself(ctx: &Ctx) -> bool {
+    let (s, t, setup) = (ctx.s, ctx.t, ctx.setup);
+    let sc = setup.scales;
+    s.skel.identity() == t.skel.identity()
+        && s.pose.local == t.pose.local
+        && setup
+            .a
+            .angle_between(ludus_anim_format::math::Quat::IDENTITY)
+            < 1e-6
+        && [sc.horizontal, sc.vertical, sc.motion_root]
+            .iter()
+            .all(|v| (v - 1.0).abs() < 1e-6)
+        && setup.drives.iter().enumerate().all(|(k, d)| {
+            d.and_then(|d| d.rot)
+                .is_none_or(|r| r.a == k && (r.b == k || r.w == 0.0))
+        })
 }
 
 /// Unwrapped twist angle of every twist plan, per frame.

@@ -94,6 +94,19 @@ pub struct ClipMetrics {
     /// `max(budget, source allowance + 1 deg)`: a breach when over.
     pub angular_jump_least_headroom: JumpMetric,
     pub twists: Vec<TwistMetrics>,
+    /// Facing agreement of source and result (`None` without legs).
+    #[serde(default)]
+    pub facing: Option<crate::facing::FacingMetrics>,
+    /// The source's first frame is a reference pose (a T-pose before the
+    /// take): left out of the jump, foot-speed and floor checks.
+    #[serde(default)]
+    pub reference_first_frame: bool,
+    /// Per contact joint: peak speed against the source's, toe slide.
+    #[serde(default)]
+    pub foot_speeds: Vec<crate::quality::FootSpeed>,
+    /// Deepest joint under the floor, target and source.
+    #[serde(default)]
+    pub floor_penetration: crate::quality::Penetration,
 }
 
 /// Skate speed: half the contact speed threshold (heights per second).
@@ -107,6 +120,8 @@ pub(crate) struct ClipData<'a> {
     pub flags: &'a [Vec<bool>],
     pub twist: &'a [Vec<f32>],
     pub looping: bool,
+    /// First frame the per-frame checks read (1 after a reference frame).
+    pub first: usize,
 }
 
 pub(crate) fn measure(
@@ -127,6 +142,10 @@ pub(crate) fn measure(
         max_angular_jump,
         angular_jump_least_headroom,
         twists: twist_metrics(ctx, d),
+        facing: crate::facing::measure(ctx, d.times, d.src, d.tgt),
+        reference_first_frame: d.first > 0,
+        foot_speeds: crate::quality::foot_speeds(ctx, d),
+        floor_penetration: crate::quality::penetration(ctx, d),
     }
 }
 
@@ -165,12 +184,19 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
             // The source's detector mapped through the retarget's scales:
             // thresholds in source heights, times the vertical scale for
             // heights and the horizontal scale for speeds.
-            let tflags = detect(
+            let mut tflags = detect(
                 &pt,
                 d.times,
                 spec.height_threshold * s.height * sc.vertical,
                 spec.speed_threshold * t_len,
             );
+            // The same loop rule as the source's flags: the last frame of
+            // a loop is its first.
+            if d.looping {
+                if let (Some(&first), Some(last)) = (tflags.first(), tflags.len().checked_sub(1)) {
+                    tflags[last] = first;
+                }
+            }
             let (vs, vt) = (
                 horizontal_speeds(&ps, d.times),
                 horizontal_speeds(&pt, d.times),
@@ -415,7 +441,7 @@ fn jumps(ctx: &Ctx, d: &ClipData, budget: f32) -> (JumpMetric, JumpMetric) {
     };
     let mut headroom = f32::INFINITY;
     let mut allow = vec![None::<f32>; n];
-    for f in 1..d.tgt.len() {
+    for f in (1 + d.first)..d.tgt.len() {
         allow.iter_mut().for_each(|a| *a = None);
         // Inheritance may point forward (a follower before the joint it
         // follows): resolve to a fixed point, at most n passes.
@@ -571,6 +597,49 @@ impl ClipMetrics {
                 Some(j.time_s),
             );
         }
+        if let Some((f, a)) = self.facing.as_ref().and_then(|f| Some((f, f.agreement?))) {
+            if a < b.min_facing_agreement {
+                let show = |v: Option<f32>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+                push(
+                    "retarget_facing",
+                    format!(
+                        "facing agreement {a:.2} is below {} (travel {}, pose {}; forward travel source {:.2} m, target {:.2} m): the result moves or leans the other way from the source; check source/target `forward`",
+                        b.min_facing_agreement,
+                        show(f.travel),
+                        show(f.pose),
+                        f.source_travel_m,
+                        f.target_travel_m
+                    ),
+                    "",
+                    None,
+                );
+            }
+        }
+        for f in &self.foot_speeds {
+            if f.peak_ratio > b.max_foot_speed_ratio {
+                push(
+                    "retarget_foot_pop",
+                    format!(
+                        "foot moves at {:.2} m/s during a contact where the source moves {:.2} m/s (over 1.5x the source + 0.5 leg lengths/s by {:.2}x)",
+                        f.target_peak_mps, f.source_at_peak_mps, f.peak_ratio
+                    ),
+                    &f.joint,
+                    Some(f.peak_time_s),
+                );
+            }
+        }
+        let p = &self.floor_penetration;
+        if p.target_m > b.max_floor_penetration_m + p.source_m {
+            push(
+                "retarget_floor",
+                format!(
+                    "{:.3} m under the floor (budget {} m beyond the source's own {:.3} m)",
+                    p.target_m, b.max_floor_penetration_m, p.source_m
+                ),
+                &p.joint,
+                Some(p.time_s),
+            );
+        }
         for tw in &self.twists {
             if tw.range_deg > b.max_twist_range_deg {
                 push(
@@ -653,6 +722,7 @@ mod tests {
                     flags: &[],
                     twist: &no_twist,
                     looping: false,
+                    first: 0,
                 },
                 45.0,
             );

@@ -1,7 +1,10 @@
 //! Joint-name normalization for [`crate::suggest()`]: namespace prefixes,
-//! side conventions (`Left`, `L_`, `_l`, `.L`, ` L`) and synonyms across
-//! Mixamo, the Unreal mannequin, Blender Rigify-ish, MakeHuman, CMU/BVH and
-//! Quaternius rigs.
+//! side conventions (`Left`, `L_`, `_l`, `.L`, ` L`, `L `) and synonyms
+//! across Mixamo, the Unreal mannequin, Blender Rigify-ish, MakeHuman,
+//! CMU/MotionBuilder BVH, 3ds Max Biped, Hip/Knee/Ankle and
+//! Collar/Shoulder/Elbow/Wrist rigs and Quaternius rigs. Animation
+//! controls (`*Ctrl`, `*IK`, `Pole*`, `*Target`) are never body parts:
+//! the deforming joint of the same name is the one to drive.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -58,11 +61,13 @@ fn strip_namespace(name: &str) -> &str {
 }
 
 fn split_side(n: &str) -> (Side, String) {
-    let checks: [(&str, Side, bool); 16] = [
+    let checks: [(&str, Side, bool); 18] = [
         ("left", Side::Left, true),
         ("right", Side::Right, true),
         ("l_", Side::Left, true),
         ("r_", Side::Right, true),
+        ("l ", Side::Left, true),
+        ("r ", Side::Right, true),
         ("l.", Side::Left, true),
         ("r.", Side::Right, true),
         (".l", Side::Left, false),
@@ -146,10 +151,7 @@ fn part_of(base: &str) -> Part {
         (&["upperarm", "uparm", "arm", "humerus"], Part::UpperArm),
         (&["forearm", "lowerarm", "loarm", "elbow"], Part::ForeArm),
         (&["hand", "wrist", "palm"], Part::Hand),
-        (
-            &["upleg", "upperleg", "thigh", "femur", "thigh"],
-            Part::Thigh,
-        ),
+        (&["upleg", "upperleg", "thigh", "femur", "hip"], Part::Thigh),
         (
             &["leg", "lowerleg", "loleg", "calf", "shin", "knee"],
             Part::Calf,
@@ -174,6 +176,27 @@ fn part_of(base: &str) -> Part {
     Part::Other
 }
 
+/// An animation control rather than a deforming joint: IK targets and
+/// handles, pole vectors, `*Ctrl` / `*Control` / `*Target` helpers.
+pub(crate) fn is_control(base: &str) -> bool {
+    let ends = [
+        "ctrl", "ctl", "control", "ik", "target", "tgt", "handle", "locator",
+    ];
+    let starts = ["ctrl", "ik", "pole", "cnt", "target"];
+    ends.iter().any(|e| base.ends_with(e))
+        || starts.iter().any(|s| base.starts_with(s))
+        || base.contains("pole")
+}
+
+/// A generated name that says nothing: `node7`, `joint3`, `bone12`.
+pub(crate) fn is_generic(base: &str) -> bool {
+    let stem = base.trim_end_matches(|c: char| c.is_ascii_digit());
+    matches!(
+        stem,
+        "" | "node" | "joint" | "bone" | "transform" | "object"
+    )
+}
+
 pub(crate) fn parse(name: &str) -> Name {
     let (side, rest) = split_side(strip_namespace(name));
     let base: String = rest
@@ -181,11 +204,25 @@ pub(crate) fn parse(name: &str) -> Name {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
     let base = base.trim_start_matches('_').to_string();
-    Name {
-        side,
-        part: part_of(&base),
-        base,
+    let part = if is_control(&base) {
+        Part::Other
+    } else {
+        part_of(&base)
+    };
+    Name { side, part, base }
+}
+
+/// Every joint's name parsed in the context of its skeleton: where a rig
+/// names clavicles `Collar`, its `Shoulder` is the upper arm
+/// (Collar/Shoulder/Elbow/Wrist), not Mixamo's clavicle.
+pub(crate) fn parse_all<'a>(names: impl Iterator<Item = &'a str>) -> Vec<Name> {
+    let mut all: Vec<Name> = names.map(parse).collect();
+    if all.iter().any(|n| n.base.starts_with("collar")) {
+        for n in all.iter_mut().filter(|n| n.base.starts_with("shoulder")) {
+            n.part = Part::UpperArm;
+        }
     }
+    all
 }
 
 #[cfg(test)]
@@ -211,10 +248,38 @@ mod tests {
             ("Spine1", Side::Center, Part::Spine),
             ("Head", Side::Center, Part::Head),
             ("LeftToeBase", Side::Left, Part::Toe),
+            // Hip/Knee/Ankle, 3ds Max Biped, Unreal, controls.
+            ("LeftHip", Side::Left, Part::Thigh),
+            ("R_Knee", Side::Right, Part::Calf),
+            ("L_Ankle", Side::Left, Part::Foot),
+            ("Hips", Side::Center, Part::Other),
+            ("Bip01 L Thigh", Side::Left, Part::Thigh),
+            ("Bip01 R Calf", Side::Right, Part::Calf),
+            ("Bip01 L Forearm", Side::Left, Part::ForeArm),
+            ("Bip01 R Clavicle", Side::Right, Part::Clavicle),
+            ("ball_l", Side::Left, Part::Toe),
+            ("LeftFootCtrl", Side::Left, Part::Other),
+            ("LeftKneeCtrl", Side::Left, Part::Other),
+            ("L_Leg_IK", Side::Left, Part::Other),
+            ("PoleKnee.L", Side::Left, Part::Other),
+            ("foot_target.R", Side::Right, Part::Other),
         ];
         for (n, side, part) in cases {
             let p = parse(n);
             assert_eq!((p.side, p.part), (side, part), "{n}: {p:?}");
         }
+    }
+
+    #[test]
+    fn collar_makes_shoulder_the_upper_arm() {
+        let with = parse_all(["LeftCollar", "LeftShoulder", "LeftElbow", "LeftWrist"].into_iter());
+        let parts: Vec<Part> = with.iter().map(|n| n.part).collect();
+        assert_eq!(
+            parts,
+            [Part::Clavicle, Part::UpperArm, Part::ForeArm, Part::Hand]
+        );
+        let mixamo = parse_all(["LeftShoulder", "LeftArm"].into_iter());
+        assert_eq!(mixamo[0].part, Part::Clavicle);
+        assert_eq!(mixamo[1].part, Part::UpperArm);
     }
 }

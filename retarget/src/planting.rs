@@ -112,7 +112,21 @@ pub(crate) fn ground_lift(ctx: &Ctx, grounds: &[Option<f32>]) -> f32 {
 /// The lift that would ground this one contact joint on its own.
 fn joint_lift(ctx: &Ctx, c: &ContactPlan, ground: f32) -> f32 {
     let (s, t, v) = (ctx.s, ctx.t, ctx.setup.scales.vertical);
-    (t.canon(t.pose.position(c.target)).y - t.floor) - v * (ground - s.floor)
+    target_ground(t, c.target) - v * (ground - s.floor)
+}
+
+/// Height of a target contact joint above the target's floor when the
+/// character stands: its retarget-pose height when that pose stands on
+/// the floor (its lowest joint within 5% of the height of it), else its
+/// height above the pose's lowest joint (a rest pose floating or sunk,
+/// like a BVH zero pose with the hips at the origin: taking it as
+/// standing would sink the whole result and fail even a rig onto itself).
+fn target_ground(t: &crate::side::Side, joint: usize) -> f32 {
+    if (t.lowest - t.floor).abs() <= 0.05 * t.height {
+        t.canon(t.pose.position(joint)).y - t.floor
+    } else {
+        t.height_above_lowest(joint)
+    }
 }
 
 /// Per contact and frame: IK weight and component-space target.
@@ -144,9 +158,20 @@ fn ik_targets(
                 .iter()
                 .map(|f| s.canon(f.position(c.source)).y)
                 .collect();
-            // A joint without contacts in this clip is left alone.
+            // A joint without contacts in this clip is left where the
+            // transfer puts it, except never under the target's ground
+            // (a short clip whose foot never holds still, PAB's jog onto
+            // the Knight: 5.9 cm under the floor).
             let Some(g) = ground else {
-                return vec![None; times.len()];
+                let ground_t = t.floor + target_ground(t, c.target);
+                return tgt
+                    .iter()
+                    .map(|f| {
+                        let p = t.canon(f.position(c.target));
+                        (p.y < ground_t)
+                            .then(|| t.basis.conjugate() * Vec3::new(p.x, ground_t, p.z))
+                    })
+                    .collect();
             };
             // Every frame, the source's height above its ground (the
             // lowest it holds), scaled, above the target's own ground
@@ -157,7 +182,7 @@ fn ik_targets(
             // (CMU 43:57, the Knight 54:46), so a bent knee lifts each foot
             // differently, and the source's two feet need not share one
             // ground (2 cm apart in CMU 12_01).
-            let ground_t = t.canon(t.pose.position(c.target)).y;
+            let ground_t = t.floor + target_ground(t, c.target);
             let v = ctx.setup.scales.vertical;
             let fk: Vec<Vec3> = tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
             let pl = plants(&PlantInput {

@@ -451,6 +451,22 @@ pub struct Budgets {
     #[serde(default = "max_twist_range_deg")]
     #[serde(serialize_with = "short::one")]
     pub max_twist_range_deg: f32,
+    /// Lowest facing agreement (cosine of the source's and the result's
+    /// forward motion, each along its own body's forward): below 0 the
+    /// result faces or moves the other way (a front/back mirror).
+    #[serde(default = "min_facing_agreement")]
+    #[serde(serialize_with = "short::one")]
+    pub min_facing_agreement: f32,
+    /// During a source contact, the target foot's speed over
+    /// `1.5 x source speed + 0.5 leg lengths/s` (above 1: a pop).
+    #[serde(default = "max_foot_speed_ratio")]
+    #[serde(serialize_with = "short::one")]
+    pub max_foot_speed_ratio: f32,
+    /// Meters any target joint goes under the floor beyond the source's
+    /// own (scaled) penetration.
+    #[serde(default = "max_floor_penetration_m")]
+    #[serde(serialize_with = "short::one")]
+    pub max_floor_penetration_m: f32,
 }
 
 impl Default for Budgets {
@@ -462,6 +478,9 @@ impl Default for Budgets {
             max_bone_length_deviation_m: max_bone_length_deviation_m(),
             max_angular_jump_deg: max_angular_jump_deg(),
             max_twist_range_deg: max_twist_range_deg(),
+            min_facing_agreement: min_facing_agreement(),
+            max_foot_speed_ratio: max_foot_speed_ratio(),
+            max_floor_penetration_m: max_floor_penetration_m(),
         }
     }
 }
@@ -483,6 +502,15 @@ fn max_angular_jump_deg() -> f32 {
 }
 fn max_twist_range_deg() -> f32 {
     400.0
+}
+fn min_facing_agreement() -> f32 {
+    0.0
+}
+fn max_foot_speed_ratio() -> f32 {
+    1.0
+}
+fn max_floor_penetration_m() -> f32 {
+    0.01
 }
 
 /// Bake times: the clip's own key times, plus a uniform grid at `rate_hz`

@@ -2,12 +2,14 @@
 //! hierarchy, names and synonyms; axes; retarget poses with the detected
 //! rest kind). It is a starting point, never applied implicitly.
 
-use crate::names::{parse, Part, Side as NSide};
+use crate::facing;
+use crate::names::{is_generic, parse, parse_all, Name, Part, Side as NSide};
 use crate::posecheck::pose_kind;
 use crate::profile::*;
-use crate::rig::{common_ancestor, is_ancestor_or_self, path_down, PoseFk};
+use crate::rig::{common_ancestor, is_ancestor_or_self, path_down, sample_clip, PoseFk};
 use glam::EulerRot;
 use ludus_anim_format::math::{Quat, Vec3};
+use ludus_anim_model::SourceClip;
 use ludus_anim_runtime::Skeleton;
 
 /// What the suggester found on one skeleton.
@@ -20,14 +22,39 @@ struct Found<'a> {
     /// Upper-arm abduction from the spine, degrees, per side (left, right).
     arm_deg: [Option<f32>; 2],
     skel_ref: &'a Skeleton,
+    /// How the forward axis was chosen (cues and disagreements).
+    facing_note: String,
+}
+
+/// Every joint's parsed name; when the names hold no pair of thighs, the
+/// parts and sides come from the hierarchy and rest geometry instead
+/// (`topology`), so unnamed (`node0`..) and foreign-language rigs map.
+fn labels(skel: &Skeleton) -> Vec<Name> {
+    let mut names = parse_all((0..skel.joint_count()).map(|j| skel.name(j)));
+    let has = |side| {
+        names
+            .iter()
+            .any(|n| n.part == Part::Thigh && n.side == side)
+    };
+    if has(NSide::Left) && has(NSide::Right) {
+        return names;
+    }
+    if let Some(found) = crate::topology::labels(skel) {
+        for n in &mut names {
+            n.part = Part::Other;
+        }
+        for (j, part, side) in found {
+            names[j].part = part;
+            names[j].side = side;
+        }
+    }
+    names
 }
 
 fn find(skel: &Skeleton, part: Part, side: NSide) -> Option<usize> {
+    let names = labels(skel);
     let hits: Vec<usize> = (0..skel.joint_count())
-        .filter(|&j| {
-            let n = parse(skel.name(j));
-            n.part == part && n.side == side
-        })
+        .filter(|&j| names[j].part == part && names[j].side == side)
         .collect();
     hits.iter()
         .copied()
@@ -51,21 +78,96 @@ fn snap(v: Vec3) -> Vec3 {
     crate::basis::axis(&axis_name(v)).unwrap_or(Vec3::Y)
 }
 
-/// Up from pelvis to head, forward from ankle to toes (or +Z / +Y).
-fn axes(
-    fk: &PoseFk,
-    pelvis: usize,
-    head: Option<usize>,
-    foot: Option<(usize, usize)>,
+/// Up from pelvis to head (or +Y).
+fn up_axis(fk: &PoseFk, pelvis: usize, head: Option<usize>) -> Vec3 {
+    head.map_or(Vec3::Y, |h| snap(fk.position(h) - fk.position(pelvis)))
+}
+
+/// The body the facing cues read, from the parts found by name.
+fn body(skel: &Skeleton, fk: &PoseFk, f: &Found) -> facing::Body {
+    let get = |p: Part, s: NSide| f.parts.iter().find(|(k, _)| *k == (p, s)).map(|(_, j)| *j);
+    let mut b = facing::Body {
+        pelvis: f.pelvis,
+        head: find(skel, Part::Head, NSide::Center),
+        ..facing::Body::default()
+    };
+    for side in [NSide::Left, NSide::Right] {
+        b.hands.extend(get(Part::Hand, side));
+        if let (Some(thigh), Some(foot)) = (get(Part::Thigh, side), get(Part::Foot, side)) {
+            b.legs.push(facing::Leg {
+                left: side == NSide::Left,
+                thigh,
+                knee: get(Part::Calf, side),
+                foot,
+                toe: get(Part::Toe, side).or_else(|| facing::toe_of(skel, fk, foot)),
+            });
+        }
+    }
+    b
+}
+
+/// Forward: the declared override, else the vote of the rest-pose and clip
+/// cues snapped to an axis perpendicular to up, else +Z (-Y when Z is up).
+/// Returns the axis and a note saying which cues decided it and which
+/// disagreed.
+fn forward_axis(
+    skel: &Skeleton,
+    f: &Found,
+    clips: &[SourceClip],
+    up: Vec3,
+    forced: Option<&str>,
 ) -> (String, String) {
-    let up = head.map_or(Vec3::Y, |h| snap(fk.position(h) - fk.position(pelvis)));
-    let fwd = foot
-        .map(|(f, t)| fk.position(t) - fk.position(f))
-        .map(|d| d - up * d.dot(up))
-        .filter(|d| d.length() > 1e-6)
-        .map(snap)
-        .unwrap_or(if up.z.abs() > 0.5 { -Vec3::Y } else { Vec3::Z });
-    (axis_name(up), axis_name(fwd))
+    let fk = PoseFk::new(skel, skel.rest_pose().to_vec());
+    let b = body(skel, &fk, f);
+    let mut cues = facing::pose_cues(&fk, up, &b);
+    if let Some(clip) = clips
+        .iter()
+        .max_by(|a, c| a.duration_s.total_cmp(&c.duration_s))
+    {
+        cues.extend(facing::clip_cues(&clip_frames(skel, clip), up, &b));
+    }
+    let fallback = if up.z.abs() > 0.5 { -Vec3::Y } else { Vec3::Z };
+    let voted = facing::vote(&cues).map(|v| snap(v - up * v.dot(up)));
+    let chosen = forced
+        .and_then(|a| crate::basis::axis(a).ok())
+        .or(voted)
+        .filter(|v| v.dot(up).abs() < 0.5)
+        .unwrap_or(fallback);
+    let says: Vec<String> = cues
+        .iter()
+        .map(|c| {
+            let agree = if c.dir.dot(chosen) > 0.0 {
+                ""
+            } else {
+                " DISAGREES"
+            };
+            format!("{} {}{agree}", c.what, axis_name(c.dir))
+        })
+        .collect();
+    let how = match (forced, voted) {
+        (Some(a), _) => format!("forward {a} (given)"),
+        (None, Some(_)) => format!("forward {} (inferred)", axis_name(chosen)),
+        (None, None) => format!("forward {} (no cue: default)", axis_name(chosen)),
+    };
+    let note = if says.is_empty() {
+        how
+    } else {
+        format!("{how}; cues: {}", says.join(", "))
+    };
+    (axis_name(chosen), note)
+}
+
+/// A clip's frames at its key rate (at most 240 frames, evenly spread).
+fn clip_frames(skel: &Skeleton, clip: &SourceClip) -> Vec<PoseFk> {
+    let n = 240usize;
+    let mut buf = skel.rest_pose().to_vec();
+    (0..=n)
+        .map(|i| {
+            let t = clip.duration_s * i as f32 / n as f32;
+            sample_clip(skel, clip, t, &mut buf);
+            PoseFk::new(skel, buf.clone())
+        })
+        .collect()
 }
 
 fn chain(name: &str, role: Role, skel: &Skeleton, start: usize, end: usize) -> ChainSpec {
@@ -159,7 +261,12 @@ fn limbs(skel: &Skeleton, sides: &mut Vec<ChainSpec>, parts: &mut Vec<((Part, NS
     }
 }
 
-fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
+fn find_side<'a>(
+    skel: &'a Skeleton,
+    file: &str,
+    clips: &[SourceClip],
+    forced_forward: Option<&str>,
+) -> Found<'a> {
     let fk = PoseFk::new(skel, skel.rest_pose().to_vec());
     let mut chains = Vec::new();
     let mut parts = Vec::new();
@@ -178,7 +285,7 @@ fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
     if anchors.is_empty() {
         anchors.push(0);
     }
-    let pelvis = common_ancestor(skel, &anchors);
+    let pelvis = named_pelvis_above(skel, common_ancestor(skel, &anchors));
     if let Some(top) = neck.or(head).filter(|&n| n != pelvis) {
         if let Some(path) = path_down(skel, pelvis, top) {
             if path.len() > 2 {
@@ -203,19 +310,24 @@ fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
     if let Some(h) = head {
         chains.push(chain("head", Role::Head, skel, h, h));
     }
-    let foot_toe = get(Part::Foot, NSide::Left).zip(get(Part::Toe, NSide::Left));
-    let (up, forward) = axes(&fk, pelvis, head, foot_toe);
+    let up = up_axis(&fk, pelvis, head);
     let spec = SideSpec {
         skeleton: file.to_string(),
         identity: Some(skel.identity().to_hex()),
-        up,
-        forward,
+        up: axis_name(up),
+        forward: "+z".into(),
         floor: 0.0,
         rest_kind: None,
         pose: PoseSpec::default(),
         chains,
     };
-    let motion_root = (pelvis != 0 && parse(skel.name(0)).base.contains("root")).then_some(0);
+    // A root joint above the pelvis carries root motion: `Root`, 3ds Max
+    // Biped's `Bip01`.
+    // Unnamed (`node0`): a root on the floor below the pelvis.
+    let root_base = parse(skel.name(0)).base;
+    let named_root = root_base.contains("root") || root_base == "bip01";
+    let on_floor = is_generic(&root_base) && root_on_floor(&fk);
+    let motion_root = (pelvis != 0 && (named_root || on_floor)).then_some(0);
     let mut found = Found {
         spec,
         pelvis,
@@ -223,9 +335,38 @@ fn find_side<'a>(skel: &'a Skeleton, file: &str) -> Found<'a> {
         parts,
         arm_deg: [None, None],
         skel_ref: skel,
+        facing_note: String::new(),
     };
+    let (forward, note) = forward_axis(skel, &found, clips, up, forced_forward);
+    found.spec.forward = forward;
+    found.facing_note = note;
     found.arm_deg = arm_angles(skel, &found);
     found
+}
+
+/// The topmost ancestor named `Hips` or `Pelvis` above the joint the legs
+/// and neck share, else that joint: MotionBuilder's PAB rigs hang the
+/// legs off `Spine` under `Hips -> Pelvis`, and `Hips` carries the root
+/// motion that a pelvis at `Spine` would leave behind.
+fn named_pelvis_above(skel: &Skeleton, shared: usize) -> usize {
+    let mut pelvis = shared;
+    let mut at = skel.parent(shared);
+    while let Some(p) = at {
+        if matches!(parse(skel.name(p)).base.as_str(), "hips" | "pelvis") {
+            pelvis = p;
+        }
+        at = skel.parent(p);
+    }
+    pelvis
+}
+
+/// Joint 0 stands at the lowest point of the rest pose (within 5% of the
+/// rig's height).
+fn root_on_floor(fk: &PoseFk) -> bool {
+    let ys: Vec<f32> = fk.affine.iter().map(|a| a.translation.y).collect();
+    let lo = ys.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = ys.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    ys.first().is_some_and(|&y| y - lo <= 0.05 * (hi - lo))
 }
 
 fn arm_angles(skel: &Skeleton, f: &Found) -> [Option<f32>; 2] {
@@ -250,20 +391,57 @@ fn arm_angles(skel: &Skeleton, f: &Found) -> [Option<f32>; 2] {
 /// The rest kind of a skeleton's arms ("T-pose", "A-pose", "arms down",
 /// or "unknown" without recognizable arms).
 pub fn rest_kind(skeleton: &Skeleton) -> &'static str {
-    let f = find_side(skeleton, "");
+    let f = find_side(skeleton, "", &[], None);
     f.arm_deg[0].or(f.arm_deg[1]).map_or("unknown", pose_kind)
 }
 
 /// Propose a profile retargeting clips of `source` onto `target`.
 /// `source_file` / `target_file` are recorded as the skeleton files.
+/// Facing is inferred from the rest poses only; see [`suggest_with`].
 pub fn suggest(
     source: &Skeleton,
     source_file: &str,
     target: &Skeleton,
     target_file: &str,
 ) -> Profile {
-    let mut s = find_side(source, source_file);
-    let mut t = find_side(target, target_file);
+    let side = |skeleton, file| RigInput {
+        skeleton,
+        file,
+        clips: &[],
+        forward: None,
+    };
+    suggest_with(&side(source, source_file), &side(target, target_file)).profile
+}
+
+/// One rig given to [`suggest_with`].
+pub struct RigInput<'a> {
+    pub skeleton: &'a Skeleton,
+    /// Recorded as the side's skeleton file.
+    pub file: &'a str,
+    /// Its clips (normalized): knee bend and root travel vote on forward.
+    pub clips: &'a [SourceClip],
+    /// A forward axis given by a person (`+z`, `-x`, ...), overriding the
+    /// inferred one.
+    pub forward: Option<&'a str>,
+}
+
+/// A suggested profile and notes for the person checking it.
+pub struct Suggested {
+    pub profile: Profile,
+    /// How each side's forward was chosen (cues, disagreements).
+    pub notes: Vec<String>,
+}
+
+/// [`suggest`] with clips and forward overrides.
+pub fn suggest_with(src: &RigInput, tgt: &RigInput) -> Suggested {
+    let (source, source_file) = (src.skeleton, src.file);
+    let (target, target_file) = (tgt.skeleton, tgt.file);
+    let mut s = find_side(source, source_file, src.clips, src.forward);
+    let mut t = find_side(target, target_file, tgt.clips, tgt.forward);
+    let notes = vec![
+        format!("source {}", s.facing_note),
+        format!("target {}", t.facing_note),
+    ];
     add_name_matches(source, &mut s, target, &mut t);
     // Both sides keep feet outside the legs (IK controls): transfer the
     // foot's own motion instead of attaching it to the shin.
@@ -283,6 +461,7 @@ pub fn suggest(
     {
         c.follow = None;
     }
+    let same_rig = source.identity() == target.identity();
     let maps = s
         .spec
         .chains
@@ -303,7 +482,12 @@ pub fn suggest(
             // Limbs keep bone lengths (IK and skinning depend on them);
             // everything else carries any translation animation it has,
             // as does a foot that is an IK control on both sides.
-            translation: if c.role.is_arm()
+            // A rig onto itself carries every channel as authored (PAB's
+            // mocap animates thigh translations: bone lengths kept would
+            // move its hips 6 cm).
+            translation: if same_rig {
+                TranslationMode::Absolute
+            } else if c.role.is_arm()
                 || c.role.is_leg()
                 || (is_foot(c) && !src_ik.contains(&c.name))
             {
@@ -329,7 +513,7 @@ pub fn suggest(
     };
     let contacts = contact_joints(source, &s, target, &t);
     let twists = twist_specs(source, &s, target, &t);
-    Profile {
+    let profile = Profile {
         name: format!("{} -> {}", stem(source_file), stem(target_file)),
         version: PROFILE_VERSION,
         maps,
@@ -348,7 +532,8 @@ pub fn suggest(
         bake: BakeSpec::default(),
         source: s.spec,
         target: t.spec,
-    }
+    };
+    Suggested { profile, notes }
 }
 
 /// Joints in a chain (0 when it does not resolve).
@@ -430,9 +615,10 @@ fn add_name_matches(source: &Skeleton, s: &mut Found, target: &Skeleton, t: &mut
             NSide::Right => NSide::Left,
             NSide::Center => NSide::Center,
         };
+        // Generic names (`node7`, `joint3`) say nothing about the joint.
         let same = |j: usize, side: NSide| {
             let n = parse(source.name(j));
-            n.base == tn.base && n.part == tn.part && n.side == side
+            n.base == tn.base && n.part == tn.part && n.side == side && !is_generic(&n.base)
         };
         let hit = (0..source.joint_count())
             .find(|&j| free(j) && same(j, tn.side))

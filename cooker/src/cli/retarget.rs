@@ -6,7 +6,7 @@ use crate::cli::output::out;
 use clap::{Args, Subcommand};
 use ludus_anim_cooker::fsutil::write_atomic;
 use ludus_anim_cooker::manifest::Units;
-use ludus_anim_cooker::suggest::suggest_profile;
+use ludus_anim_cooker::suggest::{suggest_profile, RigArg};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -40,6 +40,22 @@ struct SuggestArgs {
     /// Target length unit, overriding what the file declares.
     #[arg(long, value_enum)]
     target_units: Option<Units>,
+    /// The source character's forward axis at rest (`+z`, `-z`, `+x`,
+    /// ...), overriding the one inferred from toes, knees and travel.
+    #[arg(long, value_parser = parse_axis, allow_hyphen_values = true)]
+    source_forward: Option<String>,
+    /// The target character's forward axis (as --source-forward).
+    #[arg(long, value_parser = parse_axis, allow_hyphen_values = true)]
+    target_forward: Option<String>,
+}
+
+fn parse_axis(s: &str) -> Result<String, String> {
+    let t = s.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "+x" | "-x" | "+y" | "-y" | "+z" | "-z" => Ok(t),
+        "x" | "y" | "z" => Ok(format!("+{t}")),
+        _ => Err(format!("'{s}' is not one of +x -x +y -y +z -z")),
+    }
 }
 
 pub fn run(a: RetargetArgs, out: &Output) -> Exit {
@@ -54,13 +70,17 @@ fn suggest(a: SuggestArgs, out: &Output) -> Exit {
         .as_deref()
         .and_then(Path::parent)
         .unwrap_or(Path::new(""));
-    let s = match suggest_profile(
-        &a.source,
-        a.source_units.map(Units::meters),
-        &a.target,
-        a.target_units.map(Units::meters),
-        dir,
-    ) {
+    let source = RigArg {
+        path: &a.source,
+        units_m: a.source_units.map(Units::meters),
+        forward: a.source_forward.as_deref(),
+    };
+    let target = RigArg {
+        path: &a.target,
+        units_m: a.target_units.map(Units::meters),
+        forward: a.target_forward.as_deref(),
+    };
+    let s = match suggest_profile(&source, &target, dir) {
         Ok(s) => s,
         Err(e) => {
             out.error(e);
@@ -70,9 +90,16 @@ fn suggest(a: SuggestArgs, out: &Output) -> Exit {
     for n in &s.notes {
         out.warn(n);
     }
+    // A suggestion that does not fit is still written for a person to
+    // fix, but the command fails so scripts do not cook it.
+    let done = if s.valid {
+        Exit::Ok
+    } else {
+        Exit::AssetsFailed
+    };
     let Some(path) = &a.out else {
         out!("{}", s.toml);
-        return Exit::Ok;
+        return done;
     };
     if let Err(e) = write_atomic(path, s.toml.as_bytes()) {
         out.error(format!("{}: cannot write: {e}", path.display()));
@@ -89,5 +116,5 @@ fn suggest(a: SuggestArgs, out: &Output) -> Exit {
         },
         path.display()
     ));
-    Exit::Ok
+    done
 }

@@ -64,18 +64,16 @@ pub fn build(spec: &RigSpec) -> SourceAsset {
         .map(|j| frame(spec.axes, j.bone))
         .collect();
     let rest_pose = layout.rest_rotations(spec.rest);
-    let local_rot = |j: usize, canon: &[DQuat]| {
-        let fp = layout.joints[j]
+    // The facing turns the skeleton root (rest and motion) about up, so
+    // the whole character and its travel face that way.
+    let yaw = DQuat::from_rotation_y(spec.facing.yaw());
+    let parent_frame = |j: usize| {
+        layout.joints[j]
             .parent
-            .map_or(DQuat::IDENTITY, |p| frames[p]);
-        fp.conjugate() * canon[j] * frames[j]
+            .map_or(yaw.conjugate(), |p| frames[p])
     };
-    let local_tr = |j: usize, v: DVec3| {
-        let fp = layout.joints[j]
-            .parent
-            .map_or(DQuat::IDENTITY, |p| frames[p]);
-        to_f32(fp.conjugate() * v * unit)
-    };
+    let local_rot = |j: usize, canon: &[DQuat]| parent_frame(j).conjugate() * canon[j] * frames[j];
+    let local_tr = |j: usize, v: DVec3| to_f32(parent_frame(j).conjugate() * v * unit);
     let joints = layout
         .joints
         .iter()

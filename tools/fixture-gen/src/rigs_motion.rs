@@ -49,25 +49,31 @@ pub struct Layout {
 }
 
 /// Name of a joint in a naming style.
+/// `Unnamed` rigs are named by joint index in [`Layout::new`].
 pub fn joint_name(naming: Naming, key: Key, side: Sd) -> String {
+    match naming {
+        Naming::HipKnee => return hip_knee_name(key, side),
+        Naming::Biped => return biped_name(key, side),
+        _ => {}
+    }
     let (l, r) = match naming {
-        Naming::Mixamo => ("Left", "Right"),
         Naming::Unreal => ("_l", "_r"),
         Naming::Rigify => (".L", ".R"),
+        _ => ("Left", "Right"),
     };
     let base = |m: &str, u: &str, g: &str| match naming {
-        Naming::Mixamo => m.to_string(),
         Naming::Unreal => u.to_string(),
         Naming::Rigify => g.to_string(),
+        _ => m.to_string(),
     };
     let b = match key {
         Key::Root => base("Root", "root", "root"),
         Key::Hips => base("Hips", "pelvis", "pelvis"),
         Key::Spine(0) => base("Spine", "spine_01", "spine.001"),
         Key::Spine(k) => match naming {
-            Naming::Mixamo => format!("Spine{k}"),
             Naming::Unreal => format!("spine_0{}", k + 1),
             Naming::Rigify => format!("spine.00{}", k + 1),
+            _ => format!("Spine{k}"),
         },
         Key::Neck => base("Neck", "neck_01", "neck"),
         Key::Head => base("Head", "head", "head"),
@@ -83,10 +89,61 @@ pub fn joint_name(naming: Naming, key: Key, side: Sd) -> String {
     };
     match (side, naming) {
         (Sd::C, _) => b,
-        (Sd::L, Naming::Mixamo) => format!("{l}{b}"),
-        (Sd::R, Naming::Mixamo) => format!("{r}{b}"),
-        (Sd::L, _) => format!("{b}{l}"),
-        (Sd::R, _) => format!("{b}{r}"),
+        (Sd::L, Naming::Unreal | Naming::Rigify) => format!("{b}{l}"),
+        (Sd::R, Naming::Unreal | Naming::Rigify) => format!("{b}{r}"),
+        (Sd::L, _) => format!("{l}{b}"),
+        (Sd::R, _) => format!("{r}{b}"),
+    }
+}
+
+/// Hip/Knee/Ankle, Collar/Shoulder/Elbow/Wrist.
+fn hip_knee_name(key: Key, side: Sd) -> String {
+    let b = match key {
+        Key::Root => "Root".to_string(),
+        Key::Hips => "Hips".to_string(),
+        Key::Spine(k) => format!("Chest{}", k + 1),
+        Key::Neck => "Neck".to_string(),
+        Key::Head => "Head".to_string(),
+        Key::Clavicle => "Collar".to_string(),
+        Key::UpperArm => "Shoulder".to_string(),
+        Key::ForeArm => "Elbow".to_string(),
+        Key::Twist => "ElbowTwist".to_string(),
+        Key::Hand => "Wrist".to_string(),
+        Key::Thigh => "Hip".to_string(),
+        Key::Calf => "Knee".to_string(),
+        Key::Foot => "Ankle".to_string(),
+        Key::Toe => "Toe".to_string(),
+    };
+    match side {
+        Sd::C => b,
+        Sd::L => format!("Left{b}"),
+        Sd::R => format!("Right{b}"),
+    }
+}
+
+/// 3ds Max Biped.
+fn biped_name(key: Key, side: Sd) -> String {
+    let b = match key {
+        Key::Root => return "Bip01".to_string(),
+        Key::Hips => "Pelvis".to_string(),
+        Key::Spine(0) => "Spine".to_string(),
+        Key::Spine(k) => format!("Spine{k}"),
+        Key::Neck => "Neck".to_string(),
+        Key::Head => "Head".to_string(),
+        Key::Clavicle => "Clavicle".to_string(),
+        Key::UpperArm => "UpperArm".to_string(),
+        Key::ForeArm => "Forearm".to_string(),
+        Key::Twist => "ForeTwist".to_string(),
+        Key::Hand => "Hand".to_string(),
+        Key::Thigh => "Thigh".to_string(),
+        Key::Calf => "Calf".to_string(),
+        Key::Foot => "Foot".to_string(),
+        Key::Toe => "Toe0".to_string(),
+    };
+    match side {
+        Sd::C => format!("Bip01 {b}"),
+        Sd::L => format!("Bip01 L {b}"),
+        Sd::R => format!("Bip01 R {b}"),
     }
 }
 
@@ -100,7 +157,11 @@ impl Layout {
             joints.push(LayoutJoint {
                 key,
                 side,
-                name: joint_name(spec.naming, key, side),
+                name: if spec.naming == Naming::Unnamed {
+                    format!("node{}", joints.len())
+                } else {
+                    joint_name(spec.naming, key, side)
+                },
                 parent,
                 offset,
                 bone: DVec3::ZERO,

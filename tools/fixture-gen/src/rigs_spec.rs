@@ -47,6 +47,35 @@ pub enum Naming {
     Unreal,
     /// `thigh.L`, `spine.001`.
     Rigify,
+    /// `LeftHip`, `LeftKnee`, `LeftAnkle`, `LeftCollar`, `LeftShoulder`,
+    /// `LeftElbow`, `LeftWrist` (many BVH and mocap exports).
+    HipKnee,
+    /// 3ds Max Biped: `Bip01 L Thigh`, `Bip01 Pelvis`.
+    Biped,
+    /// No names: `node0`..`nodeN` (glTF exports without joint names).
+    Unnamed,
+}
+
+/// Where the character faces at rest (and walks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Facing {
+    /// The seed's convention.
+    PlusZ,
+    /// Turned 180 degrees about up (many DCC exports, MotionBuilder mocap).
+    MinusZ,
+    /// Turned 90 degrees about up.
+    PlusX,
+}
+
+impl Facing {
+    /// Yaw about +Y (radians) taking +Z to this facing.
+    pub fn yaw(self) -> f64 {
+        match self {
+            Facing::PlusZ => 0.0,
+            Facing::MinusZ => std::f64::consts::PI,
+            Facing::PlusX => std::f64::consts::FRAC_PI_2,
+        }
+    }
 }
 
 /// One rig variant.
@@ -63,6 +92,7 @@ pub struct RigSpec {
     pub root: RootPlacement,
     pub motion: Motion,
     pub naming: Naming,
+    pub facing: Facing,
 }
 
 impl Default for RigSpec {
@@ -78,6 +108,7 @@ impl Default for RigSpec {
             root: RootPlacement::AtFeet,
             motion: Motion::RootMotion,
             naming: Naming::Mixamo,
+            facing: Facing::PlusZ,
         }
     }
 }
