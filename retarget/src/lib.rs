@@ -27,6 +27,7 @@
 mod annotate;
 mod bake;
 mod basis;
+mod clip_data;
 mod contacts;
 pub mod error;
 pub mod facing;

@@ -112,17 +112,7 @@ pub struct ClipMetrics {
 /// Skate speed: half the contact speed threshold (heights per second).
 const SKATE_OF_CONTACT_SPEED: f32 = 0.5;
 
-pub(crate) struct ClipData<'a> {
-    pub name: &'a str,
-    pub times: &'a [f32],
-    pub src: &'a [PoseFk],
-    pub tgt: &'a [PoseFk],
-    pub flags: &'a [Vec<bool>],
-    pub twist: &'a [Vec<f32>],
-    pub looping: bool,
-    /// First frame the per-frame checks read (1 after a reference frame).
-    pub first: usize,
-}
+pub(crate) use crate::clip_data::ClipData;
 
 pub(crate) fn measure(
     ctx: &Ctx,

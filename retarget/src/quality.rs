@@ -4,8 +4,8 @@
 //! before the take, CMU's), which is flagged and left out of the
 //! per-frame checks instead of failing them.
 
+use crate::clip_data::ClipData;
 use crate::facing::toe_of;
-use crate::metrics::ClipData;
 use crate::rig::PoseFk;
 use crate::transfer::Ctx;
 use ludus_anim_format::math::{rotation_angle, Vec3};

@@ -1,6 +1,7 @@
 //! The endpoints. Every JSON response has a schema in `schemas/server/`.
 
 use super::cache::{conditional, IMMUTABLE, REVALIDATE};
+use super::errors::{api_error, no_generation, ApiError};
 use super::validate::{is_hash, name_problem};
 use super::{App, MAX_STREAMS};
 use crate::health::{Health, Problem};
@@ -19,51 +20,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
-
-/// An error response: `{"error": code, "message": ...}`.
-pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
-    pub message: String,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    message: &'a str,
-}
-
-pub fn error(status: StatusCode, code: &str, message: String) -> Response {
-    let body = ErrorBody {
-        error: code,
-        message: &message,
-    };
-    (status, Json(body)).into_response()
-}
-
-pub(super) fn api_error(
-    status: StatusCode,
-    code: &'static str,
-    message: impl Into<String>,
-) -> ApiError {
-    ApiError {
-        status,
-        code,
-        message: message.into(),
-    }
-}
-
-pub(super) fn no_generation() -> ApiError {
-    api_error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "no_generation",
-        "nothing is published yet: the first cook is running",
-    )
-}
-
-pub async fn not_found() -> ApiError {
-    api_error(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
-}
 
 /// `/`: the dashboard of the current generation (the page `ludus-anim
 /// report` writes), rendered once per generation off the async threads.
@@ -324,7 +280,7 @@ async fn package_by_name(app: &App, name: &str, headers: &HeaderMap) -> Result<R
             .read()
             .is_ok_and(|n| n.iter().any(|x| x == name));
         return Err(match known {
-            true => super::contract::no_package(name),
+            true => super::errors::no_package(name),
             false => api_error(
                 StatusCode::NOT_FOUND,
                 "unknown_asset",

@@ -2,8 +2,8 @@
 //! package by asset name, kept generations' files (immutable), and pins
 //! that keep a generation and its packages past `--keep`.
 
-use super::api::{api_error, no_generation, ApiError};
 use super::cache::{conditional, tagged, IMMUTABLE, REVALIDATE};
+use super::errors::{api_error, no_generation, no_package, not_found, ApiError};
 use super::App;
 use crate::generation;
 use axum::body::Body;
@@ -109,7 +109,7 @@ pub async fn generation_file(
         "manifest" | "manifest.json" => "manifest.json",
         "report" | "report.json" => "report.json",
         "stale" | "stale.json" => "stale.json",
-        _ => return Err(super::api::not_found().await),
+        _ => return Err(not_found().await),
     };
     let etag = format!("\"gen-{n}-{name}\"");
     let path =
@@ -150,14 +150,6 @@ async fn package_of_generation(
         .map(|a| a.package_hash.clone())
         .ok_or_else(|| no_package(name))?;
     super::api::package_bytes(&app, &hash, &headers, IMMUTABLE).await
-}
-
-pub fn no_package(name: &str) -> ApiError {
-    api_error(
-        StatusCode::NOT_FOUND,
-        "no_package",
-        format!("'{name}' has no package in this generation (GET /assets/{name} says why)"),
-    )
 }
 
 /// `POST /generations/{n}/pin`: keep generation `n` and its packages until

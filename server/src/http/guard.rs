@@ -7,7 +7,7 @@
 //! sets an `HttpOnly`, `SameSite=Strict` session cookie (derived from the
 //! token, never the token itself) that `EventSource` and the dashboard send.
 
-use super::api::error;
+use super::errors::error;
 use super::App;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;

@@ -7,6 +7,7 @@
 mod api;
 mod cache;
 mod contract;
+mod errors;
 mod guard;
 mod validate;
 
@@ -75,7 +76,7 @@ pub fn router(app: App) -> Router {
     let untimed = Router::new().route("/status", get(api::status));
     timed
         .merge(untimed)
-        .fallback(api::not_found)
+        .fallback(errors::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), authorize))
@@ -105,7 +106,7 @@ async fn authorize(State(app): State<App>, req: Request, next: Next) -> Response
     if bearer || session {
         return next.run(req).await;
     }
-    let mut r = api::error(
+    let mut r = errors::error(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
         "this server requires 'Authorization: Bearer <token>' (browsers: open /login?token=<token>)"
@@ -147,7 +148,7 @@ async fn count(State(app): State<App>, req: Request, next: Next) -> Response {
             ),
             _ => ("bad_request", format!("request refused ({status})")),
         };
-        r = api::error(status, code, message);
+        r = errors::error(status, code, message);
     }
     app.shared.metrics.response(status.as_u16());
     r
@@ -219,8 +220,8 @@ async fn connection(
     let _ = conn.await;
 }
 
-impl IntoResponse for crate::http::api::ApiError {
+impl IntoResponse for crate::http::errors::ApiError {
     fn into_response(self) -> Response {
-        api::error(self.status, self.code, self.message)
+        errors::error(self.status, self.code, self.message)
     }
 }
