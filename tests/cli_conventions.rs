@@ -161,6 +161,30 @@ fn list_shows_a_source_before_cooking() {
     let o = ludus_anim(&["list", "biped.glb", "--json"], tmp.path());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["format"], "glb");
+    // The joint tree: every joint once, parents before children, each
+    // child one level below its parent, indented so in the text.
+    let tree = v[0]["hierarchy"].as_array().unwrap();
+    assert_eq!(tree.len() as u64, v[0]["joints"].as_u64().unwrap());
+    for (i, j) in tree.iter().enumerate() {
+        let depth = j["depth"].as_u64().unwrap();
+        match j["parent"].as_str() {
+            None => assert_eq!(depth, 0),
+            Some(p) => {
+                let at = tree[..i]
+                    .iter()
+                    .rposition(|q| q["name"] == p)
+                    .expect("parent first");
+                assert_eq!(tree[at]["depth"].as_u64().unwrap() + 1, depth, "{j}");
+            }
+        }
+        let line = format!(
+            "\n    {}{}\n",
+            "  ".repeat(depth as usize),
+            j["name"].as_str().unwrap()
+        );
+        assert!(out.contains(&line), "{line:?} in {out}");
+    }
+    assert!(tree.iter().any(|j| j["depth"].as_u64().unwrap() >= 2));
     assert!(v[0]["clips"].as_array().unwrap().len() >= 3);
     assert!(!tmp.path().join("out").exists(), "list writes nothing");
 }

@@ -1,12 +1,15 @@
 //! `ludus-anim list`: what a source file will give the cook — format,
-//! units and axes, skeleton, clips with their rates and keys — read with
+//! units and axes, the skeleton's joints as a tree, clips with their rates
+//! and keys — read with
 //! the same importer the cook uses, before anything is cooked.
 
 use crate::source::{FileSystem, Snapshot};
 use crate::stages::import::import;
 use crate::stages::resample::key_spacing_rate;
 use ludus_anim_importers::ImportOptions;
-use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceClip, SourceFormat};
+use ludus_anim_model::{
+    Decision, Diagnostic, SourceAsset, SourceClip, SourceFormat, SourceSkeleton,
+};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -23,9 +26,20 @@ pub struct SourceListing {
     pub joints: usize,
     /// Joints with no parent.
     pub roots: Vec<String>,
+    /// Every joint, depth first from each root (what a retarget profile's
+    /// chains and a mask's subtrees are written from).
+    pub hierarchy: Vec<JointListing>,
     pub clips: Vec<ClipListing>,
     pub decisions: Vec<Decision>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct JointListing {
+    pub name: String,
+    pub parent: Option<String>,
+    /// 0 for a root.
+    pub depth: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -85,10 +99,45 @@ fn listing(file: &str, a: &SourceAsset, diagnostics: Vec<Diagnostic>) -> SourceL
             .filter(|j| j.parent.is_none())
             .map(|j| j.name.clone())
             .collect(),
+        hierarchy: hierarchy(&a.skeleton),
         clips: a.clips.iter().map(clip_listing).collect(),
         decisions: a.decisions.clone(),
         diagnostics,
     }
+}
+
+/// The joints depth first from each root, children in file order. A joint
+/// on a cycle or under a bad parent index (which validation reports) is
+/// left out rather than looped over.
+fn hierarchy(sk: &SourceSkeleton) -> Vec<JointListing> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); sk.joints.len()];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for (i, j) in sk.joints.iter().enumerate() {
+        match j.parent {
+            Some(p) if p < sk.joints.len() && p != i => children[p].push(i),
+            Some(_) => {}
+            None => stack.push((i, 0)),
+        }
+    }
+    stack.reverse();
+    let mut seen = vec![false; sk.joints.len()];
+    let mut out = Vec::new();
+    while let Some((i, depth)) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let j = &sk.joints[i];
+        out.push(JointListing {
+            name: j.name.clone(),
+            parent: j
+                .parent
+                .and_then(|p| sk.joints.get(p))
+                .map(|p| p.name.clone()),
+            depth,
+        });
+        stack.extend(children[i].iter().rev().map(|&c| (c, depth + 1)));
+    }
+    out
 }
 
 fn clip_listing(c: &SourceClip) -> ClipListing {
@@ -127,6 +176,9 @@ pub fn render(l: &SourceListing) -> String {
             l.roots.join(", ")
         }
     );
+    for j in &l.hierarchy {
+        let _ = writeln!(s, "    {}{}", "  ".repeat(j.depth), j.name);
+    }
     for c in &l.clips {
         let rate = |r: Option<f32>| r.map_or("-".to_string(), |r| format!("{r} Hz"));
         let _ = writeln!(
