@@ -78,7 +78,8 @@ pub struct Crossing {
 }
 
 impl Default for Crossing {
-    /// A placeholder for sizing output buffers.
+    /// What a caller-owned crossing buffer is filled with before
+    /// `Clip::crossed_events` writes into it.
     fn default() -> Self {
         Crossing {
             event_id: 0,
