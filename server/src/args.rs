@@ -44,9 +44,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub debounce: u64,
     /// Quiet period after a file was closed after writing, or renamed into
-    /// place, before it is re-hashed (at most --debounce).
+    /// place, before it is re-hashed, when it changed again within
+    /// --debounce of its previous change (a burst of saves; at most
+    /// --debounce).
     #[arg(long, value_name = "MS", default_value_t = 40)]
     pub settle: u64,
+    /// The same quiet period for a file that had been left alone for
+    /// --debounce before (one save, whose steps come within a few
+    /// milliseconds; at most --settle).
+    #[arg(long, value_name = "MS", default_value_t = 5)]
+    pub first_settle: u64,
     /// Seconds between cheap full rescans (stat of every watched file,
     /// manifest globs re-expanded) that heal missed events; 0 disables.
     #[arg(long, value_name = "S", default_value_t = 30)]
@@ -112,6 +119,8 @@ pub enum ArgsError {
     BadDebounce(u64),
     #[error("--settle {0}: must be at most --debounce ({1} ms)")]
     BadSettle(u64, u64),
+    #[error("--first-settle {0}: must be at most --settle ({1} ms)")]
+    BadFirstSettle(u64, u64),
     #[error("--keep {0}: must keep at least 2 generations")]
     BadKeep(usize),
     #[error("--new-asset-settle {0}: must be at most 60000 milliseconds")]
@@ -142,6 +151,7 @@ pub struct Settings {
     pub watch: WatchMode,
     pub debounce: Duration,
     pub settle: Duration,
+    pub first_settle: Duration,
     pub rescan: Option<Duration>,
     pub keep: usize,
     pub threads: usize,
@@ -174,6 +184,9 @@ impl ServeArgs {
         if self.settle > self.debounce {
             return Err(ArgsError::BadSettle(self.settle, self.debounce));
         }
+        if self.first_settle > self.settle {
+            return Err(ArgsError::BadFirstSettle(self.first_settle, self.settle));
+        }
         if self.keep < 2 {
             return Err(ArgsError::BadKeep(self.keep));
         }
@@ -190,6 +203,7 @@ impl ServeArgs {
             watch,
             debounce: Duration::from_millis(self.debounce),
             settle: Duration::from_millis(self.settle),
+            first_settle: Duration::from_millis(self.first_settle),
             rescan: (self.rescan > 0).then(|| Duration::from_secs(self.rescan)),
             keep: self.keep,
             threads: self.jobs,
