@@ -2,6 +2,7 @@
 //! `ludus-anim serve`): the project flags of `cook`, plus where to listen,
 //! how to watch and who may ask.
 
+use crate::retention::Policy;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -63,9 +64,19 @@ pub struct ServeArgs {
     /// file, then rename or delete it.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub new_asset_settle: u64,
-    /// Generations kept on disk (and their packages), besides pinned ones.
+    /// The newest generations kept on disk (with their packages), besides
+    /// pinned and leased ones.
     #[arg(long, default_value_t = 8)]
     pub keep: usize,
+    /// Also keep generations superseded less than S seconds ago (0: only
+    /// --keep counts).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub keep_within: u64,
+    /// Remove the oldest kept generations (never the current, pinned or
+    /// leased ones) until the kept ones' files and packages fit in MB
+    /// megabytes (0: no limit).
+    #[arg(long, value_name = "MB", default_value_t = 0)]
+    pub keep_max_mb: u64,
     /// A host name (or IP) requests may name in `Host` and `Origin`, besides
     /// the loopback names and the --addr IP; repeatable; `*` allows any.
     #[arg(long = "allow-host", value_name = "NAME")]
@@ -153,7 +164,7 @@ pub struct Settings {
     pub settle: Duration,
     pub first_settle: Duration,
     pub rescan: Option<Duration>,
-    pub keep: usize,
+    pub retention: Policy,
     pub threads: usize,
     pub slow_asset: Option<Duration>,
     pub refuse_watches: bool,
@@ -205,7 +216,11 @@ impl ServeArgs {
             settle: Duration::from_millis(self.settle),
             first_settle: Duration::from_millis(self.first_settle),
             rescan: (self.rescan > 0).then(|| Duration::from_secs(self.rescan)),
-            keep: self.keep,
+            retention: Policy {
+                keep: self.keep,
+                within: (self.keep_within > 0).then(|| Duration::from_secs(self.keep_within)),
+                max_bytes: (self.keep_max_mb > 0).then(|| self.keep_max_mb.saturating_mul(1 << 20)),
+            },
             threads: self.jobs,
             slow_asset: self.slow_asset_ms.map(Duration::from_millis),
             refuse_watches: self.refuse_watches,

@@ -20,6 +20,8 @@
 //! (bevy_asset's processor keeps a log of begun and finished work for the
 //! same reason; a pointer swap makes the log a single atomic record).
 
+use crate::lease;
+use crate::retention::{self, Candidate, Policy};
 use crate::sidecar::SidecarPart;
 use ludus_anim_cooker::filelock;
 use ludus_anim_cooker::fsutil::{write_atomic, OutputDir};
@@ -29,10 +31,11 @@ use ludus_anim_cooker::report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
 use ludus_anim_cooker::sink::{PublishError, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 pub const CURRENT: &str = "current";
 const PID_FILE: &str = "server.pid";
@@ -55,30 +58,6 @@ pub struct GenerationFiles {
     pub manifest: PackageManifest,
     pub report: Report,
     pub stale: StaleMap,
-}
-
-impl GenerationFiles {
-    /// What a client sees of a generation: served packages, each asset's
-    /// status, package, source hash and diagnostics, and the stale set
-    /// (timings and stage counters are left out).
-    pub fn fingerprint(&self) -> [u8; 32] {
-        let assets: Vec<_> = self
-            .report
-            .assets
-            .iter()
-            .map(|a| {
-                (
-                    &a.source,
-                    &a.status,
-                    &a.package,
-                    &a.source_hash,
-                    &a.diagnostics,
-                )
-            })
-            .collect();
-        let v = serde_json::json!({"manifest": self.manifest.assets, "assets": assets, "stale": self.stale});
-        *blake3::hash(v.to_string().as_bytes()).as_bytes()
-    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -122,6 +101,13 @@ pub struct Generations {
     named: BTreeMap<u64, PackageIndex>,
     /// Whether `OUT/packages/` was swept whole since the start.
     swept: bool,
+    /// The highest generation number on disk or published: numbers are
+    /// never reused, even for a generation whose `current` was lost.
+    highest: u64,
+    /// Package path (relative to OUT) → bytes, for the size budget.
+    sizes: HashMap<String, u64>,
+    /// Generation → bytes of its own files, once it has its sidecar.
+    own: BTreeMap<u64, u64>,
 }
 
 impl Generations {
@@ -130,15 +116,21 @@ impl Generations {
     pub fn open(out: &Path) -> Result<Generations, GenerationError> {
         let dir = out.join(DIR);
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let mut highest = 0;
         for e in std::fs::read_dir(&dir).map_err(io_err(&dir))?.flatten() {
-            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(".tmp-") {
                 let _ = std::fs::remove_dir_all(e.path());
             }
+            highest = highest.max(name.parse().unwrap_or(0));
         }
         Ok(Generations {
             out: out.to_path_buf(),
             named: BTreeMap::new(),
             swept: false,
+            highest,
+            sizes: HashMap::new(),
+            own: BTreeMap::new(),
         })
     }
 
@@ -296,78 +288,155 @@ impl Generations {
         self.out.join(rel)
     }
 
-    /// Write generation `g` completely, then point `current` at it.
-    /// Returns the bytes of its `report.json` and `manifest.json` as
-    /// written. Its sidecar follows ([`Generations::write_sidecar`]).
-    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Written, GenerationError> {
+    /// The number of the next generation after `current`.
+    pub fn next_number(&self, current: Option<u64>) -> u64 {
+        current.unwrap_or(0).max(self.highest) + 1
+    }
+
+    /// Write generation `g` (`report`: its `report.json` bytes) completely,
+    /// then point `current` at it. Returns the bytes of its `report.json`
+    /// and `manifest.json` as written. Its sidecar follows
+    /// ([`Generations::write_sidecar`]), and [`Generations::sync_current`]
+    /// once it is announced.
+    ///
+    /// Durability in two rounds of flushes instead of six in a row: the
+    /// generation's files and the new pointer's temp file are flushed
+    /// together (in parallel: a journaling file system commits them in one
+    /// transaction), then the renamed directory's entry; only then is
+    /// `current` renamed over. A `kill -9` at any point leaves `current`
+    /// naming a complete generation (renames are atomic), and so does a
+    /// power loss (what `current` names was flushed before it was renamed).
+    pub fn publish(
+        &mut self,
+        g: &GenerationFiles,
+        report: Vec<u8>,
+    ) -> Result<Written, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-        let report = to_json(&g.report);
         let manifest = to_json(&g.manifest);
-        write_synced(&tmp.join("manifest.json"), &manifest)?;
-        write_synced(&tmp.join("report.json"), &report)?;
-        write_synced(
-            &tmp.join("stale.json"),
-            &to_json(&StaleFile {
-                stale: g.stale.clone(),
-            }),
-        )?;
+        let stale = to_json(&StaleFile {
+            stale: g.stale.clone(),
+        });
+        let cur = self.out.join(CURRENT);
+        let cur_tmp = self
+            .out
+            .join(format!(".{CURRENT}.tmp-{}", std::process::id()));
+        let number = format!("{}\n", g.number);
+        let files: [(PathBuf, &[u8]); 4] = [
+            (tmp.join("manifest.json"), &manifest),
+            (tmp.join("report.json"), &report),
+            (tmp.join("stale.json"), &stale),
+            (cur_tmp.clone(), number.as_bytes()),
+        ];
+        let written: Vec<Result<(), GenerationError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = files
+                .iter()
+                .map(|(p, b)| s.spawn(move || write_synced(p, b)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(panicked(&tmp))))
+                .collect()
+        });
+        written.into_iter().collect::<Result<Vec<()>, _>>()?;
         let dir = self.dir_of(g.number);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::rename(&tmp, &dir).map_err(io_err(&dir))?;
         sync_dir(&base);
-        let cur = self.out.join(CURRENT);
-        write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
-        sync_dir(&self.out);
+        std::fs::rename(&cur_tmp, &cur).map_err(io_err(&cur))?;
+        self.highest = self.highest.max(g.number);
         self.named.insert(g.number, packages_of(&g.manifest));
         Ok(Written { report, manifest })
     }
 
-    /// Package hash → path (relative to OUT) over the newest `keep`
-    /// generations up to `current`: what may be served. A generation's
-    /// packages are read from its `manifest.json` once (after a start),
-    /// then remembered; publishing remembers them without a read.
-    pub fn index(&mut self, current: u64, keep: usize) -> PackageIndex {
-        let first = current.saturating_sub(keep as u64 - 1);
+    /// Flush the output directory's entry for `current` (after the
+    /// generation was announced: until then a power loss keeps the
+    /// previous, complete, generation current, and its number is not
+    /// reused since the new generation's directory was flushed).
+    pub fn sync_current(&self) {
+        sync_dir(&self.out);
+    }
+
+    /// The packages generation `number` names (read from its
+    /// `manifest.json` once after a start, then remembered; publishing
+    /// remembers them without a read). A number never published names
+    /// nothing.
+    pub fn packages_of(&mut self, number: u64) -> &PackageIndex {
+        self.named.entry(number).or_insert_with(|| {
+            let p = self
+                .out
+                .join(DIR)
+                .join(number.to_string())
+                .join("manifest.json");
+            read_json::<PackageManifest>(&p)
+                .map(|m| packages_of(&m))
+                .unwrap_or_default()
+        })
+    }
+
+    /// Apply `policy` with `current` served: `serve` is handed the
+    /// packages the kept generations name (what may be served) before
+    /// anything is removed; then the generations not kept go, with the
+    /// packages no kept generation names. The first collect after a start
+    /// sweeps `OUT/packages/` whole (what a killed server left); later
+    /// ones only look at the packages of the generations they drop, so a
+    /// publish costs the same whatever the project's size. Only the cook
+    /// thread calls this, between cooks, so no package being written is
+    /// removed.
+    pub fn collect(&mut self, current: u64, policy: &Policy, serve: impl FnOnce(&PackageIndex)) {
+        let now = SystemTime::now();
+        let on_disk = list_swept(&self.out, now, true);
+        let numbers: Vec<u64> = on_disk.iter().map(|g| g.number).collect();
+        for &n in &numbers {
+            self.packages_of(n);
+        }
+        let sized = policy.max_bytes.is_some();
+        if sized {
+            self.measure(&numbers, current);
+        }
+        let superseded = |i: usize| match policy.within {
+            Some(_) => numbers.get(i + 1).and_then(|n| self.published_at(*n)),
+            None => None,
+        };
+        let candidates: Vec<Candidate> = on_disk
+            .iter()
+            .enumerate()
+            .map(|(i, g)| Candidate {
+                number: g.number,
+                held: g.pinned || g.leased_until.is_some(),
+                superseded: superseded(i),
+                own_bytes: self.own.get(&g.number).copied().unwrap_or(0),
+                packages: self
+                    .named
+                    .get(&g.number)
+                    .map_or_else(Vec::new, |p| p.values().map(String::as_str).collect()),
+            })
+            .collect();
+        let sizes = &self.sizes;
+        let keep = retention::kept(&candidates, current, policy, now, |p| {
+            sizes.get(p).copied().unwrap_or(0)
+        });
+        drop(candidates);
         let mut kept = PackageIndex::new();
-        let pinned = self.pinned();
-        let older = pinned.iter().copied().filter(|n| *n < first);
-        for n in older.chain(first..=current) {
-            if !self.named.contains_key(&n) {
-                // A number never published (a failed publish) names nothing.
-                let m: Option<PackageManifest> =
-                    read_json(&self.dir_of(n).join("manifest.json")).ok();
-                self.named
-                    .insert(n, m.as_ref().map(packages_of).unwrap_or_default());
-            }
-            if let Some(p) = self.named.get(&n) {
+        for n in &keep {
+            if let Some(p) = self.named.get(n) {
                 kept.extend(p.iter().map(|(h, r)| (h.clone(), r.clone())));
             }
         }
-        kept
-    }
-
-    /// Remove generations older than the newest `keep` up to `current`,
-    /// and the packages no kept generation names (`kept`: their
-    /// [`Generations::index`]). The first collect after a start sweeps
-    /// `OUT/packages/` whole (what a killed server left); later ones only
-    /// look at the packages of the generations they drop, so a publish
-    /// costs the same whatever the project's size. Only the cook thread
-    /// calls this, between cooks, so no package being written is removed.
-    pub fn collect(&mut self, current: u64, keep: usize, kept: &PackageIndex) {
-        let first = current.saturating_sub(keep as u64 - 1);
-        let pinned = self.pinned();
-        let gone = |n: u64| (n < first || n > current) && !pinned.contains(&n);
+        serve(&kept);
         let base = self.out.join(DIR);
-        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-            let n = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok());
-            if n.is_some_and(gone) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
+        for n in numbers.iter().filter(|n| !keep.contains(n)) {
+            let _ = std::fs::remove_dir_all(base.join(n.to_string()));
+            self.own.remove(n);
         }
-        let dropped: Vec<u64> = self.named.keys().copied().filter(|n| gone(*n)).collect();
+        let dropped: Vec<u64> = self
+            .named
+            .keys()
+            .copied()
+            .filter(|n| !keep.contains(n))
+            .collect();
         let names: BTreeSet<&String> = kept.values().collect();
         let mut candidates = BTreeSet::new();
         for n in dropped {
@@ -389,37 +458,88 @@ impl Generations {
             // Only names a manifest recorded or the directory listed.
             if let Some(name) = rel.strip_prefix("packages/").filter(|n| !n.contains('/')) {
                 let _ = std::fs::remove_file(self.out.join("packages").join(name));
+                self.sizes.remove(rel);
             }
         }
     }
-}
 
-impl Generations {
-    /// The pinned generations.
-    pub fn pinned(&self) -> BTreeSet<u64> {
-        list(&self.out)
-            .into_iter()
-            .filter(|(_, p)| *p)
-            .map(|(n, _)| n)
-            .collect()
+    /// Record the bytes of the packages of `numbers` and of their own
+    /// files (the current generation's are measured again each time: its
+    /// sidecar may still be coming).
+    fn measure(&mut self, numbers: &[u64], current: u64) {
+        for &n in numbers {
+            if n == current || !self.own.contains_key(&n) {
+                let dir = self.dir_of(n);
+                let bytes = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum();
+                self.own.insert(n, bytes);
+            }
+            let rels: Vec<String> = self.named.get(&n).map_or_else(Vec::new, |p| {
+                p.values()
+                    .filter(|r| !self.sizes.contains_key(*r))
+                    .cloned()
+                    .collect()
+            });
+            for rel in rels {
+                let len = std::fs::metadata(self.out.join(&rel)).map_or(0, |m| m.len());
+                self.sizes.insert(rel, len);
+            }
+        }
+    }
+
+    /// When generation `n` was published (its manifest's modification).
+    fn published_at(&self, n: u64) -> Option<SystemTime> {
+        std::fs::metadata(self.dir_of(n).join("manifest.json"))
+            .and_then(|m| m.modified())
+            .ok()
     }
 }
 
-/// The generations on disk under `out`, oldest first, with whether each is
-/// pinned.
-pub fn list(out: &Path) -> Vec<(u64, bool)> {
+/// One generation on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnDisk {
+    pub number: u64,
+    pub pinned: bool,
+    /// The latest expiry (Unix ms) of its live leases.
+    pub leased_until: Option<u64>,
+}
+
+/// The generations on disk under `out`, oldest first, with their pins and
+/// leases.
+pub fn list(out: &Path) -> Vec<OnDisk> {
+    list_swept(out, SystemTime::now(), false)
+}
+
+/// [`list`]; with `sweep`, expired lease files are removed.
+fn list_swept(out: &Path, now: SystemTime, sweep: bool) -> Vec<OnDisk> {
     let base = out.join(DIR);
-    let mut v: Vec<(u64, bool)> = std::fs::read_dir(&base)
+    let mut v: Vec<OnDisk> = std::fs::read_dir(&base)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| {
-            let n = e.file_name().to_str()?.parse::<u64>().ok()?;
-            Some((n, e.path().join(PIN_FILE).is_file()))
+            let number = e.file_name().to_str()?.parse::<u64>().ok()?;
+            let dir = e.path();
+            Some(OnDisk {
+                number,
+                pinned: dir.join(PIN_FILE).is_file(),
+                leased_until: lease::held_until(&dir, now, sweep),
+            })
         })
         .collect();
-    v.sort_unstable();
+    v.sort_unstable_by_key(|g| g.number);
     v
+}
+
+/// The directory of generation `number` if it is on disk (for leases).
+pub fn dir_if_kept(out: &Path, number: u64) -> Option<PathBuf> {
+    let dir = out.join(DIR).join(number.to_string());
+    dir.join("manifest.json").is_file().then_some(dir)
 }
 
 /// Pin (`on`) or unpin generation `number`; `Ok(false)`: it is not on disk.
@@ -467,6 +587,13 @@ pub fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     // The report types serialize to JSON infallibly (string keys, no
     // non-finite floats reach them: the cooker writes them the same way).
     serde_json::to_vec_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
+}
+
+fn panicked(p: &Path) -> GenerationError {
+    GenerationError::Corrupt {
+        path: p.display().to_string(),
+        message: "a writer thread panicked".into(),
+    }
 }
 
 fn write_synced(p: &Path, bytes: &[u8]) -> Result<(), GenerationError> {

@@ -8,17 +8,18 @@
 mod changes;
 mod health;
 mod publish;
+mod snapshot;
+
+pub use snapshot::AssetState;
 
 use crate::args::Settings;
 use crate::deps::Deps;
 use crate::generation::Generations;
 use crate::reader::{Meta, Stamp};
-use crate::sidecar::SidecarPart;
 use crate::state::{Pending, Quiet, Shared};
 use crate::watch::Watch;
 use ludus_anim_cooker::manifest::AssetJob;
 use ludus_anim_cooker::project::{Project, ProjectArgs};
-use ludus_anim_cooker::report::{AssetReport, ManifestAsset};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,18 +27,6 @@ use std::time::{Duration, Instant};
 
 /// The diagnostic code of an asset whose source file vanished.
 pub const SOURCE_MISSING: &str = "source_missing";
-
-/// An asset's latest cook and the package it is served with.
-#[derive(Clone, Debug)]
-pub struct AssetState {
-    pub report: AssetReport,
-    /// The last successful cook's manifest entry (kept while later cooks
-    /// fail: the asset is then stale).
-    pub good: Option<ManifestAsset>,
-    /// The sidecar records of the cook that made `good` (kept with it
-    /// while later cooks fail), for the generation's whole sidecar.
-    pub sidecar: Option<Arc<SidecarPart>>,
-}
 
 /// How the project was resolved, to resolve it again on manifest changes.
 pub struct Resolver {
