@@ -6,17 +6,19 @@
 //! OUT/generations/<n>/report.json          its report (latest cook of every asset)
 //! OUT/generations/<n>/stale.json           assets served from an older cook
 //! OUT/generations/<n>/report-sidecar.json  the dashboard's per-time data, every asset
-//! OUT/generations/<n>/pinned               present: kept past --keep (POST /generations/{n}/pin)
+//! OUT/generations/<n>/pinned               present: kept whatever the retention (POST /generations/{n}/pin)
+//! OUT/generations/<n>/lease-<id>           a client lease: its expiry, Unix ms (`crate::lease`)
 //! OUT/current                              "<n>\n": the published generation
 //! OUT/{report-sidecar,report,manifest}.json  links to the current generation's
 //! OUT/server.pid                           the serving process (one per directory)
 //! ```
 //!
 //! Publishing writes the generation into `generations/.tmp-<n>-<pid>/`
-//! (every file flushed), renames the directory to `generations/<n>/`, then
-//! replaces `current` by temp file + rename. A crash at any point leaves
-//! `current` naming a complete generation; temp directories are removed
-//! at the next start. `current` is the server's one-entry transaction log
+//! and the new pointer into a temp file (all flushed together), renames
+//! the directory to `generations/<n>/`, then renames the pointer over
+//! `current`. A crash at any point leaves
+//! `current` naming a complete generation; temp directories and pointer
+//! files are removed at the next start. `current` is the server's one-entry transaction log
 //! (bevy_asset's processor keeps a log of begun and finished work for the
 //! same reason; a pointer swap makes the log a single atomic record).
 
@@ -123,6 +125,15 @@ impl Generations {
                 let _ = std::fs::remove_dir_all(e.path());
             }
             highest = highest.max(name.parse().unwrap_or(0));
+        }
+        // The new pointer's temp file of a killed server (not a live one's).
+        for e in std::fs::read_dir(out).map_err(io_err(out))?.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix(".current.tmp-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
         }
         Ok(Generations {
             out: out.to_path_buf(),
