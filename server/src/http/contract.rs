@@ -56,7 +56,7 @@ struct GenerationList {
 /// `GET /generations`: the generations on disk, oldest first.
 pub async fn generations(State(app): State<App>) -> Result<Response, ApiError> {
     let out = app.shared.out.clone();
-    let list = tokio::task::spawn_blocking(move || generation::list(&out))
+    let list = tokio::task::spawn_blocking(move || generation::kept::list(&out))
         .await
         .map_err(|_| internal("listing generations failed"))?;
     let body = GenerationList {
@@ -184,7 +184,7 @@ async fn set_pin(app: App, n: u64, on: bool) -> Result<Response, ApiError> {
     let done = tokio::task::spawn_blocking(move || {
         // Collection holds this lock: the directory cannot go in between.
         let _held = shared.pin_lock.lock();
-        generation::pin(&shared.out, n, on)
+        generation::kept::pin(&shared.out, n, on)
     })
     .await
     .map_err(|_| internal("pinning failed"))?;
@@ -234,7 +234,7 @@ pub async fn lease(
 ) -> Result<Response, ApiError> {
     let (n, ttl) = (number(&n)?, ttl_of(&t)?);
     let granted = held(&app, move |out| {
-        let Some(dir) = generation::dir_if_kept(out, n) else {
+        let Some(dir) = generation::kept::dir_if_kept(out, n) else {
             return Ok(None);
         };
         lease::grant(&dir, n, ttl, SystemTime::now()).map(Some)
@@ -253,9 +253,11 @@ pub async fn renew(
     Query(t): Query<Ttl>,
 ) -> Result<Response, ApiError> {
     let (n, ttl) = (number(&n)?, ttl_of(&t)?);
-    let renewed = held(&app, move |out| match generation::dir_if_kept(out, n) {
-        Some(dir) => lease::renew(&dir, n, &id, ttl, SystemTime::now()),
-        None => Ok(None),
+    let renewed = held(&app, move |out| {
+        match generation::kept::dir_if_kept(out, n) {
+            Some(dir) => lease::renew(&dir, n, &id, ttl, SystemTime::now()),
+            None => Ok(None),
+        }
     })
     .await?;
     renewed
@@ -270,9 +272,11 @@ pub async fn release(
     Path((n, id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let n = number(&n)?;
-    let released = held(&app, move |out| match generation::dir_if_kept(out, n) {
-        Some(dir) => lease::release(&dir, &id),
-        None => Ok(false),
+    let released = held(&app, move |out| {
+        match generation::kept::dir_if_kept(out, n) {
+            Some(dir) => lease::release(&dir, &id),
+            None => Ok(false),
+        }
     })
     .await?;
     match released {
