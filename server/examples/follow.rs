@@ -10,7 +10,9 @@
 //! generation moved (`If-None-Match`: a 304 costs no body), fetch each
 //! package whose hash changed from `/packages/{hash}` (immutable: cache it
 //! by hash forever) into DIR, and drop the assets the manifest no longer
-//! lists. A game would hand the new bytes to `ludus_anim_runtime::Package`
+//! lists. While it downloads, it holds a lease on the manifest's
+//! generation (`POST /generations/{n}/lease?ttl=60`, released after), so
+//! a burst of edits cannot remove the packages it is fetching. A game would hand the new bytes to `ludus_anim_runtime::Package`
 //! instead of writing them out. JSON is scanned for the two fields this
 //! needs; a real client uses a JSON parser. A server with a token reads
 //! it from `LUDUS_ANIM_TOKEN`.
@@ -45,8 +47,21 @@ fn follow(addr: &str, dir: &Path) -> Result<()> {
         }
         let manifest = get(addr, "/manifest", &etag)?;
         if manifest.status == 200 {
+            let held = manifest
+                .header("x-ludus-anim-generation")
+                .and_then(|g| g.parse::<u64>().ok())
+                .and_then(|g| lease(addr, g));
+            let done = reload(addr, dir, &manifest.body, &mut loaded);
+            if let Some(path) = held {
+                let _ = request(addr, "DELETE", &path, "");
+            }
+            if let Err(e) = done {
+                // Read the manifest again (no If-None-Match) and retry.
+                eprintln!("follow: {e}; retrying");
+                etag.clear();
+                continue;
+            }
             etag = manifest.etag.clone();
-            reload(addr, dir, &manifest.body, &mut loaded)?;
         }
         println!("generation {generation}: {} assets loaded", loaded.len());
         seen = generation;
@@ -79,6 +94,14 @@ fn reload(
     }
     *loaded = now;
     Ok(())
+}
+
+/// Lease generation `g` for 60 s; the lease's path (to release it), or
+/// `None` when the generation is already gone.
+fn lease(addr: &str, g: u64) -> Option<String> {
+    let r = request(addr, "POST", &format!("/generations/{g}/lease?ttl=60"), "").ok()?;
+    let id = (r.status == 201).then(|| string_after(&r.body, "\"lease\":"))??;
+    Some(format!("/generations/{g}/lease/{id}"))
 }
 
 /// `source` → `package_hash` of every asset in a `manifest.json`.
@@ -116,17 +139,35 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
 
 struct Response {
     status: u16,
+    head: String,
     etag: String,
     bytes: Vec<u8>,
     body: String,
 }
 
-/// One GET with `Connection: close` (the server always sends a length).
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
 fn get(addr: &str, path: &str, if_none_match: &str) -> Result<Response> {
+    request(addr, "GET", path, if_none_match)
+}
+
+/// One request with `Connection: close` (the server always sends a
+/// length). `X-Ludus-Anim` marks it as a script's, as state-changing
+/// requests must be.
+fn request(addr: &str, method: &str, path: &str, if_none_match: &str) -> Result<Response> {
     let mut s = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(70)))
         .map_err(|e| e.to_string())?;
-    let mut head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nX-Ludus-Anim: follow\r\nContent-Length: 0\r\n"
+    );
     if !if_none_match.is_empty() {
         head.push_str(&format!("If-None-Match: {if_none_match}\r\n"));
     }
@@ -147,20 +188,15 @@ fn get(addr: &str, path: &str, if_none_match: &str) -> Result<Response> {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .ok_or("bad status line")?;
-    let etag = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .starts_with("etag:")
-                .then(|| l[5..].trim().to_string())
-        })
-        .unwrap_or_default();
     let bytes = raw[end + 4..].to_vec();
     let body = String::from_utf8_lossy(&bytes).to_string();
-    Ok(Response {
+    let mut r = Response {
         status,
-        etag,
+        head,
+        etag: String::new(),
         bytes,
         body,
-    })
+    };
+    r.etag = r.header("etag").unwrap_or_default().to_string();
+    Ok(r)
 }

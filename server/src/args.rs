@@ -2,6 +2,7 @@
 //! `ludus-anim serve`): the project flags of `cook`, plus where to listen,
 //! how to watch and who may ask.
 
+use crate::retention::Policy;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -44,9 +45,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub debounce: u64,
     /// Quiet period after a file was closed after writing, or renamed into
-    /// place, before it is re-hashed (at most --debounce).
+    /// place, before it is re-hashed, when it changed again within
+    /// --debounce of its previous change (a burst of saves; at most
+    /// --debounce).
     #[arg(long, value_name = "MS", default_value_t = 40)]
     pub settle: u64,
+    /// The same quiet period for a file that had been left alone for
+    /// --debounce before (one save, whose steps come within a few
+    /// milliseconds; at most --settle).
+    #[arg(long, value_name = "MS", default_value_t = 5)]
+    pub first_settle: u64,
     /// Seconds between cheap full rescans (stat of every watched file,
     /// manifest globs re-expanded) that heal missed events; 0 disables.
     #[arg(long, value_name = "S", default_value_t = 30)]
@@ -56,9 +64,19 @@ pub struct ServeArgs {
     /// file, then rename or delete it.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub new_asset_settle: u64,
-    /// Generations kept on disk (and their packages), besides pinned ones.
+    /// The newest generations kept on disk (with their packages), besides
+    /// pinned and leased ones.
     #[arg(long, default_value_t = 8)]
     pub keep: usize,
+    /// Also keep generations superseded less than S seconds ago (0: only
+    /// --keep counts).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub keep_within: u64,
+    /// Remove the oldest kept generations (never the current, pinned or
+    /// leased ones) until the kept ones' files and packages fit in MB
+    /// megabytes (0: no limit).
+    #[arg(long, value_name = "MB", default_value_t = 0)]
+    pub keep_max_mb: u64,
     /// A host name (or IP) requests may name in `Host` and `Origin`, besides
     /// the loopback names and the --addr IP; repeatable; `*` allows any.
     #[arg(long = "allow-host", value_name = "NAME")]
@@ -112,6 +130,8 @@ pub enum ArgsError {
     BadDebounce(u64),
     #[error("--settle {0}: must be at most --debounce ({1} ms)")]
     BadSettle(u64, u64),
+    #[error("--first-settle {0}: must be at most --settle ({1} ms)")]
+    BadFirstSettle(u64, u64),
     #[error("--keep {0}: must keep at least 2 generations")]
     BadKeep(usize),
     #[error("--new-asset-settle {0}: must be at most 60000 milliseconds")]
@@ -142,8 +162,9 @@ pub struct Settings {
     pub watch: WatchMode,
     pub debounce: Duration,
     pub settle: Duration,
+    pub first_settle: Duration,
     pub rescan: Option<Duration>,
-    pub keep: usize,
+    pub retention: Policy,
     pub threads: usize,
     pub slow_asset: Option<Duration>,
     pub refuse_watches: bool,
@@ -174,6 +195,9 @@ impl ServeArgs {
         if self.settle > self.debounce {
             return Err(ArgsError::BadSettle(self.settle, self.debounce));
         }
+        if self.first_settle > self.settle {
+            return Err(ArgsError::BadFirstSettle(self.first_settle, self.settle));
+        }
         if self.keep < 2 {
             return Err(ArgsError::BadKeep(self.keep));
         }
@@ -190,8 +214,13 @@ impl ServeArgs {
             watch,
             debounce: Duration::from_millis(self.debounce),
             settle: Duration::from_millis(self.settle),
+            first_settle: Duration::from_millis(self.first_settle),
             rescan: (self.rescan > 0).then(|| Duration::from_secs(self.rescan)),
-            keep: self.keep,
+            retention: Policy {
+                keep: self.keep,
+                within: (self.keep_within > 0).then(|| Duration::from_secs(self.keep_within)),
+                max_bytes: (self.keep_max_mb > 0).then(|| self.keep_max_mb.saturating_mul(1 << 20)),
+            },
             threads: self.jobs,
             slow_asset: self.slow_asset_ms.map(Duration::from_millis),
             refuse_watches: self.refuse_watches,

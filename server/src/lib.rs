@@ -6,7 +6,8 @@
 //!
 //! **Owns:** watching and debouncing (`watch`), what a change reaches
 //! (`deps`), the one cook thread with its coalescing dirty set (`worker`),
-//! generation directories and the `current` pointer (`generation`), the
+//! generation directories and the `current` pointer (`generation`), which
+//! generations stay (`retention`) and client leases on them (`lease`), the
 //! whole-generation dashboard sidecar (`sidecar`), the
 //! shared state HTTP reads (`state`), Prometheus counters (`metrics`), and
 //! the HTTP API (`http`).
@@ -39,9 +40,11 @@ pub mod deps;
 pub mod generation;
 pub mod health;
 pub mod http;
+pub mod lease;
 pub mod metrics;
 pub mod observer;
 pub mod reader;
+pub mod retention;
 pub mod run;
 pub mod sidecar;
 pub mod state;

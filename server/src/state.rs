@@ -124,13 +124,36 @@ pub struct Hint {
     /// Whether the events since the last data change include the writer
     /// being done with it (see [`Writer::Done`]).
     pub done: bool,
+    /// Time from the last event of the path's previous change (taken by
+    /// the cook thread) to this change's first event, when remembered.
+    pub since_previous: Option<Duration>,
+}
+
+/// How long a path must be quiet before it is re-hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quiet {
+    /// Writer done, path left alone for `debounce` before this change:
+    /// one save, whose steps all come within a few milliseconds.
+    pub first: Duration,
+    /// Writer done, path changed again within `debounce` of its previous
+    /// change: a burst of saves, coalesced.
+    pub settle: Duration,
+    /// Writer possibly still writing.
+    pub debounce: Duration,
 }
 
 impl Hint {
-    /// When the path is ready to re-hash: `settle` after its last event
-    /// when its writer is done, `quiet` after it otherwise.
-    pub fn ready_at(&self, settle: Duration, quiet: Duration) -> Instant {
-        self.last + if self.done { settle } else { quiet }
+    /// When the path is ready to re-hash: when its writer is done, the
+    /// first-save settle after its last event, or the burst settle when
+    /// it changed shortly before; the debounce otherwise.
+    pub fn ready_at(&self, q: &Quiet) -> Instant {
+        let burst = self.since_previous.is_some_and(|d| d < q.debounce);
+        self.last
+            + match (self.done, burst) {
+                (false, _) => q.debounce,
+                (true, true) => q.settle,
+                (true, false) => q.first,
+            }
     }
 }
 
@@ -141,6 +164,9 @@ impl Hint {
 pub struct Pending {
     /// Changed paths (absolute) → their last event.
     pub paths: HashMap<PathBuf, Hint>,
+    /// Paths taken by the cook thread lately → the last event of the
+    /// change taken (entries older than the debounce are dropped).
+    pub taken: HashMap<PathBuf, Instant>,
     /// Assets to cook regardless of their files (`POST /cook`).
     pub assets: BTreeSet<String>,
     /// Cook every asset (`POST /cook` without names).
@@ -172,9 +198,11 @@ pub struct EventLog {
 impl Pending {
     /// Note an event for `path` at `at`.
     pub fn hint(&mut self, path: PathBuf, at: Instant, writer: Writer) {
+        let previous = self.taken.get(&path).copied();
         let h = self.paths.entry(path).or_insert(Hint {
             last: at,
             done: writer != Writer::Writing,
+            since_previous: previous.map(|p| at.saturating_duration_since(p)),
         });
         h.last = at;
         match writer {
@@ -182,6 +210,14 @@ impl Pending {
             Writer::Done => h.done = true,
             Writer::Metadata => {}
         }
+    }
+
+    /// Remember that the change of `path` whose last event was at `last`
+    /// was taken, forgetting those taken more than `window` before `now`.
+    pub fn taken(&mut self, path: PathBuf, last: Instant, now: Instant, window: Duration) {
+        self.taken
+            .retain(|_, t| now.saturating_duration_since(*t) < window);
+        self.taken.insert(path, last);
     }
 }
 
@@ -328,11 +364,46 @@ mod tests {
     }
 
     #[test]
-    fn done_paths_wait_for_the_settle_period_others_for_the_debounce() {
+    fn done_paths_wait_for_a_settle_period_others_for_the_debounce() {
         let at = Instant::now();
-        let (settle, quiet) = (Duration::from_millis(40), Duration::from_millis(250));
-        let h = |done| Hint { last: at, done };
-        assert_eq!(h(true).ready_at(settle, quiet), at + settle);
-        assert_eq!(h(false).ready_at(settle, quiet), at + quiet);
+        let q = Quiet {
+            first: Duration::from_millis(5),
+            settle: Duration::from_millis(40),
+            debounce: Duration::from_millis(250),
+        };
+        let h = |done, since_previous| Hint {
+            last: at,
+            done,
+            since_previous,
+        };
+        assert_eq!(h(true, None).ready_at(&q), at + q.first, "one save");
+        let long_ago = Some(Duration::from_secs(2));
+        assert_eq!(h(true, long_ago).ready_at(&q), at + q.first);
+        let burst = Some(Duration::from_millis(30));
+        assert_eq!(h(true, burst).ready_at(&q), at + q.settle, "a burst");
+        assert_eq!(h(false, None).ready_at(&q), at + q.debounce);
+        assert_eq!(h(false, burst).ready_at(&q), at + q.debounce);
+    }
+
+    #[test]
+    fn a_path_saved_again_soon_after_it_was_taken_is_a_burst() {
+        let mut p = Pending::default();
+        let t0 = Instant::now();
+        let window = Duration::from_millis(250);
+        let path = PathBuf::from("/p/a.bvh");
+        p.hint(path.clone(), t0, Writer::Done);
+        assert_eq!(p.paths[&path].since_previous, None);
+        p.paths.remove(&path);
+        p.taken(path.clone(), t0, t0 + Duration::from_millis(5), window);
+        let t1 = t0 + Duration::from_millis(30);
+        p.hint(path.clone(), t1, Writer::Done);
+        assert_eq!(
+            p.paths[&path].since_previous,
+            Some(Duration::from_millis(30))
+        );
+        // Taking another path a second later forgets this one.
+        let other = PathBuf::from("/p/b.bvh");
+        p.taken(other, t1, t1 + Duration::from_secs(1), window);
+        assert!(!p.taken.contains_key(&path));
     }
 }

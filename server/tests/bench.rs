@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// BVH assets (one clip each), Knight FBX copies (12 clips each): 964 + 36
@@ -83,8 +83,9 @@ fn percentile(v: &[f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Per edit: the time from the write to the generation_published event,
-/// the cooker's own cook time, and the event's `latency_ms` breakdown.
+/// Per edit: the time from the write to the generation_published event's
+/// arrival, the cooker's own cook time, and the event's `latency_ms`
+/// breakdown.
 #[derive(Default)]
 struct Samples {
     latency: Vec<f64>,
@@ -92,19 +93,23 @@ struct Samples {
     phases: Vec<serde_json::Value>,
 }
 
-/// Apply `edit(i)` `EDITS` times; per edit, the time from the write to the
-/// generation_published event naming an asset starting with `asset`, and the cook's own time.
-fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> Samples {
+/// Write `edit(i)`'s bytes to its file `EDITS` times; per edit, the time
+/// from the start of the write to the arrival of the generation_published
+/// event naming an asset starting with `asset` (the bytes are made before
+/// the clock starts; the arrival is stamped by the stream's reader, not
+/// by the 50 ms poll that waits for it), and the cook's own time.
+fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32) -> (PathBuf, Vec<u8>)) -> Samples {
     let ev = Events::open(s);
     let mut out = Samples::default();
     for i in 0..EDITS {
         s.wait_idle(120);
         std::thread::sleep(Duration::from_millis(300));
+        let (file, bytes) = edit(i);
         let from = ev.len();
         let t = Instant::now();
-        edit(i);
-        let published = wait_for(120, "the edit's generation", || {
-            ev.since(from).into_iter().find(|e| {
+        std::fs::write(file, bytes).unwrap();
+        let (published, at) = wait_for(120, "the edit's generation", || {
+            ev.first_since(from, |e| {
                 e["event"] == "generation_published"
                     && e["changed"].as_array().is_some_and(|c| {
                         c.iter()
@@ -112,7 +117,7 @@ fn measure(s: &Server, asset: &str, mut edit: impl FnMut(u32)) -> Samples {
                     })
             })
         });
-        out.latency.push(t.elapsed().as_secs_f64() * 1000.0);
+        out.latency.push((at - t).as_secs_f64() * 1000.0);
         out.phases.push(published["latency_ms"].clone());
         let summary = ev
             .since(from)
@@ -207,27 +212,23 @@ fn edit_to_published_on_a_1000_clip_project() {
     let bvh_name = "a/clip0500.bvh";
     let bvh = std::fs::read(d.join(bvh_name)).unwrap();
     let one = measure(&s, bvh_name, |i| {
-        std::fs::write(d.join(bvh_name), edited_bvh(&bvh, 5000 + salt * EDITS + i)).unwrap()
+        (d.join(bvh_name), edited_bvh(&bvh, 5000 + salt * EDITS + i))
     });
     let fbx_name = "fbx/knight0.fbx";
     let fbx = std::fs::read(d.join(fbx_name)).unwrap();
     let twelve = measure(&s, fbx_name, |i| {
-        std::fs::write(
+        (
             d.join(fbx_name),
             fbx_variant(&fbx, 3 * FBXS as u32 + salt * EDITS + i),
         )
-        .unwrap()
     });
     let profile = std::fs::read_to_string(d.join("bench.toml")).unwrap();
     // Thresholds far enough apart that the encodes (and packages) differ.
     let prof = measure(&s, "b/", |i| {
         let t = 0.0002 + 0.00005 * i as f64 + 1e-9 * salt as f64;
         let v = format!("error_threshold_m = {t:.9}");
-        std::fs::write(
-            d.join("bench.toml"),
-            profile.replacen("error_threshold_m = 0.0001", &v, 1),
-        )
-        .unwrap()
+        let text = profile.replacen("error_threshold_m = 0.0001", &v, 1);
+        (d.join("bench.toml"), text.into_bytes())
     });
     println!("| edit | n | edit-to-published p50 ms | p99 ms | cook p50 ms | overhead p50 ms | overhead p99 ms |");
     println!("|---|---|---|---|---|---|---|");

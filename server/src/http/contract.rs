@@ -1,17 +1,18 @@
 //! What a client that follows a project reads: the current manifest, a
 //! package by asset name, kept generations' files (immutable), and pins
-//! that keep a generation and its packages past `--keep`.
+//! and leases that keep a generation and its packages past retention.
 
 use super::cache::{conditional, tagged, IMMUTABLE, REVALIDATE};
 use super::errors::{api_error, no_generation, no_package, not_found, ApiError};
 use super::App;
-use crate::generation;
+use crate::{generation, lease};
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
+use std::time::SystemTime;
 
 fn json_bytes(bytes: Vec<u8>) -> Response {
     (
@@ -41,6 +42,9 @@ fn generation_header(r: &mut Response, n: u64) {
 struct Kept {
     generation: u64,
     pinned: bool,
+    /// When its last live lease expires (Unix ms), if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leased_until_unix_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -52,14 +56,18 @@ struct GenerationList {
 /// `GET /generations`: the generations on disk, oldest first.
 pub async fn generations(State(app): State<App>) -> Result<Response, ApiError> {
     let out = app.shared.out.clone();
-    let list = tokio::task::spawn_blocking(move || generation::list(&out))
+    let list = tokio::task::spawn_blocking(move || generation::kept::list(&out))
         .await
         .map_err(|_| internal("listing generations failed"))?;
     let body = GenerationList {
         current: app.shared.current().map(|c| c.number),
         generations: list
             .into_iter()
-            .map(|(generation, pinned)| Kept { generation, pinned })
+            .map(|g| Kept {
+                generation: g.number,
+                pinned: g.pinned,
+                leased_until_unix_ms: g.leased_until,
+            })
             .collect(),
     };
     let mut r = Json(body).into_response();
@@ -176,7 +184,7 @@ async fn set_pin(app: App, n: u64, on: bool) -> Result<Response, ApiError> {
     let done = tokio::task::spawn_blocking(move || {
         // Collection holds this lock: the directory cannot go in between.
         let _held = shared.pin_lock.lock();
-        generation::pin(&shared.out, n, on)
+        generation::kept::pin(&shared.out, n, on)
     })
     .await
     .map_err(|_| internal("pinning failed"))?;
@@ -184,9 +192,110 @@ async fn set_pin(app: App, n: u64, on: bool) -> Result<Response, ApiError> {
         Ok(true) => Ok(Json(Kept {
             generation: n,
             pinned: on,
+            leased_until_unix_ms: None,
         })
         .into_response()),
         Ok(false) => Err(unknown_generation(n)),
         Err(e) => Err(internal(&e.to_string())),
     }
+}
+
+#[derive(serde::Deserialize)]
+pub struct Ttl {
+    ttl: Option<u64>,
+}
+
+fn ttl_of(t: &Ttl) -> Result<u64, ApiError> {
+    match t.ttl.unwrap_or(lease::DEFAULT_TTL_S) {
+        s @ 1..=lease::MAX_TTL_S => Ok(s),
+        _ => Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("ttl: between 1 and {} seconds", lease::MAX_TTL_S),
+        )),
+    }
+}
+
+fn unknown_lease(n: u64) -> ApiError {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "unknown_lease",
+        format!("no live lease with this id on generation {n} (it expired or was released): take a new one"),
+    )
+}
+
+/// `POST /generations/{n}/lease?ttl=S`: keep generation `n` and its
+/// packages for S seconds (default 300); 201 with the lease.
+pub async fn lease(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    Path(n): Path<String>,
+    Query(t): Query<Ttl>,
+) -> Result<Response, ApiError> {
+    let (n, ttl) = (number(&n)?, ttl_of(&t)?);
+    let granted = held(&app, move |out| {
+        let Some(dir) = generation::kept::dir_if_kept(out, n) else {
+            return Ok(None);
+        };
+        lease::grant(&dir, n, ttl, SystemTime::now()).map(Some)
+    })
+    .await?;
+    let l = granted.ok_or_else(|| unknown_generation(n))?;
+    Ok((StatusCode::CREATED, Json(l)).into_response())
+}
+
+/// `POST /generations/{n}/lease/{id}?ttl=S`: renew a live lease for S
+/// seconds from now.
+pub async fn renew(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    Path((n, id)): Path<(String, String)>,
+    Query(t): Query<Ttl>,
+) -> Result<Response, ApiError> {
+    let (n, ttl) = (number(&n)?, ttl_of(&t)?);
+    let renewed = held(&app, move |out| {
+        match generation::kept::dir_if_kept(out, n) {
+            Some(dir) => lease::renew(&dir, n, &id, ttl, SystemTime::now()),
+            None => Ok(None),
+        }
+    })
+    .await?;
+    renewed
+        .map(|l| Json(l).into_response())
+        .ok_or_else(|| unknown_lease(n))
+}
+
+/// `DELETE /generations/{n}/lease/{id}`: end a lease now (204).
+pub async fn release(
+    State(app): State<App>,
+    _: super::guard::Scripted,
+    Path((n, id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let n = number(&n)?;
+    let released = held(&app, move |out| {
+        match generation::kept::dir_if_kept(out, n) {
+            Some(dir) => lease::release(&dir, &id),
+            None => Ok(false),
+        }
+    })
+    .await?;
+    match released {
+        true => Ok(StatusCode::NO_CONTENT.into_response()),
+        false => Err(unknown_lease(n)),
+    }
+}
+
+/// Run `f` on the output directory under the lock collection holds.
+async fn held<T: Send + 'static>(
+    app: &App,
+    f: impl FnOnce(&std::path::Path) -> std::io::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let shared = app.shared.clone();
+    tokio::task::spawn_blocking(move || {
+        let _held = shared.pin_lock.lock();
+        f(&shared.out)
+    })
+    .await
+    .map_err(|_| internal("lease failed"))?
+    .map_err(|e| internal(&e.to_string()))
 }

@@ -64,6 +64,11 @@ pub fn router(app: App) -> Router {
             "/generations/{n}/pin",
             post(contract::pin).delete(contract::unpin),
         )
+        .route("/generations/{n}/lease", post(contract::lease))
+        .route(
+            "/generations/{n}/lease/{id}",
+            post(contract::renew).delete(contract::release),
+        )
         .route("/generations/{n}/{*file}", get(contract::generation_file))
         .route("/cook", post(api::cook))
         .route("/events", get(api::events))

@@ -74,22 +74,27 @@ impl Worker {
                 .cloned();
             self.assets.insert(
                 r.source.clone(),
-                AssetState {
-                    report: r.clone(),
-                    sidecar: good.as_ref().and_then(|_| parts.remove(&r.source)),
-                    good,
-                },
+                AssetState::new(
+                    r.clone(),
+                    good.clone(),
+                    good.as_ref().and_then(|_| parts.remove(&r.source)),
+                ),
             );
         }
         let number = g.number;
-        let kept = self.install(g, None);
+        let written = crate::generation::Written {
+            report: self.gens.report_bytes(number).unwrap_or_default(),
+            manifest: crate::generation::to_json(&g.manifest),
+        };
+        let fingerprint = self.fingerprint();
+        self.install(g, written, fingerprint);
         // Killed between announcing and writing the sidecar: the first
         // cook writes it (its records come back from the cache).
         self.sidecar_missing = self.project.report.sidecar && !self.gens.has_sidecar(number);
         if !self.sidecar_missing {
             self.mirror(number);
         }
-        self.collect(&kept);
+        self.collect();
     }
 
     pub(super) fn stamp_manifest(&mut self) {

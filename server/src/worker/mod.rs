@@ -8,17 +8,18 @@
 mod changes;
 mod health;
 mod publish;
+mod snapshot;
+
+pub use snapshot::AssetState;
 
 use crate::args::Settings;
 use crate::deps::Deps;
 use crate::generation::Generations;
 use crate::reader::{Meta, Stamp};
-use crate::sidecar::SidecarPart;
-use crate::state::{Pending, Shared};
+use crate::state::{Pending, Quiet, Shared};
 use crate::watch::Watch;
 use ludus_anim_cooker::manifest::AssetJob;
 use ludus_anim_cooker::project::{Project, ProjectArgs};
-use ludus_anim_cooker::report::{AssetReport, ManifestAsset};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,18 +27,6 @@ use std::time::{Duration, Instant};
 
 /// The diagnostic code of an asset whose source file vanished.
 pub const SOURCE_MISSING: &str = "source_missing";
-
-/// An asset's latest cook and the package it is served with.
-#[derive(Clone, Debug)]
-pub struct AssetState {
-    pub report: AssetReport,
-    /// The last successful cook's manifest entry (kept while later cooks
-    /// fail: the asset is then stale).
-    pub good: Option<ManifestAsset>,
-    /// The sidecar records of the cook that made `good` (kept with it
-    /// while later cooks fail), for the generation's whole sidecar.
-    pub sidecar: Option<Arc<SidecarPart>>,
-}
 
 /// How the project was resolved, to resolve it again on manifest changes.
 pub struct Resolver {
@@ -182,11 +171,15 @@ impl Worker {
         self.set_cooking(None);
     }
 
-    /// Wait for work: paths quiet for the settle period after their writer
+    /// Wait for work: paths quiet for a settle period after their writer
     /// finished, or for the debounce period otherwise; named assets, a
     /// scan, or shutdown.
     fn next_work(&self) -> Work {
-        let (settle, quiet) = (self.settings.settle, self.quiet_period());
+        let quiet = Quiet {
+            first: self.settings.first_settle,
+            settle: self.settings.settle,
+            debounce: self.quiet_period(),
+        };
         let Ok(mut p) = self.shared.pending.lock() else {
             return Work {
                 shutdown: true,
@@ -201,7 +194,7 @@ impl Worker {
                 };
             }
             let now = Instant::now();
-            let work = take_ready(&mut p, now, settle, quiet);
+            let work = take_ready(&mut p, now, &quiet);
             if work.all
                 || work.scan
                 || work.resolve
@@ -217,10 +210,10 @@ impl Worker {
             let wait = p
                 .paths
                 .values()
-                .map(|h| h.ready_at(settle, quiet).saturating_duration_since(now))
+                .map(|h| h.ready_at(&quiet).saturating_duration_since(now))
                 .min()
                 .unwrap_or(Duration::from_secs(3600))
-                .max(Duration::from_millis(5));
+                .max(Duration::from_millis(1));
             p = match self.shared.wake.wait_timeout(p, wait) {
                 Ok((g, _)) => g,
                 Err(_) => {
@@ -244,15 +237,16 @@ impl Worker {
     }
 }
 
-fn take_ready(p: &mut Pending, now: Instant, settle: Duration, quiet: Duration) -> Work {
+fn take_ready(p: &mut Pending, now: Instant, quiet: &Quiet) -> Work {
     let ready: Vec<(PathBuf, Instant)> = p
         .paths
         .iter()
-        .filter(|(_, h)| h.ready_at(settle, quiet) <= now)
+        .filter(|(_, h)| h.ready_at(quiet) <= now)
         .map(|(k, h)| (k.clone(), h.last))
         .collect();
-    for (k, _) in &ready {
+    for (k, last) in &ready {
         p.paths.remove(k);
+        p.taken(k.clone(), *last, now, quiet.debounce);
     }
     Work {
         first_event: ready.iter().map(|(_, t)| *t).min(),

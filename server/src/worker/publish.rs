@@ -2,8 +2,8 @@
 //! publish a generation when anything a client sees changed.
 
 use super::health::Unpublished;
-use super::{AssetState, Stopwatch, Worker, SOURCE_MISSING};
-use crate::generation::{GenerationFiles, PackageIndex, PackageSink, StaleMap, Written};
+use super::{snapshot, AssetState, Stopwatch, Worker, SOURCE_MISSING};
+use crate::generation::{GenerationFiles, PackageSink, StaleMap, Written};
 use crate::observer::ServerObserver;
 use crate::reader::{absolute, stamp_now, Stamp, WatchedReader};
 use crate::sidecar::SidecarParts;
@@ -233,14 +233,8 @@ impl Worker {
                     )
                 }
             };
-            self.assets.insert(
-                a.source.clone(),
-                AssetState {
-                    report: a.clone(),
-                    good,
-                    sidecar,
-                },
-            );
+            self.assets
+                .insert(a.source.clone(), AssetState::new(a.clone(), good, sidecar));
         }
         for (name, files) in c.inputs {
             let mut set: BTreeSet<PathBuf> = files.iter().map(|f| absolute(f)).collect();
@@ -281,14 +275,8 @@ impl Worker {
                 (code, why.to_string(), None),
             );
             let (good, sidecar) = prev.map_or((None, None), |p| (p.good, p.sidecar));
-            self.assets.insert(
-                n.clone(),
-                AssetState {
-                    report,
-                    good,
-                    sidecar,
-                },
-            );
+            self.assets
+                .insert(n.clone(), AssetState::new(report, good, sidecar));
             let mut files = self.deps.files_of(n).cloned().unwrap_or_default();
             files.extend(self.extra_files(n));
             self.deps.set(n, files);
@@ -312,20 +300,17 @@ impl Worker {
     fn publish_inner(&mut self, clock: Option<&Stopwatch>) -> Option<u64> {
         let start = Instant::now();
         let current = self.shared.current();
-        let number = current.as_ref().map_or(1, |c| c.number + 1);
-        let files = self.assemble(number, current.as_deref());
-        let fingerprint = files.fingerprint();
-        if current
-            .as_ref()
-            .is_some_and(|c| c.fingerprint == fingerprint)
-        {
+        let fingerprint = self.fingerprint();
+        if let Some(c) = current.as_ref().filter(|c| c.fingerprint == fingerprint) {
             self.unpublished = None;
             if self.sidecar_missing {
-                self.finish_outputs(number - 1);
+                self.finish_outputs(c.number);
             }
             return None;
         }
-        let written = match self.write_generation(&files) {
+        let number = self.gens.next_number(current.as_ref().map(|c| c.number));
+        let mut files = self.assemble(number, current.as_deref());
+        let written = match self.write_generation(&mut files) {
             Ok(r) => r,
             Err(e) => {
                 let message = format!("generation {number} could not be written: {e}");
@@ -339,7 +324,7 @@ impl Worker {
         let (changed, removed) = changed_assets(current.as_deref(), &files);
         let stale: Vec<String> = files.stale.keys().cloned().collect();
         let (assets, packages) = (files.report.assets.len(), files.manifest.assets.len());
-        let kept = self.install(files, Some((written, fingerprint)));
+        self.install(files, written, fingerprint);
         self.shared.metrics.generations.fetch_add(1, Relaxed);
         let mut event = json!({
             "event": "generation_published",
@@ -359,6 +344,7 @@ impl Worker {
             event["latency_ms"] = latency_ms(c, start);
         }
         self.shared.emit(event.to_string());
+        self.gens.sync_current();
         eprintln!(
             "ludus-anim-server: generation {number} published: {packages} packages, {} changed, {} removed, {} stale",
             changed.len(),
@@ -366,13 +352,19 @@ impl Worker {
             stale.len()
         );
         self.finish_outputs(number);
-        self.collect(&kept);
+        self.collect();
         Some(number)
     }
 
+    /// What a client sees of the assets' state ([`snapshot::fingerprint`]).
+    pub(super) fn fingerprint(&self) -> [u8; 32] {
+        snapshot::fingerprint(self.order.iter().filter_map(|n| self.assets.get(n)))
+    }
+
     /// Write generation `files` (the `--debug-fail-publish` hook fails it
-    /// as a full disk does).
-    fn write_generation(&mut self, files: &GenerationFiles) -> Result<Written, String> {
+    /// as a full disk does). Its `report.json` is spliced from each
+    /// asset's JSON, serialized when the asset was cooked.
+    fn write_generation(&mut self, files: &mut GenerationFiles) -> Result<Written, String> {
         if self
             .settings
             .fail_publish
@@ -381,7 +373,11 @@ impl Worker {
         {
             return Err(std::io::Error::from_raw_os_error(28).to_string());
         }
-        self.gens.publish(files).map_err(|e| e.to_string())
+        let assets = std::mem::take(&mut files.report.assets);
+        let states = self.order.iter().filter_map(|n| self.assets.get(n));
+        let report = snapshot::report_json(&files.report, states);
+        files.report.assets = assets;
+        self.gens.publish(files, report).map_err(|e| e.to_string())
     }
 
     /// After generation `number` was announced (off the edit's path): its
@@ -413,48 +409,39 @@ impl Worker {
     }
 
     /// Make `files` the served generation (`written`: its index files'
-    /// bytes and fingerprint; read back and computed when not given).
-    /// Returns the packages the kept generations name, for
-    /// [`Worker::collect`].
+    /// bytes): its packages join those that may be served at once; the
+    /// ones no kept generation names leave at [`Worker::collect`].
     pub(super) fn install(
         &mut self,
         files: GenerationFiles,
-        written: Option<(Written, [u8; 32])>,
-    ) -> PackageIndex {
-        let number = files.number;
-        let (written, fingerprint) = match written {
-            Some(w) => w,
-            None => {
-                let w = Written {
-                    report: self.gens.report_bytes(number).unwrap_or_default(),
-                    manifest: crate::generation::to_json(&files.manifest),
-                };
-                (w, files.fingerprint())
-            }
-        };
-        let packages = self.gens.index(number, self.settings.keep);
+        written: Written,
+        fingerprint: [u8; 32],
+    ) {
+        let added = self.gens.packages_of(files.number).clone();
         if let Ok(mut p) = self.shared.packages.write() {
-            *p = packages
-                .iter()
-                .map(|(h, r)| (h.clone(), r.clone()))
-                .collect();
+            p.extend(added);
         }
         let published = Published::with_fingerprint(files, written, SystemTime::now(), fingerprint);
         if let Ok(mut c) = self.shared.current.write() {
             *c = Some(Arc::new(published));
         }
-        packages
     }
 
-    /// Remove generations and packages the kept ones no longer name
-    /// (after a publish was announced: it is not on the way to clients).
-    pub(super) fn collect(&mut self, kept: &PackageIndex) {
+    /// Apply the retention policy: remove generations and packages no
+    /// kept generation names (after a publish was announced: it is not on
+    /// the way to clients).
+    pub(super) fn collect(&mut self) {
         if let Some(c) = self.shared.current() {
-            // Pins are set under this lock: a pinned directory is never
-            // removed half-way through pinning.
+            // Pins and leases are set under this lock: a held directory is
+            // never removed half-way through holding it.
             let shared = Arc::clone(&self.shared);
             let _held = shared.pin_lock.lock();
-            self.gens.collect(c.number, self.settings.keep, kept);
+            let policy = self.settings.retention;
+            self.gens.collect(c.number, &policy, |kept| {
+                if let Ok(mut p) = shared.packages.write() {
+                    *p = kept.iter().map(|(h, r)| (h.clone(), r.clone())).collect();
+                }
+            });
         }
     }
 

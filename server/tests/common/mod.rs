@@ -403,9 +403,11 @@ fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 /// An `/events` stream read on its own thread: every `data:` line parsed
-/// as JSON, in order.
+/// as JSON, in order, with when it arrived.
 pub struct Events {
     pub seen: Arc<Mutex<Vec<Value>>>,
+    /// Arrival of each event in `seen` (pushed under `seen`'s lock).
+    arrived: Arc<Mutex<Vec<Instant>>>,
     pub errors: Arc<Mutex<Vec<String>>>,
     stream: TcpStream,
 }
@@ -420,15 +422,18 @@ impl Events {
         head.push_str("\r\n");
         s.write_all(head.as_bytes()).unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let arrived = Arc::new(Mutex::new(Vec::new()));
         let errors = Arc::new(Mutex::new(Vec::new()));
-        let (r, sn, er) = (
+        let (r, sn, ar, er) = (
             s.try_clone().unwrap(),
             Arc::clone(&seen),
+            Arc::clone(&arrived),
             Arc::clone(&errors),
         );
-        std::thread::spawn(move || read_events(r, &sn, &er));
+        std::thread::spawn(move || read_events(r, &sn, &ar, &er));
         let ev = Events {
             seen,
+            arrived,
             errors,
             stream: s,
         };
@@ -454,6 +459,15 @@ impl Events {
     pub fn since(&self, from: usize) -> Vec<Value> {
         self.seen.lock().unwrap()[from..].to_vec()
     }
+
+    /// The first event after the first `from` for which `f` holds, with
+    /// when it arrived.
+    pub fn first_since(&self, from: usize, f: impl Fn(&Value) -> bool) -> Option<(Value, Instant)> {
+        let seen = self.seen.lock().unwrap();
+        let i = from + seen[from..].iter().position(f)?;
+        let at = *self.arrived.lock().unwrap().get(i)?;
+        Some((seen[i].clone(), at))
+    }
 }
 
 impl Drop for Events {
@@ -462,7 +476,12 @@ impl Drop for Events {
     }
 }
 
-fn read_events(s: TcpStream, seen: &Mutex<Vec<Value>>, errors: &Mutex<Vec<String>>) {
+fn read_events(
+    s: TcpStream,
+    seen: &Mutex<Vec<Value>>,
+    arrived: &Mutex<Vec<Instant>>,
+    errors: &Mutex<Vec<String>>,
+) {
     let mut r = BufReader::new(s);
     let mut line = String::new();
     // Status line and headers.
@@ -501,7 +520,11 @@ fn read_events(s: TcpStream, seen: &Mutex<Vec<Value>>, errors: &Mutex<Vec<String
             let l: String = pending.drain(..=i).collect();
             if let Some(d) = l.trim_end().strip_prefix("data:") {
                 match serde_json::from_str::<Value>(d.trim()) {
-                    Ok(v) => seen.lock().unwrap().push(v),
+                    Ok(v) => {
+                        let mut seen = seen.lock().unwrap();
+                        seen.push(v);
+                        arrived.lock().unwrap().push(Instant::now());
+                    }
                     Err(e) => errors.lock().unwrap().push(format!("{e}: {d}")),
                 }
             }

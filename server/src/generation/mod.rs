@@ -6,19 +6,25 @@
 //! OUT/generations/<n>/report.json          its report (latest cook of every asset)
 //! OUT/generations/<n>/stale.json           assets served from an older cook
 //! OUT/generations/<n>/report-sidecar.json  the dashboard's per-time data, every asset
-//! OUT/generations/<n>/pinned               present: kept past --keep (POST /generations/{n}/pin)
+//! OUT/generations/<n>/pinned               present: kept whatever the retention (POST /generations/{n}/pin)
+//! OUT/generations/<n>/lease-<id>           a client lease: its expiry, Unix ms (`crate::lease`)
 //! OUT/current                              "<n>\n": the published generation
 //! OUT/{report-sidecar,report,manifest}.json  links to the current generation's
 //! OUT/server.pid                           the serving process (one per directory)
 //! ```
 //!
 //! Publishing writes the generation into `generations/.tmp-<n>-<pid>/`
-//! (every file flushed), renames the directory to `generations/<n>/`, then
-//! replaces `current` by temp file + rename. A crash at any point leaves
-//! `current` naming a complete generation; temp directories are removed
-//! at the next start. `current` is the server's one-entry transaction log
+//! and the new pointer into a temp file (all flushed together), renames
+//! the directory to `generations/<n>/`, then renames the pointer over
+//! `current`. A crash at any point leaves
+//! `current` naming a complete generation; temp directories and pointer
+//! files are removed at the next start. `current` is the server's one-entry transaction log
 //! (bevy_asset's processor keeps a log of begun and finished work for the
 //! same reason; a pointer swap makes the log a single atomic record).
+//!
+//! Which generations are listed, pinned, leased and collected: [`kept`].
+
+pub mod kept;
 
 use crate::sidecar::SidecarPart;
 use ludus_anim_cooker::filelock;
@@ -29,7 +35,7 @@ use ludus_anim_cooker::report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_cooker::report::{PackageManifest, Report, ReportDiagnostic};
 use ludus_anim_cooker::sink::{PublishError, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -55,30 +61,6 @@ pub struct GenerationFiles {
     pub manifest: PackageManifest,
     pub report: Report,
     pub stale: StaleMap,
-}
-
-impl GenerationFiles {
-    /// What a client sees of a generation: served packages, each asset's
-    /// status, package, source hash and diagnostics, and the stale set
-    /// (timings and stage counters are left out).
-    pub fn fingerprint(&self) -> [u8; 32] {
-        let assets: Vec<_> = self
-            .report
-            .assets
-            .iter()
-            .map(|a| {
-                (
-                    &a.source,
-                    &a.status,
-                    &a.package,
-                    &a.source_hash,
-                    &a.diagnostics,
-                )
-            })
-            .collect();
-        let v = serde_json::json!({"manifest": self.manifest.assets, "assets": assets, "stale": self.stale});
-        *blake3::hash(v.to_string().as_bytes()).as_bytes()
-    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -122,6 +104,13 @@ pub struct Generations {
     named: BTreeMap<u64, PackageIndex>,
     /// Whether `OUT/packages/` was swept whole since the start.
     swept: bool,
+    /// The highest generation number on disk or published: numbers are
+    /// never reused, even for a generation whose `current` was lost.
+    highest: u64,
+    /// Package path (relative to OUT) → bytes, for the size budget.
+    sizes: HashMap<String, u64>,
+    /// Generation → bytes of its own files, once it has its sidecar.
+    own: BTreeMap<u64, u64>,
 }
 
 impl Generations {
@@ -130,15 +119,30 @@ impl Generations {
     pub fn open(out: &Path) -> Result<Generations, GenerationError> {
         let dir = out.join(DIR);
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let mut highest = 0;
         for e in std::fs::read_dir(&dir).map_err(io_err(&dir))?.flatten() {
-            if e.file_name().to_string_lossy().starts_with(".tmp-") {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(".tmp-") {
                 let _ = std::fs::remove_dir_all(e.path());
+            }
+            highest = highest.max(name.parse().unwrap_or(0));
+        }
+        // The new pointer's temp file of a killed server (not a live one's).
+        for e in std::fs::read_dir(out).map_err(io_err(out))?.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix(".current.tmp-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_file(e.path());
+                }
             }
         }
         Ok(Generations {
             out: out.to_path_buf(),
             named: BTreeMap::new(),
             swept: false,
+            highest,
+            sizes: HashMap::new(),
+            own: BTreeMap::new(),
         })
     }
 
@@ -296,149 +300,76 @@ impl Generations {
         self.out.join(rel)
     }
 
-    /// Write generation `g` completely, then point `current` at it.
-    /// Returns the bytes of its `report.json` and `manifest.json` as
-    /// written. Its sidecar follows ([`Generations::write_sidecar`]).
-    pub fn publish(&mut self, g: &GenerationFiles) -> Result<Written, GenerationError> {
+    /// The number of the next generation after `current`.
+    pub fn next_number(&self, current: Option<u64>) -> u64 {
+        current.unwrap_or(0).max(self.highest) + 1
+    }
+
+    /// Write generation `g` (`report`: its `report.json` bytes) completely,
+    /// then point `current` at it. Returns the bytes of its `report.json`
+    /// and `manifest.json` as written. Its sidecar follows
+    /// ([`Generations::write_sidecar`]), and [`Generations::sync_current`]
+    /// once it is announced.
+    ///
+    /// Durability in two rounds of flushes instead of six in a row: the
+    /// generation's files and the new pointer's temp file are flushed
+    /// together (in parallel: a journaling file system commits them in one
+    /// transaction), then the renamed directory's entry; only then is
+    /// `current` renamed over. A `kill -9` at any point leaves `current`
+    /// naming a complete generation (renames are atomic), and so does a
+    /// power loss (what `current` names was flushed before it was renamed).
+    pub fn publish(
+        &mut self,
+        g: &GenerationFiles,
+        report: Vec<u8>,
+    ) -> Result<Written, GenerationError> {
         let base = self.out.join(DIR);
         let tmp = base.join(format!(".tmp-{}-{}", g.number, std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-        let report = to_json(&g.report);
         let manifest = to_json(&g.manifest);
-        write_synced(&tmp.join("manifest.json"), &manifest)?;
-        write_synced(&tmp.join("report.json"), &report)?;
-        write_synced(
-            &tmp.join("stale.json"),
-            &to_json(&StaleFile {
-                stale: g.stale.clone(),
-            }),
-        )?;
+        let stale = to_json(&StaleFile {
+            stale: g.stale.clone(),
+        });
+        let cur = self.out.join(CURRENT);
+        let cur_tmp = self
+            .out
+            .join(format!(".{CURRENT}.tmp-{}", std::process::id()));
+        let number = format!("{}\n", g.number);
+        let files: [(PathBuf, &[u8]); 4] = [
+            (tmp.join("manifest.json"), &manifest),
+            (tmp.join("report.json"), &report),
+            (tmp.join("stale.json"), &stale),
+            (cur_tmp.clone(), number.as_bytes()),
+        ];
+        let written: Vec<Result<(), GenerationError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = files
+                .iter()
+                .map(|(p, b)| s.spawn(move || write_synced(p, b)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(panicked(&tmp))))
+                .collect()
+        });
+        written.into_iter().collect::<Result<Vec<()>, _>>()?;
         let dir = self.dir_of(g.number);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::rename(&tmp, &dir).map_err(io_err(&dir))?;
         sync_dir(&base);
-        let cur = self.out.join(CURRENT);
-        write_atomic(&cur, format!("{}\n", g.number).as_bytes()).map_err(io_err(&cur))?;
-        sync_dir(&self.out);
+        std::fs::rename(&cur_tmp, &cur).map_err(io_err(&cur))?;
+        self.highest = self.highest.max(g.number);
         self.named.insert(g.number, packages_of(&g.manifest));
         Ok(Written { report, manifest })
     }
 
-    /// Package hash → path (relative to OUT) over the newest `keep`
-    /// generations up to `current`: what may be served. A generation's
-    /// packages are read from its `manifest.json` once (after a start),
-    /// then remembered; publishing remembers them without a read.
-    pub fn index(&mut self, current: u64, keep: usize) -> PackageIndex {
-        let first = current.saturating_sub(keep as u64 - 1);
-        let mut kept = PackageIndex::new();
-        let pinned = self.pinned();
-        let older = pinned.iter().copied().filter(|n| *n < first);
-        for n in older.chain(first..=current) {
-            if !self.named.contains_key(&n) {
-                // A number never published (a failed publish) names nothing.
-                let m: Option<PackageManifest> =
-                    read_json(&self.dir_of(n).join("manifest.json")).ok();
-                self.named
-                    .insert(n, m.as_ref().map(packages_of).unwrap_or_default());
-            }
-            if let Some(p) = self.named.get(&n) {
-                kept.extend(p.iter().map(|(h, r)| (h.clone(), r.clone())));
-            }
-        }
-        kept
+    /// Flush the output directory's entry for `current` (after the
+    /// generation was announced: until then a power loss keeps the
+    /// previous, complete, generation current, and its number is not
+    /// reused since the new generation's directory was flushed).
+    pub fn sync_current(&self) {
+        sync_dir(&self.out);
     }
-
-    /// Remove generations older than the newest `keep` up to `current`,
-    /// and the packages no kept generation names (`kept`: their
-    /// [`Generations::index`]). The first collect after a start sweeps
-    /// `OUT/packages/` whole (what a killed server left); later ones only
-    /// look at the packages of the generations they drop, so a publish
-    /// costs the same whatever the project's size. Only the cook thread
-    /// calls this, between cooks, so no package being written is removed.
-    pub fn collect(&mut self, current: u64, keep: usize, kept: &PackageIndex) {
-        let first = current.saturating_sub(keep as u64 - 1);
-        let pinned = self.pinned();
-        let gone = |n: u64| (n < first || n > current) && !pinned.contains(&n);
-        let base = self.out.join(DIR);
-        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-            let n = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok());
-            if n.is_some_and(gone) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-        let dropped: Vec<u64> = self.named.keys().copied().filter(|n| gone(*n)).collect();
-        let names: BTreeSet<&String> = kept.values().collect();
-        let mut candidates = BTreeSet::new();
-        for n in dropped {
-            candidates.extend(
-                self.named
-                    .remove(&n)
-                    .into_iter()
-                    .flat_map(|p| p.into_values()),
-            );
-        }
-        if !self.swept {
-            self.swept = true;
-            let pkgs = self.out.join("packages");
-            for e in std::fs::read_dir(&pkgs).into_iter().flatten().flatten() {
-                candidates.insert(format!("packages/{}", e.file_name().to_string_lossy()));
-            }
-        }
-        for rel in candidates.iter().filter(|r| !names.contains(r)) {
-            // Only names a manifest recorded or the directory listed.
-            if let Some(name) = rel.strip_prefix("packages/").filter(|n| !n.contains('/')) {
-                let _ = std::fs::remove_file(self.out.join("packages").join(name));
-            }
-        }
-    }
-}
-
-impl Generations {
-    /// The pinned generations.
-    pub fn pinned(&self) -> BTreeSet<u64> {
-        list(&self.out)
-            .into_iter()
-            .filter(|(_, p)| *p)
-            .map(|(n, _)| n)
-            .collect()
-    }
-}
-
-/// The generations on disk under `out`, oldest first, with whether each is
-/// pinned.
-pub fn list(out: &Path) -> Vec<(u64, bool)> {
-    let base = out.join(DIR);
-    let mut v: Vec<(u64, bool)> = std::fs::read_dir(&base)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let n = e.file_name().to_str()?.parse::<u64>().ok()?;
-            Some((n, e.path().join(PIN_FILE).is_file()))
-        })
-        .collect();
-    v.sort_unstable();
-    v
-}
-
-/// Pin (`on`) or unpin generation `number`; `Ok(false)`: it is not on disk.
-/// The caller holds the lock collection holds, so the directory cannot be
-/// removed in between.
-pub fn pin(out: &Path, number: u64, on: bool) -> Result<bool, GenerationError> {
-    let dir = out.join(DIR).join(number.to_string());
-    if !dir.join("manifest.json").is_file() {
-        return Ok(false);
-    }
-    let p = dir.join(PIN_FILE);
-    let r = match on {
-        true => write_synced(&p, b"pinned by POST /generations/{n}/pin\n"),
-        false => match std::fs::remove_file(&p) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err(&p)(e)),
-            _ => Ok(()),
-        },
-    };
-    r.map(|_| true)
 }
 
 /// One file of generation `number` (`manifest.json`, `report.json`,
@@ -467,6 +398,13 @@ pub fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     // The report types serialize to JSON infallibly (string keys, no
     // non-finite floats reach them: the cooker writes them the same way).
     serde_json::to_vec_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
+}
+
+fn panicked(p: &Path) -> GenerationError {
+    GenerationError::Corrupt {
+        path: p.display().to_string(),
+        message: "a writer thread panicked".into(),
+    }
 }
 
 fn write_synced(p: &Path, bytes: &[u8]) -> Result<(), GenerationError> {
