@@ -184,8 +184,11 @@ impl<'a> Clip<'a> {
 
     /// One-shot decode for tools: the local pose at time `t` into `out`
     /// (length = joint count), from `defaults`
-    /// ([`super::Package::sample_defaults`]). No allocation. A playing
-    /// instance uses a [`crate::Player`] (same bits, faster).
+    /// ([`super::Package::sample_defaults`]: that very slice decodes from
+    /// the static base the package built at load, only the animated
+    /// tracks; other defaults decode every track, the same bits). No
+    /// allocation. A playing instance uses a [`crate::Player`] (same bits,
+    /// faster).
     pub fn sample(
         &self,
         t: f32,
