@@ -10,7 +10,9 @@
 //!   checks that a `Player`'s whole pose (`Request::Pose`, its track
 //!   cache filled by the sweep and passed by at the random times) and a
 //!   masked pose (`Request::Mask`) give exactly the bits of `Clip::sample`,
-//!   and exits with status 1 where they do not.
+//!   as does `Clip::sample` over a copy of the defaults (which decodes
+//!   every track, not from the static base), and exits with status 1
+//!   where they do not.
 //! - `loop N` / `loop-player N` / `loop-joints N`: decode one clip of the
 //!   first package N times at pseudo-random times with `Clip::sample` /
 //!   a `Player`'s whole pose / its `Request::Joints` of the five joints
@@ -109,6 +111,10 @@ fn main() {
             let mut sub = vec![Transform::IDENTITY; 5];
             let mut cached = vec![Transform::IDENTITY; joints];
             let mut masked = vec![Transform::IDENTITY; joints];
+            // The same defaults in other memory: `Clip::sample` decodes
+            // every track instead of starting from the static base.
+            let rest_copy = rest_pose.to_vec();
+            let mut full = vec![Transform::IDENTITY; joints];
             let bits = |p: &[Transform]| {
                 p.iter()
                     .flat_map(|x| x.to_array().map(f32::to_bits))
@@ -128,6 +134,7 @@ fn main() {
                 }
                 player.seek(t);
                 let decoded = clip.sample(t, rest_pose, &mut out).and_then(|()| {
+                    clip.sample(t, &rest_copy, &mut full)?;
                     player.decode(Request::Pose, &mut cached)?;
                     player.decode(Request::Mask(&mask), &mut masked)?;
                     player.decode(Request::Joints(&picked), &mut sub)
@@ -139,9 +146,9 @@ fn main() {
                 let mask_ok = (0..joints)
                     .filter(|&j| in_mask(j))
                     .all(|j| bits(&out[j..j + 1]) == bits(&masked[j..j + 1]));
-                if bits(&out) != bits(&cached) || !mask_ok {
+                if bits(&out) != bits(&cached) || bits(&out) != bits(&full) || !mask_ok {
                     eprintln!(
-                        "{path}: {}: player or masked decode differs at t = {t}",
+                        "{path}: {}: player, masked or full decode differs at t = {t}",
                         clip.name()
                     );
                     std::process::exit(1);

@@ -14,6 +14,7 @@ use ludus_anim_format::events::{Event, Marker};
 use ludus_anim_format::package::{CookInfo, RootMotion};
 use ludus_anim_format::rigid::RigidTransform;
 use ludus_anim_format::trajectory::Trajectory;
+use std::sync::Arc;
 
 /// A validated clip. Its fields are private so that what load validated
 /// cannot be edited afterwards (the decoders and the event and trajectory
@@ -45,6 +46,24 @@ pub struct Clip<'a> {
     /// `events[i]`.
     pub(super) events: Vec<Event>,
     pub(super) markers: Vec<Marker<'a>>,
+    /// Built at load for a VBR clip of a package (see [`StaticBase`]).
+    pub(super) static_base: Option<StaticBase>,
+}
+
+/// A clip's static pose over its package's defaults, built once at load,
+/// so that a one-shot [`Clip::sample`] given those defaults decodes only
+/// the animated tracks (as a [`crate::Player`] does) instead of every
+/// constant track again.
+///
+/// `defaults` is the package's own allocation (what
+/// [`super::Package::sample_defaults`] returns), held here so that it
+/// outlives every clone of the clip and is never written: a caller's slice
+/// with its address and length is that memory, so its values are the ones
+/// the static pose was built from, and recognizing it costs no read.
+#[derive(Clone, Debug)]
+pub(crate) struct StaticBase {
+    defaults: Arc<[Transform]>,
+    pose: Arc<[Transform]>,
 }
 
 impl<'a> Clip<'a> {
@@ -93,7 +112,24 @@ impl<'a> Clip<'a> {
             trajectory_rate_hz: 0.0,
             events: Vec::new(),
             markers: Vec::new(),
+            static_base: None,
         })
+    }
+
+    /// Build the static base over `defaults` (the package's
+    /// [`super::Package::sample_defaults`] for this clip). VBR clips only:
+    /// the reference codec stores no static tracks.
+    pub(super) fn build_static_base(&mut self, defaults: &Arc<[Transform]>) {
+        if !matches!(self.codec, ClipCodec::Vbr(_)) {
+            return;
+        }
+        let mut pose = vec![Transform::IDENTITY; self.joint_count];
+        if self.static_pose(defaults, &mut pose) {
+            self.static_base = Some(StaticBase {
+                defaults: Arc::clone(defaults),
+                pose: Arc::from(pose),
+            });
+        }
     }
 
     /// The clip's name (unique in its package).
@@ -148,8 +184,11 @@ impl<'a> Clip<'a> {
 
     /// One-shot decode for tools: the local pose at time `t` into `out`
     /// (length = joint count), from `defaults`
-    /// ([`super::Package::sample_defaults`]). No allocation. A playing
-    /// instance uses a [`crate::Player`] (same bits, faster).
+    /// ([`super::Package::sample_defaults`]: that very slice decodes from
+    /// the static base the package built at load, only the animated
+    /// tracks; other defaults decode every track, the same bits). No
+    /// allocation. A playing instance uses a [`crate::Player`] (same bits,
+    /// faster).
     pub fn sample(
         &self,
         t: f32,
@@ -166,7 +205,14 @@ impl<'a> Clip<'a> {
                 });
             }
         }
-        if self.codec.decode_pose(self.position(t), defaults, out) {
+        let pos = self.position(t);
+        let done = match (&self.static_base, &self.codec) {
+            (Some(b), ClipCodec::Vbr(c)) if std::ptr::eq(defaults, &*b.defaults) => {
+                c.decode_from_static(pos, &b.pose, out)
+            }
+            _ => self.codec.decode_pose(pos, defaults, out),
+        };
+        if done {
             Ok(())
         } else {
             Err(DecodeError::Time)

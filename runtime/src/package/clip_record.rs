@@ -144,6 +144,7 @@ fn parse_clip<'a>(r: Record<'_, 'a>, cx: &ClipContext<'_, 'a>) -> Result<Clip<'a
         trajectory_rate_hz,
         events,
         markers,
+        static_base: None,
     })
 }
 

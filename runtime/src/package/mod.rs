@@ -6,7 +6,7 @@
 //! what was validated. Any byte string gives either a valid package or a
 //! typed [`PackageError`] — never a panic, never an out-of-bounds read.
 //! Loading allocates (the clip table, the skeleton, decoded root-motion
-//! keys and events); sampling, curve evaluation, trajectory deltas and
+//! keys and events, each clip's static base); sampling, curve evaluation, trajectory deltas and
 //! event queries do not.
 //!
 //! Scalar curve channels carry a schema (interpolation, default, range
@@ -48,6 +48,7 @@ use ludus_anim_format::additive::ADDITIVE_IDENTITY;
 use ludus_anim_format::package as format;
 use ludus_anim_format::package::Meta;
 use records::{parse_events, parse_skeleton};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PackageError {
@@ -89,9 +90,13 @@ pub struct Package<'a> {
     skeleton: Skeleton,
     clips: Vec<Clip<'a>>,
     curves: Vec<CurveChannel<'a>>,
+    /// The skeleton's rest pose: the defaults pose clips decode missing
+    /// tracks with. Shared with every clip's static base, whose one-shot
+    /// decode recognizes this very slice (see [`Clip::sample`]).
+    rest_defaults: Arc<[Transform]>,
     /// `joint_count` copies of [`ADDITIVE_IDENTITY`]: the defaults additive
-    /// clips decode missing tracks with.
-    additive_defaults: Vec<Transform>,
+    /// clips decode missing tracks with (shared the same way).
+    additive_defaults: Arc<[Transform]>,
 }
 
 struct Section {
@@ -160,7 +165,18 @@ impl<'a> Package<'a> {
             curves: &curves,
             events: &events,
         };
-        let clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
+        let mut clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
+
+        let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
+        let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
+        for clip in &mut clips {
+            let defaults = if clip.is_additive() {
+                &additive_defaults
+            } else {
+                &rest_defaults
+            };
+            clip.build_static_base(defaults);
+        }
 
         debug_assert_eq!(version, FORMAT_VERSION);
         Ok(Package {
@@ -168,7 +184,8 @@ impl<'a> Package<'a> {
             skeleton,
             clips,
             curves,
-            additive_defaults: vec![ADDITIVE_IDENTITY; joint_count],
+            rest_defaults,
+            additive_defaults,
         })
     }
 
@@ -198,12 +215,13 @@ impl<'a> Package<'a> {
     /// The `defaults` to pass to [`Clip::sample`] for `clip`: the rest pose
     /// for a pose clip, [`ADDITIVE_IDENTITY`] for every joint of an
     /// additive clip (seed: an additive sample's missing tracks are the
-    /// additive identity, never the rest pose).
+    /// additive identity, never the rest pose). The package's clips
+    /// recognize this slice and decode from their static base.
     pub fn sample_defaults(&self, clip: &Clip<'_>) -> &[Transform] {
         if clip.is_additive() {
             &self.additive_defaults
         } else {
-            self.skeleton.rest_pose()
+            &self.rest_defaults
         }
     }
 }

@@ -164,6 +164,27 @@ impl<'a> VbrClip<'a> {
         self.decode_sample(0, defaults, out)
     }
 
+    /// [`VbrClip::decode_pose`] from the clip's static pose
+    /// ([`VbrClip::static_pose`] of the same defaults): only the animated
+    /// tracks are decoded; the same bits.
+    #[must_use = "false means nothing was written: a length, a joint or the time was out of range"]
+    pub(crate) fn decode_from_static(
+        &self,
+        pos: SamplePosition,
+        static_pose: &[Transform],
+        out: &mut [Transform],
+    ) -> bool {
+        self.decode_apart(
+            SupportedIsa::best(),
+            &StaticFill,
+            pos,
+            static_pose,
+            out,
+            None,
+            None,
+        )
+    }
+
     /// Any request through a playback [`SegmentCache`] (which must only
     /// ever have been used with this clip): the one entry point of a
     /// decode context. Joint requests seek through `index` when given
