@@ -98,6 +98,7 @@ fn cmd(cwd: &Path, args: &[&str]) -> Command {
         "LUDUS_ANIM_REMOTE_CACHE_MODE",
         "LUDUS_ANIM_REMOTE_CACHE_AUTH",
         "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT",
+        "LUDUS_ANIM_REMOTE_CACHE_WAIT",
     ] {
         c.env_remove(v);
     }
@@ -451,6 +452,47 @@ fn a_server_that_never_answers_is_bounded() {
     let n = notices(&r);
     assert!(n.contains("timed out") && n.contains("disabled"), "{n}");
     assert_eq!(r["remote"]["disabled"], true);
+}
+
+/// A server that answers every lookup after `get` (a miss) and every
+/// upload after `put`.
+fn slow_server(get: Duration, put: Duration) -> FakeServer {
+    FakeServer::start(move |seen| match seen.method.as_str() {
+        "PUT" | "MKCOL" => Reply::slow(put, Reply::status(201)),
+        _ => Reply::slow(get, Reply::status(404)),
+    })
+}
+
+#[test]
+fn a_slow_server_costs_less_than_a_response() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("cache"));
+    let (_, cold) = cook_ok(&mut cmd(&proj, &["cook", "--cache", &cache]));
+    // Loose bounds (the figures are in docs/perf/farm.md): far below one
+    // slow response, which is what every lookup cost before.
+    let bound = cold + Duration::from_millis(1500);
+    let rw = ["--remote-cache-mode", "read-write"];
+    for secs in [3, 10] {
+        let slow = slow_server(Duration::from_secs(secs), Duration::from_secs(secs));
+        let (r, took) = cook_against(&fx, &slow.url(), &rw, &[]);
+        assert!(took < bound, "{secs} s server: {took:?}, cold {cold:?}");
+        let n = notices(&r);
+        assert_eq!(n.matches("disabled for the rest").count(), 1, "{n}");
+        assert!(n.contains("no answer after"), "{n}");
+        assert_eq!(r["remote"]["disabled"], true);
+    }
+    // Lookups answered at once, uploads slow: the flush is bounded, and
+    // the uploads left are told.
+    let puts = slow_server(Duration::ZERO, Duration::from_secs(10));
+    let (r, took) = cook_against(&fx, &puts.url(), &rw, &[]);
+    assert!(took < bound, "slow uploads: {took:?}, cold {cold:?}");
+    let n = notices(&r);
+    assert_eq!(n.matches("uploads still pending").count(), 1, "{n}");
+    assert!(r["remote"]["pending_uploads"].as_u64() > Some(0), "{n}");
+    assert_eq!(r["remote"]["disabled"], false);
 }
 
 #[test]

@@ -142,6 +142,7 @@ fn cook_format<'a>(
         &retarget,
         cx,
     );
+    prefetch_asset(&keys, cx);
     if cx.reuse_packages {
         if let Some(done) = cached_asset(&keys, file, cx) {
             return Ok(done);
@@ -267,11 +268,25 @@ fn unchanged_asset(
         &retarget,
         cx,
     );
+    prefetch_asset(&keys, cx);
     let done = cached_asset(&keys, file, cx);
     if done.is_some() {
         snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
     }
     Ok(done)
+}
+
+/// Start fetching what the asset's cook looks up first, all at once: the
+/// whole-asset record and its package bytes, and (should those miss) the
+/// stored asset-level stages. Import is not stored.
+fn prefetch_asset(keys: &AssetKeys, cx: &Cook<'_>) {
+    let mut plan = vec![
+        keys.package,
+        package_bytes_key(&keys.package),
+        keys.normalize,
+    ];
+    plan.extend(keys.retarget);
+    cx.cache.prefetch(&plan);
 }
 
 /// Remember the stamps the asset's files had when they were read, with
@@ -420,6 +435,13 @@ fn cook_clips(
         asset: &a.keys.entries(),
         clips: &chain,
     });
+    // Every clip's stored stages, fetched side by side (resample is not
+    // stored).
+    let plan: Vec<Key> = keyed
+        .iter()
+        .flat_map(|k| [k.keys.verify, k.keys.encode, k.keys.prepare])
+        .collect();
+    cx.cache.prefetch(&plan);
     let results: Vec<Result<CookedClip, Diagnostic>> =
         keyed.par_iter().map(|k| cook_clip(&k.job(a), cx)).collect();
     let mut cooked = Vec::with_capacity(results.len());
