@@ -495,6 +495,44 @@ fn a_slow_server_costs_less_than_a_response() {
     assert_eq!(r["remote"]["disabled"], false);
 }
 
+/// Every entry of a local cache: file name (the key) and bytes.
+fn entries(cache: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(cache.join("objects")).unwrap().flatten() {
+        for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.starts_with('.') {
+                out.push((name, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn cold_cooks_store_the_same_bytes_under_every_key() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cook = |name: &str, jobs: &str| {
+        let proj = tmp.path().join(name).join("checkout");
+        feature_project(&fx, &proj);
+        let cache = tmp.path().join(name).join("cache");
+        cook_ok(&mut cmd(
+            &proj,
+            &["cook", "--cache", &s(&cache), "--jobs", jobs],
+        ));
+        entries(&cache)
+    };
+    let (a, b) = (cook("a", "1"), cook("machine-b", "3"));
+    assert!(!a.is_empty());
+    let keys = |e: &[(String, Vec<u8>)]| e.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&a), keys(&b), "the same keys");
+    for ((key, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "entry {key} differs between the two cooks");
+    }
+}
+
 #[test]
 fn entries_corrupted_on_the_server_are_recomputed_and_healed() {
     let Some(fx) = shared_fixtures() else { return };

@@ -38,7 +38,9 @@ pub struct AssetResult {
     pub sidecar: AssetSidecar,
 }
 
-/// The cached result of a whole asset (the `package` stage).
+/// The cached result of a whole asset (the `package` stage). It holds no
+/// timing (the report's are zeroed), so a key holds the same bytes
+/// whichever machine cooked it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct AssetOutcome {
     /// The inputs of the key this record was stored under, compared with
@@ -646,7 +648,7 @@ fn package_asset(
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
             proof: a.keys.proof.clone(),
-            report: r.clone(),
+            report: r.without_timings(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),
