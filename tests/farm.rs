@@ -828,6 +828,82 @@ fn records_that_do_not_prove_their_key_never_ship() {
 }
 
 #[test]
+fn cache_verify_names_poisoned_entries() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("a");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("cache-a"));
+    let rw = ["--remote-cache-mode", "read-write"];
+    let mut args = vec!["cook", "--json", "--cache", &cache, "--remote-cache", &url];
+    args.extend(rw);
+    let (o, _) = cook_ok(&mut cmd(&proj, &args));
+    // Everything on the server, whatever the cook's flush left pending.
+    cook_ok(&mut cmd(
+        &proj,
+        &["cache", "--cache", &cache, "push", "--remote-cache", &url],
+    ));
+    let verify = |sample: &str| {
+        let args = [
+            "cache",
+            "verify",
+            "--remote",
+            "--sample",
+            sample,
+            "--remote-cache",
+            &url,
+        ];
+        cmd(&proj, &args).output().unwrap()
+    };
+    let clean = verify("all");
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(text(&clean).contains(" 0 disagree"), "{}", text(&clean));
+
+    let package_of = |p: &Value| Key::from_hex(p["keys"]["package"].as_str().unwrap()).unwrap();
+    let plans = plans(&o);
+    let (a, b) = (package_of(&plans[0]), package_of(&plans[1]));
+    // A record whose report claims another error than its cook measured
+    // (its key and proof intact: a cook would serve it), and package
+    // bytes of another asset.
+    transplant(&nginx, &b, &b, |p| {
+        let mut record: Value = serde_json::from_slice(&unpack(&p)).unwrap();
+        record["report"]["clips"][0]["max_error_m"] = serde_json::json!(0.000001);
+        pack(&serde_json::to_vec(&record).unwrap())
+    });
+    transplant(
+        &nginx,
+        &package_bytes_key(&a),
+        &package_bytes_key(&b),
+        |p| p,
+    );
+    let poisoned = verify("all");
+    let said = text(&poisoned);
+    assert_eq!(poisoned.status.code(), Some(1), "{said}");
+    let b_source = plans[1]["source"].as_str().unwrap();
+    assert!(
+        said.contains(&format!(
+            "{} (package of '{b_source}'): report.clips[0].max_error_m",
+            b.to_hex()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{} (package of '{b_source}'): output bytes",
+            package_bytes_key(&b).to_hex()
+        )),
+        "{said}"
+    );
+    assert!(said.contains(" 2 disagree"), "{said}");
+    // A sample of one checks one asset, the same one every run.
+    let one = text(&verify("1"));
+    assert!(one.contains("verified 1 of 3 assets"), "{one}");
+    assert_eq!(one, text(&verify("1")));
+}
+
+#[test]
 fn signed_farms_use_only_what_ci_signed() {
     let Some(fx) = shared_fixtures() else { return };
     let Some(nginx) = Nginx::start() else { return };

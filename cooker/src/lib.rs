@@ -34,6 +34,7 @@ pub mod project;
 pub mod prune;
 pub mod publish;
 pub mod remote;
+pub mod remote_verify;
 pub mod report;
 pub mod settings;
 pub mod sidecar_retarget;

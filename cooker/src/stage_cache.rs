@@ -382,7 +382,7 @@ fn pack(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-fn unpack(entry: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn unpack(entry: &[u8]) -> Option<Vec<u8>> {
     let (tag, rest) = entry.split_first()?;
     let (len, frame) = rest.split_first_chunk::<8>()?;
     let len = u64::from_le_bytes(*len);
