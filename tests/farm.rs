@@ -632,6 +632,43 @@ fn merge(cwd: &Path, args: &[&str]) -> Output {
     cmd(cwd, &all).output().expect("run merge")
 }
 
+/// A shard file's split is complete and balanced: no shard's estimated
+/// load exceeds another's by more than the largest job.
+fn assert_balanced(info: &Value) {
+    let count = info["count"].as_u64().unwrap() as usize;
+    let costs: Vec<u64> = serde_json::from_value(info["costs"].clone()).unwrap();
+    let split: Vec<usize> = serde_json::from_value(info["assignment"].clone()).unwrap();
+    assert_eq!(costs.len(), info["jobs"].as_array().unwrap().len());
+    assert_eq!(costs.len(), split.len());
+    let mut load = vec![0u64; count];
+    for (c, s) in costs.iter().zip(&split) {
+        load[s - 1] += c;
+    }
+    let (max, min) = (*load.iter().max().unwrap(), *load.iter().min().unwrap());
+    let largest = *costs.iter().max().unwrap();
+    assert!(max - min <= largest, "loads {load:?}, costs {costs:?}");
+}
+
+#[test]
+fn shards_are_balanced_by_estimated_cost() {
+    use ludus_anim_cooker::pipeline::balance;
+    // One large job and many small: the large one alone on a shard, the
+    // small ones spread over the other two.
+    let mut costs = vec![900u64];
+    costs.extend([100; 9]);
+    let names: Vec<String> = (0..costs.len()).map(|i| format!("a{i}")).collect();
+    let split = balance(&costs, &names, 3);
+    assert_eq!(split[0], 1);
+    let on = |s: u32| split.iter().filter(|&&x| x == s).count();
+    assert_eq!((on(1), on(2), on(3)), (1, 5, 4));
+    assert_eq!(
+        split,
+        balance(&costs, &names, 3),
+        "the same split every time"
+    );
+    assert!(balance(&[], &[], 3).is_empty());
+}
+
 #[test]
 fn three_shards_merge_into_the_unsharded_cook() {
     let Some(fx) = shared_fixtures() else { return };
@@ -656,6 +693,7 @@ fn three_shards_merge_into_the_unsharded_cook() {
         "report.schema.json",
     );
 
+    assert_balanced(&shard2["shard"]);
     let o = merge(t, &["shared", "third", "--out", "merged"]);
     assert!(o.status.success(), "{}", text(&o));
     let (whole, merged) = (outputs(&t.join("whole")), outputs(&t.join("merged")));
