@@ -239,7 +239,14 @@ impl RemoteCache {
             ),
         };
         if (silent || late >= LATE_LIMIT) && !inner.disabled.swap(true, Ordering::AcqRel) {
-            let (n, median, max) = lookups.latency();
+            let answered = match lookups.latency() {
+                (0, _, _) => "no lookup answered yet".to_string(),
+                (n, median, max) => format!(
+                    "{n} answered, median {:.0} ms, slowest {:.0} ms",
+                    median.as_secs_f64() * 1000.0,
+                    max.as_secs_f64() * 1000.0
+                ),
+            };
             let why = match silent {
                 true => format!(
                     "a lookup had no answer after {:.2} s and none came meanwhile",
@@ -248,12 +255,10 @@ impl RemoteCache {
                 false => format!("{late} lookups were answered too late to use"),
             };
             inner.notices.push(format!(
-                "remote cache {} timed out: {why} ({n} answered, median {:.0} ms, slowest {:.0} ms); \
-                 slower than cooking, so the remote cache is disabled for the rest of this run \
-                 (cooking goes on with the local cache)",
+                "remote cache {} timed out: {why} ({answered}); slower than cooking, so the \
+                 remote cache is disabled for the rest of this run (cooking goes on with the \
+                 local cache)",
                 inner.url,
-                median.as_secs_f64() * 1000.0,
-                max.as_secs_f64() * 1000.0,
             ));
         }
         e
