@@ -5,7 +5,10 @@
 //!   every crate as it does between crates;
 //! - no workspace crate but the asset server depends on the cooker, in any
 //!   dependency table (libraries and their tests use the library crates
-//!   the cooker is built from).
+//!   the cooker is built from);
+//! - the project model (`project/`) lists no crate of the pipeline after
+//!   import among its dependencies (nor the runtime): it says what a project is, never how
+//!   it is cooked.
 
 mod common;
 use common::repo;
@@ -224,4 +227,23 @@ fn only_the_asset_server_depends_on_the_cooker() {
         found.is_empty(),
         "crates that depend on the cooker: {found:?}"
     );
+}
+
+#[test]
+fn the_project_model_depends_on_nothing_after_import() {
+    let text = std::fs::read_to_string(repo().join("project/Cargo.toml")).unwrap();
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let deps = v["dependencies"].as_table().unwrap();
+    let pipeline = [
+        "ludus-anim-cooker",
+        "ludus-anim-compress",
+        "ludus-anim-verify",
+        "ludus-anim-retarget",
+        "ludus-anim-runtime",
+        "ludus-anim-remote-cache",
+        "ludus-anim-dashboard",
+        "ludus-anim-normalize",
+    ];
+    let found: Vec<_> = pipeline.iter().filter(|p| deps.contains_key(**p)).collect();
+    assert!(found.is_empty(), "project/ depends on {found:?}");
 }

@@ -569,7 +569,7 @@ fn the_sidecar_is_kept_when_unchanged_and_rebuilt_whole_otherwise() {
     assert_ne!(std::fs::metadata(&side).unwrap().ino(), inode);
 }
 
-/// Source stamps (`cooker/src/stamps.rs`) let an unchanged asset be served
+/// Source stamps (`project/src/stamps.rs`) let an unchanged asset be served
 /// without reading its source; a rewrite of the same size right after a
 /// cook must still be seen (the stamp changes, or was never recorded for
 /// a file that young).

@@ -21,14 +21,10 @@ pub mod filelock;
 pub mod fsutil;
 pub mod inspect;
 pub mod inspect_retarget;
-pub mod keys;
 pub mod listing;
-pub mod manifest;
 pub mod merge;
 pub mod package_writer;
-pub mod paths;
 pub mod pipeline;
-pub mod profile;
 pub mod progress;
 pub mod project;
 pub mod prune;
@@ -36,15 +32,16 @@ pub mod publish;
 pub mod remote;
 pub mod remote_verify;
 pub mod report;
-pub mod settings;
 pub mod sidecar_retarget;
 pub mod sink;
-pub mod source;
 pub mod stage;
 pub mod stage_cache;
 pub mod stages;
-pub mod stamps;
 pub mod suggest;
+
+// The project model lives in its own crate; these re-exports keep the
+// cooker's paths (`crate::manifest`, ...) for its modules and callers.
+pub use ludus_anim_project::{keys, manifest, paths, profile, settings, source, stamps};
 
 /// The cooker's name and version as packages record it. Only what changes
 /// package bytes belongs here: the source revision is reported by

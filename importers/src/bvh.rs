@@ -31,7 +31,7 @@ mod parse;
 
 pub use parse::code;
 
-use crate::{CompanionReader, ImportError, ImportOptions, Importer};
+use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -46,24 +46,10 @@ use std::path::Path;
 pub const ASSUMED_UNIT_SCALE_M: f32 = 0.01;
 
 /// The BVH motion capture (`.bvh`) importer.
-pub struct Bvh;
-
-impl Importer for Bvh {
-    fn formats(&self) -> &'static [SourceFormat] {
-        &[SourceFormat::Bvh]
-    }
-
-    fn import_limited(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        options: &ImportOptions,
-        companions: &dyn CompanionReader,
-        limits: &Limits,
-    ) -> Result<SourceAsset, ImportError> {
-        import_limited(path, bytes, options, companions, limits)
-    }
-}
+pub const BVH: FormatImporter = FormatImporter {
+    formats: &[SourceFormat::Bvh],
+    import: import_limited,
+};
 
 /// Import a BVH file; joints, depth, frames and the clip's duration are
 /// checked against `limits` while parsing, before the motion is read.

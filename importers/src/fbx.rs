@@ -39,7 +39,7 @@ mod clips;
 mod custom;
 mod skeleton;
 
-use crate::{CompanionReader, ImportError, ImportOptions, Importer};
+use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::Limits;
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -56,24 +56,10 @@ const FALLBACK_FRAME_RATE_HZ: f64 = 30.0;
 const FALLBACK_UNIT_M: f64 = 0.01;
 
 /// The FBX (`.fbx`, through ufbx) importer.
-pub struct Fbx;
-
-impl Importer for Fbx {
-    fn formats(&self) -> &'static [SourceFormat] {
-        &[SourceFormat::Fbx]
-    }
-
-    fn import_limited(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        options: &ImportOptions,
-        companions: &dyn CompanionReader,
-        limits: &Limits,
-    ) -> Result<SourceAsset, ImportError> {
-        import_limited(path, bytes, options, companions, limits)
-    }
-}
+pub const FBX: FormatImporter = FormatImporter {
+    formats: &[SourceFormat::Fbx],
+    import: import_limited,
+};
 
 /// Import one FBX file already read into memory. ufbx's allocations are
 /// capped at the asset memory limit; joints and every stack's span and

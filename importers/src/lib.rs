@@ -119,8 +119,8 @@ impl ImportError {
 
 /// One importer: turns the bytes of one source file of the formats it
 /// reads into a [`SourceAsset`]. A new importer is one module with one
-/// impl and one entry in [`IMPORTERS`] (plus its [`SourceFormat`]
-/// variant); reading, size limits, panic containment and the final limit
+/// impl (for a built-in format, one [`FormatImporter`] constant) and one
+/// entry in [`IMPORTERS`] (plus its [`SourceFormat`] variant); reading, size limits, panic containment and the final limit
 /// check are [`import_bytes_with_limits`]'s, for every importer alike.
 pub trait Importer: Sync {
     /// The formats it reads.
@@ -150,8 +150,43 @@ pub trait Importer: Sync {
     }
 }
 
+/// An importer's one entry point, with [`Importer::import_limited`]'s
+/// arguments.
+pub type ImportFn = fn(
+    &Path,
+    &[u8],
+    &ImportOptions,
+    &dyn CompanionReader,
+    &Limits,
+) -> Result<SourceAsset, ImportError>;
+
+/// An importer that is a list of formats and one function: what every
+/// built-in importer is, so each format module declares one constant
+/// instead of repeating the trait impl.
+pub struct FormatImporter {
+    pub formats: &'static [SourceFormat],
+    pub import: ImportFn,
+}
+
+impl Importer for FormatImporter {
+    fn formats(&self) -> &'static [SourceFormat] {
+        self.formats
+    }
+
+    fn import_limited(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        options: &ImportOptions,
+        companions: &dyn CompanionReader,
+        limits: &Limits,
+    ) -> Result<SourceAsset, ImportError> {
+        (self.import)(path, bytes, options, companions, limits)
+    }
+}
+
 /// Every importer.
-pub const IMPORTERS: [&dyn Importer; 4] = [&gltf::Gltf, &fbx::Fbx, &bvh::Bvh, &sjson::Sjson];
+pub const IMPORTERS: [&dyn Importer; 4] = [&gltf::GLTF, &fbx::FBX, &bvh::BVH, &sjson::SJSON];
 
 /// The importer that reads `format`.
 pub fn importer_for(format: SourceFormat) -> Option<&'static dyn Importer> {

@@ -30,7 +30,7 @@
 
 mod parser;
 
-use crate::{CompanionReader, ImportError, ImportOptions, Importer};
+use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::{Limit, LimitExceeded, Limits};
 use ludus_anim_model::SourceFormat;
 use ludus_anim_model::{
@@ -134,24 +134,10 @@ mod code {
 type Result<T, E = SjsonError> = std::result::Result<T, E>;
 
 /// The ACL raw clips (`.acl.sjson`) importer.
-pub struct Sjson;
-
-impl Importer for Sjson {
-    fn formats(&self) -> &'static [SourceFormat] {
-        &[SourceFormat::AclSjson]
-    }
-
-    fn import_limited(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        options: &ImportOptions,
-        companions: &dyn CompanionReader,
-        limits: &Limits,
-    ) -> Result<SourceAsset, ImportError> {
-        import_limited(path, bytes, options, companions, limits)
-    }
-}
+pub const SJSON: FormatImporter = FormatImporter {
+    formats: &[SourceFormat::AclSjson],
+    import: import_limited,
+};
 
 /// Import an ACL raw clip. `options` has nothing to choose here: a raw clip
 /// lists exactly the bones it animates, so there are no unused leaves. The

@@ -35,7 +35,7 @@ fn error(text: &str) -> Diagnostic {
 }
 
 fn error_bytes(bytes: &[u8]) -> Diagnostic {
-    match bvh::Bvh.import(
+    match bvh::BVH.import(
         Path::new("broken.bvh"),
         bytes,
         &ImportOptions::default(),
@@ -61,7 +61,7 @@ fn assert_error(d: &Diagnostic, code: &str, line: usize, words: &[&str]) {
 
 #[test]
 fn good_file_imports() {
-    let a = bvh::Bvh
+    let a = bvh::BVH
         .import(
             Path::new("good.bvh"),
             GOOD.as_bytes(),
@@ -118,7 +118,7 @@ fn wrong_frame_count() {
 #[test]
 fn frame_count_off_by_one_is_a_warning_and_the_lines_present_are_used() {
     for declared in ["Frames: 2", "Frames: 4"] {
-        let asset = bvh::Bvh
+        let asset = bvh::BVH
             .import(
                 Path::new("w.bvh"),
                 GOOD.replace("Frames: 3", declared).as_bytes(),
@@ -198,7 +198,7 @@ fn truncated_file() {
     );
     // Every prefix is rejected or accepted without a panic.
     for end in 0..GOOD.len() {
-        let _ = bvh::Bvh.import(
+        let _ = bvh::BVH.import(
             Path::new("p.bvh"),
             &GOOD.as_bytes()[..end],
             &ImportOptions::default(),
@@ -244,7 +244,7 @@ fn garbage_bytes() {
             s.push_str(words[(x % words.len() as u64) as usize]);
             s.push(' ');
         }
-        let _ = bvh::Bvh.import(
+        let _ = bvh::BVH.import(
             Path::new("g.bvh"),
             s.as_bytes(),
             &ImportOptions::default(),
@@ -284,7 +284,7 @@ fn damaged_fixtures_never_panic() {
         return;
     };
     for cut in (0..bytes.len()).step_by(997) {
-        let r = bvh::Bvh.import(
+        let r = bvh::BVH.import(
             &path,
             &bytes[..cut],
             &ImportOptions::default(),
@@ -295,7 +295,7 @@ fn damaged_fixtures_never_panic() {
     let mut damaged = bytes.clone();
     for i in (0..damaged.len()).step_by(4099) {
         damaged[i] = b"x{}9-."[i % 6];
-        let _ = bvh::Bvh.import(
+        let _ = bvh::BVH.import(
             &path,
             &damaged,
             &ImportOptions::default(),

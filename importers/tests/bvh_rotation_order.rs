@@ -13,7 +13,7 @@ fn one_joint(order: &str, values: &str) -> String {
 }
 
 fn import(text: &str) -> SourceAsset {
-    bvh::Bvh
+    bvh::BVH
         .import(
             Path::new("order.bvh"),
             text.as_bytes(),

@@ -33,7 +33,7 @@ Frame Time: 0.0333333
 ";
 
 fn import(text: &str) -> SourceAsset {
-    bvh::Bvh
+    bvh::BVH
         .import(
             Path::new("t.bvh"),
             text.as_bytes(),

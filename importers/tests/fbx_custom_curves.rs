@@ -23,7 +23,7 @@ fn import(path: &Path, requests: &[&str]) -> SourceAsset {
         custom_curves: requests.iter().map(|s| s.to_string()).collect(),
         ..ImportOptions::default()
     };
-    let a = fbx::Fbx
+    let a = fbx::FBX
         .import(path, &bytes, &opts, &ludus_anim_importers::FileSystem)
         .expect("robot imports");
     assert!(!validate_asset(&a).has_errors());
@@ -172,7 +172,7 @@ Connections:  {
 	C: "OO",2001,0
 }
 "#;
-    let a = fbx::Fbx
+    let a = fbx::FBX
         .import(
             Path::new("markers.fbx"),
             text.as_bytes(),

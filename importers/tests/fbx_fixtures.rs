@@ -44,7 +44,7 @@ fn manifest(dir: &Path) -> Vec<(String, usize)> {
 fn import(dir: &Path, rel: &str) -> SourceAsset {
     let path = dir.join(rel);
     let bytes = std::fs::read(&path).expect("read fixture");
-    fbx::Fbx
+    fbx::FBX
         .import(
             &path,
             &bytes,
@@ -343,7 +343,7 @@ fn timing_pab_locomotions() {
     let path = dir.join("fbx/pab_locomotions.fbx");
     let bytes = std::fs::read(&path).unwrap();
     let start = std::time::Instant::now();
-    let a = fbx::Fbx
+    let a = fbx::FBX
         .import(
             &path,
             &bytes,

@@ -141,7 +141,7 @@ fn import_str(name: &str, text: &str) -> SourceAsset {
         keep_unused_leaves: true,
         custom_curves: Vec::new(),
     };
-    let a = fbx::Fbx
+    let a = fbx::FBX
         .import(
             Path::new(name),
             text.as_bytes(),
@@ -256,7 +256,7 @@ fn y_up_cm_and_z_up_m_give_the_same_component_space_motion() {
         ],
     );
     // By default the static leaf `Tip` is dropped, and that is recorded.
-    let dropped = fbx::Fbx
+    let dropped = fbx::FBX
         .import(
             Path::new("yup_cm.fbx"),
             y_text.as_bytes(),
@@ -334,7 +334,7 @@ fn fixtures_dir() -> Option<PathBuf> {
 }
 
 fn expect_malformed(what: &str, bytes: &[u8]) {
-    match fbx::Fbx.import(
+    match fbx::FBX.import(
         Path::new("broken.fbx"),
         bytes,
         &ImportOptions::default(),

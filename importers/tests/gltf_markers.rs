@@ -53,7 +53,7 @@ fn document(extras: Option<Value>) -> Vec<u8> {
 }
 
 fn import(extras: Option<Value>) -> Result<SourceAsset, ImportError> {
-    gltf::Gltf.import(
+    gltf::GLTF.import(
         Path::new("markers.gltf"),
         &document(extras),
         &ImportOptions::default(),

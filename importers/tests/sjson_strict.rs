@@ -34,7 +34,7 @@ tracks = [
 "#;
 
 fn import(text: &str) -> Result<ludus_anim_model::SourceAsset, ImportError> {
-    sjson::Sjson.import(
+    sjson::SJSON.import(
         Path::new("test.acl.sjson"),
         text.as_bytes(),
         &ImportOptions::default(),
@@ -201,7 +201,7 @@ fn truncated_and_garbage_input() {
             .contains("end of file inside the object opened at line 18:2"),
         "{d}"
     );
-    let d = match sjson::Sjson.import(
+    let d = match sjson::SJSON.import(
         Path::new("x.sjson"),
         &[0x00, 0xff, 0xfe, b'{'],
         &ImportOptions::default(),

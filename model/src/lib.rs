@@ -19,6 +19,7 @@ pub mod limits;
 pub mod resampled;
 pub mod source;
 pub mod suggest;
+pub mod units;
 
 pub use curve::{Curve, Interpolation, Key};
 pub use diagnostics::{Decision, Diagnostic, Diagnostics, Severity};

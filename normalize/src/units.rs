@@ -21,10 +21,7 @@
 use ludus_anim_format::math::{Affine3A, Vec3};
 use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceSkeleton};
 
-/// Meters per unit of the CMU cgspeed BVH conversion: 1/0.45 inch.
-pub const CMU_CGSPEED_M: f32 = 0.056_444_44; // 0.0254 / 0.45
-/// Meters per unit of MakeHuman's BVH exports: decimetres.
-pub const MAKEHUMAN_M: f32 = 0.1;
+pub use ludus_anim_model::units::{CMU_CGSPEED_M, MAKEHUMAN_M};
 
 /// Plausible largest rest-pose extent of a character, meters.
 const PLAUSIBLE_M: (f32, f32) = (0.3, 4.0);

@@ -54,30 +54,16 @@ mod container;
 mod markers;
 mod skeleton;
 
-use crate::{CompanionReader, ImportError, ImportOptions, Importer};
+use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget};
 use ludus_anim_model::{AxisSystem, Decision, Diagnostic, Diagnostics, SourceAsset, SourceFormat};
 use std::path::Path;
 
 /// The glTF 2.0 (`.gltf` and `.glb`) importer.
-pub struct Gltf;
-
-impl Importer for Gltf {
-    fn formats(&self) -> &'static [SourceFormat] {
-        &[SourceFormat::Gltf, SourceFormat::Glb]
-    }
-
-    fn import_limited(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-        options: &ImportOptions,
-        companions: &dyn CompanionReader,
-        limits: &Limits,
-    ) -> Result<SourceAsset, ImportError> {
-        import_limited(path, bytes, options, companions, limits)
-    }
-}
+pub const GLTF: FormatImporter = FormatImporter {
+    formats: &[SourceFormat::Gltf, SourceFormat::Glb],
+    import: import_limited,
+};
 
 /// Import one glTF or GLB file. `bytes` are the file's contents; external
 /// buffers are resolved relative to `path` (and confined to the asset's

@@ -114,7 +114,7 @@ impl Units {
             Units::Cm => 0.01,
             Units::Mm => 0.001,
             Units::In => 0.0254,
-            Units::Cmu => ludus_anim_normalize::units::CMU_CGSPEED_M,
+            Units::Cmu => ludus_anim_model::units::CMU_CGSPEED_M,
         }
     }
 }
