@@ -48,7 +48,7 @@ struct Loaded {
 
 fn load(path: &Path) -> Result<Loaded, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let asset = sjson::Sjson
+    let asset = sjson::SJSON
         .import(
             path,
             &bytes,
