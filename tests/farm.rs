@@ -98,6 +98,7 @@ fn cmd(cwd: &Path, args: &[&str]) -> Command {
         "LUDUS_ANIM_REMOTE_CACHE_MODE",
         "LUDUS_ANIM_REMOTE_CACHE_AUTH",
         "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT",
+        "LUDUS_ANIM_REMOTE_CACHE_WAIT",
     ] {
         c.env_remove(v);
     }
@@ -453,6 +454,85 @@ fn a_server_that_never_answers_is_bounded() {
     assert_eq!(r["remote"]["disabled"], true);
 }
 
+/// A server that answers every lookup after `get` (a miss) and every
+/// upload after `put`.
+fn slow_server(get: Duration, put: Duration) -> FakeServer {
+    FakeServer::start(move |seen| match seen.method.as_str() {
+        "PUT" | "MKCOL" => Reply::slow(put, Reply::status(201)),
+        _ => Reply::slow(get, Reply::status(404)),
+    })
+}
+
+#[test]
+fn a_slow_server_costs_less_than_a_response() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("cache"));
+    let (_, cold) = cook_ok(&mut cmd(&proj, &["cook", "--cache", &cache]));
+    // Loose bounds (the figures are in docs/perf/farm.md): far below one
+    // slow response, which is what every lookup cost before.
+    let bound = cold + Duration::from_millis(1500);
+    let rw = ["--remote-cache-mode", "read-write"];
+    for secs in [3, 10] {
+        let slow = slow_server(Duration::from_secs(secs), Duration::from_secs(secs));
+        let (r, took) = cook_against(&fx, &slow.url(), &rw, &[]);
+        assert!(took < bound, "{secs} s server: {took:?}, cold {cold:?}");
+        let n = notices(&r);
+        assert_eq!(n.matches("disabled for the rest").count(), 1, "{n}");
+        assert!(n.contains("no answer after"), "{n}");
+        assert_eq!(r["remote"]["disabled"], true);
+    }
+    // Lookups answered at once, uploads slow: the flush is bounded, and
+    // the uploads left are told.
+    let puts = slow_server(Duration::ZERO, Duration::from_secs(10));
+    let (r, took) = cook_against(&fx, &puts.url(), &rw, &[]);
+    assert!(took < bound, "slow uploads: {took:?}, cold {cold:?}");
+    let n = notices(&r);
+    assert_eq!(n.matches("uploads still pending").count(), 1, "{n}");
+    assert!(r["remote"]["pending_uploads"].as_u64() > Some(0), "{n}");
+    assert_eq!(r["remote"]["disabled"], false);
+}
+
+/// Every entry of a local cache: file name (the key) and bytes.
+fn entries(cache: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(cache.join("objects")).unwrap().flatten() {
+        for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.starts_with('.') {
+                out.push((name, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn cold_cooks_store_the_same_bytes_under_every_key() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cook = |name: &str, jobs: &str| {
+        let proj = tmp.path().join(name).join("checkout");
+        feature_project(&fx, &proj);
+        let cache = tmp.path().join(name).join("cache");
+        cook_ok(&mut cmd(
+            &proj,
+            &["cook", "--cache", &s(&cache), "--jobs", jobs],
+        ));
+        entries(&cache)
+    };
+    let (a, b) = (cook("a", "1"), cook("machine-b", "3"));
+    assert!(!a.is_empty());
+    let keys = |e: &[(String, Vec<u8>)]| e.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&a), keys(&b), "the same keys");
+    for ((key, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "entry {key} differs between the two cooks");
+    }
+}
+
 #[test]
 fn entries_corrupted_on_the_server_are_recomputed_and_healed() {
     let Some(fx) = shared_fixtures() else { return };
@@ -552,6 +632,43 @@ fn merge(cwd: &Path, args: &[&str]) -> Output {
     cmd(cwd, &all).output().expect("run merge")
 }
 
+/// A shard file's split is complete and balanced: no shard's estimated
+/// load exceeds another's by more than the largest job.
+fn assert_balanced(info: &Value) {
+    let count = info["count"].as_u64().unwrap() as usize;
+    let costs: Vec<u64> = serde_json::from_value(info["costs"].clone()).unwrap();
+    let split: Vec<usize> = serde_json::from_value(info["assignment"].clone()).unwrap();
+    assert_eq!(costs.len(), info["jobs"].as_array().unwrap().len());
+    assert_eq!(costs.len(), split.len());
+    let mut load = vec![0u64; count];
+    for (c, s) in costs.iter().zip(&split) {
+        load[s - 1] += c;
+    }
+    let (max, min) = (*load.iter().max().unwrap(), *load.iter().min().unwrap());
+    let largest = *costs.iter().max().unwrap();
+    assert!(max - min <= largest, "loads {load:?}, costs {costs:?}");
+}
+
+#[test]
+fn shards_are_balanced_by_estimated_cost() {
+    use ludus_anim_cooker::pipeline::balance;
+    // One large job and many small: the large one alone on a shard, the
+    // small ones spread over the other two.
+    let mut costs = vec![900u64];
+    costs.extend([100; 9]);
+    let names: Vec<String> = (0..costs.len()).map(|i| format!("a{i}")).collect();
+    let split = balance(&costs, &names, 3);
+    assert_eq!(split[0], 1);
+    let on = |s: u32| split.iter().filter(|&&x| x == s).count();
+    assert_eq!((on(1), on(2), on(3)), (1, 5, 4));
+    assert_eq!(
+        split,
+        balance(&costs, &names, 3),
+        "the same split every time"
+    );
+    assert!(balance(&[], &[], 3).is_empty());
+}
+
 #[test]
 fn three_shards_merge_into_the_unsharded_cook() {
     let Some(fx) = shared_fixtures() else { return };
@@ -576,6 +693,7 @@ fn three_shards_merge_into_the_unsharded_cook() {
         "report.schema.json",
     );
 
+    assert_balanced(&shard2["shard"]);
     let o = merge(t, &["shared", "third", "--out", "merged"]);
     assert!(o.status.success(), "{}", text(&o));
     let (whole, merged) = (outputs(&t.join("whole")), outputs(&t.join("merged")));
@@ -745,6 +863,82 @@ fn records_that_do_not_prove_their_key_never_ship() {
         "{}",
         notices(&r)
     );
+}
+
+#[test]
+fn cache_verify_names_poisoned_entries() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(nginx) = Nginx::start() else { return };
+    let url = nginx.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("a");
+    feature_project(&fx, &proj);
+    let cache = s(&tmp.path().join("cache-a"));
+    let rw = ["--remote-cache-mode", "read-write"];
+    let mut args = vec!["cook", "--json", "--cache", &cache, "--remote-cache", &url];
+    args.extend(rw);
+    let (o, _) = cook_ok(&mut cmd(&proj, &args));
+    // Everything on the server, whatever the cook's flush left pending.
+    cook_ok(&mut cmd(
+        &proj,
+        &["cache", "--cache", &cache, "push", "--remote-cache", &url],
+    ));
+    let verify = |sample: &str| {
+        let args = [
+            "cache",
+            "verify",
+            "--remote",
+            "--sample",
+            sample,
+            "--remote-cache",
+            &url,
+        ];
+        cmd(&proj, &args).output().unwrap()
+    };
+    let clean = verify("all");
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(text(&clean).contains(" 0 disagree"), "{}", text(&clean));
+
+    let package_of = |p: &Value| Key::from_hex(p["keys"]["package"].as_str().unwrap()).unwrap();
+    let plans = plans(&o);
+    let (a, b) = (package_of(&plans[0]), package_of(&plans[1]));
+    // A record whose report claims another error than its cook measured
+    // (its key and proof intact: a cook would serve it), and package
+    // bytes of another asset.
+    transplant(&nginx, &b, &b, |p| {
+        let mut record: Value = serde_json::from_slice(&unpack(&p)).unwrap();
+        record["report"]["clips"][0]["max_error_m"] = serde_json::json!(0.000001);
+        pack(&serde_json::to_vec(&record).unwrap())
+    });
+    transplant(
+        &nginx,
+        &package_bytes_key(&a),
+        &package_bytes_key(&b),
+        |p| p,
+    );
+    let poisoned = verify("all");
+    let said = text(&poisoned);
+    assert_eq!(poisoned.status.code(), Some(1), "{said}");
+    let b_source = plans[1]["source"].as_str().unwrap();
+    assert!(
+        said.contains(&format!(
+            "{} (package of '{b_source}'): report.clips[0].max_error_m",
+            b.to_hex()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{} (package of '{b_source}'): output bytes",
+            package_bytes_key(&b).to_hex()
+        )),
+        "{said}"
+    );
+    assert!(said.contains(" 2 disagree"), "{said}");
+    // A sample of one checks one asset, the same one every run.
+    let one = text(&verify("1"));
+    assert!(one.contains("verified 1 of 3 assets"), "{one}");
+    assert_eq!(one, text(&verify("1")));
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub mod project;
 pub mod prune;
 pub mod publish;
 pub mod remote;
+pub mod remote_verify;
 pub mod report;
 pub mod sidecar_retarget;
 pub mod sink;

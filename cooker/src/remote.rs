@@ -30,8 +30,14 @@ pub const ENV_SIGNING: &str = "LUDUS_ANIM_REMOTE_CACHE_SIGNING";
 /// Connect and I/O timeout in seconds (slow links; tests). Environment
 /// only: it is a property of the machine's network, not of the project.
 pub const ENV_TIMEOUT: &str = "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT";
+/// How long, in seconds, a cook waits for a lookup's answer from a server
+/// that answers nothing meanwhile before it cooks locally and turns the
+/// remote off (default 0.2: `ludus_anim_remote_cache::DEFAULT_LOOKUP_WAIT`).
+/// Environment only, like the timeout: a property of the network.
+pub const ENV_WAIT: &str = "LUDUS_ANIM_REMOTE_CACHE_WAIT";
 
-/// How long the end of a cook waits for queued uploads.
+/// The most the end of a cook waits for queued uploads (and never longer
+/// than half the cook took: `RemoteCache::flush_budgeted`).
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The remote cache flags as given (`None` where unset).
@@ -117,6 +123,12 @@ pub fn resolve(
             message: format!("{t:?} is not a number of seconds between 0.05 and 600"),
         })?;
         config = config.with_timeouts(secs, secs);
+    }
+    if let Some(t) = var(ENV_WAIT) {
+        config.lookup_wait = parse_timeout(&t).ok_or_else(|| RemoteSettingError::Value {
+            from: ENV_WAIT.to_string(),
+            message: format!("{t:?} is not a number of seconds between 0.05 and 600"),
+        })?;
     }
     Ok(Some(config))
 }
@@ -261,12 +273,19 @@ impl CacheBackend for FarmCache {
         })
     }
 
+    fn prefetch(&self, keys: &[Key]) {
+        for k in keys {
+            self.tiered.prefetch(k);
+        }
+    }
+
     fn take_notices(&self) -> Vec<String> {
         self.tiered.take_notices()
     }
 
+    /// Within the cook's budget: at most half the cook's time so far.
     fn flush(&self) {
-        if let Some(r) = self.tiered.flush(self.flush_timeout) {
+        if let Some(r) = self.tiered.flush_budgeted(self.flush_timeout) {
             self.pending.store(r.pending as u64, Ordering::Relaxed);
         }
     }
@@ -399,6 +418,15 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(c.io_timeout, Duration::from_millis(500));
+        let c = resolve(
+            &none,
+            &env(&[(ENV_URL, "http://x"), (ENV_WAIT, "2")]),
+            None,
+            root,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.lookup_wait, Duration::from_secs(2));
         assert!(resolve(
             &none,
             &env(&[(ENV_URL, "http://x"), (ENV_TIMEOUT, "soon")]),

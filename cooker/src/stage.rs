@@ -139,7 +139,8 @@ stage_list! {
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
     Prepare: "prepare", version 6, per Clip, reads [Resample];
-    /// Codec blob. 9: the record carries the clip's f32 floor, which
+    /// Codec blob. 10: the record holds no encode time (entries are the
+    /// same bytes on every machine). 9: the record carries the clip's f32 floor, which
     /// verification reads instead of measuring it again. 8: short clips search the profile's segment length and
     /// the cheapest count priced from its steps, not every count (only
     /// from 600 joint-samples and up to 3 segments; faster;
@@ -155,24 +156,25 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 9, per Clip, reads [Prepare];
-    /// Decode through the runtime and measure. 6: the per-time grid is
+    Encode: "encode", version 10, per Clip, reads [Prepare];
+    /// Decode through the runtime and measure. 7: the record holds no
+    /// decode timing. 6: the per-time grid is
     /// not stored (the clip's sidecar record keeps it). 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
     /// seams, key times, random times and a peak search, counted; the f32
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 6, per Clip, reads [Encode];
+    Verify: "verify", version 7, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 8: the record carries the proof of its key (`RecordProof`) and
+    /// 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
     /// 5: the report's time-check counts and f32 floor, the sidecar
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 8, per Asset, reads [Verify];
+    Package: "package", version 9, per Asset, reads [Verify];
 }
 
 impl Stage {

@@ -33,6 +33,10 @@ pub trait CacheBackend: Send + Sync {
     fn lookup(&self, stage: Stage, key: &Key) -> Result<Option<(Vec<u8>, Tier)>, CacheError> {
         Ok(self.get(stage, key)?.map(|v| (v, Tier::Local)))
     }
+    /// Start fetching these entries in the background, where that takes a
+    /// network round trip (the remote tier), so later lookups find them
+    /// ready; never blocks.
+    fn prefetch(&self, _keys: &[Key]) {}
     /// Problems met and handled since the last call (healed corruption,
     /// unreachable servers), for the report.
     fn take_notices(&self) -> Vec<String> {
@@ -220,6 +224,15 @@ impl StageCache {
         n
     }
 
+    /// Start fetching the entries of `keys` in the background
+    /// ([`CacheBackend::prefetch`]): a plan's keys, as soon as they are
+    /// known.
+    pub fn prefetch(&self, keys: &[Key]) {
+        if let Some(b) = &self.backend {
+            b.prefetch(keys);
+        }
+    }
+
     /// Finish the backend's pending work; save the source stamps.
     pub fn flush(&self) {
         if let Some(b) = &self.backend {
@@ -369,7 +382,7 @@ fn pack(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-fn unpack(entry: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn unpack(entry: &[u8]) -> Option<Vec<u8>> {
     let (tag, rest) = entry.split_first()?;
     let (len, frame) = rest.split_first_chunk::<8>()?;
     let len = u64::from_le_bytes(*len);

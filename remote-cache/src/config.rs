@@ -70,6 +70,16 @@ pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(10);
 /// than costing seconds per entry. Slow links raise it with the I/O
 /// timeout (`with_timeouts`).
 pub const DEFAULT_LOOKUP_TIMEOUT: Duration = Duration::from_secs(1);
+/// Default limit on how long a cook waits for a lookup's answer while
+/// the server answers nothing else either. Lookups run in the background
+/// (several at once, issued as soon as a key is known); when the value is
+/// needed and no answer has come within this limit, the cook computes it
+/// locally and the remote is off for the rest of the run (one notice with
+/// the measured latency). A healthy cache answers in milliseconds; 0.2 s
+/// keeps a slow server from making even a sub-second cook twice as long.
+pub const DEFAULT_LOOKUP_WAIT: Duration = Duration::from_millis(200);
+/// Default number of lookups in flight at once.
+pub const DEFAULT_LOOKUP_THREADS: usize = 8;
 /// Default limit on one whole request, so a server trickling a body byte by
 /// byte cannot hold a worker forever.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -91,6 +101,11 @@ pub struct RemoteConfig {
     /// Wait for a lookup's response headers ([`DEFAULT_LOOKUP_TIMEOUT`];
     /// never more than `io_timeout`).
     pub lookup_timeout: Duration,
+    /// How long a cook waits for a lookup's answer from a server that
+    /// answers nothing else meanwhile ([`DEFAULT_LOOKUP_WAIT`]).
+    pub lookup_wait: Duration,
+    /// Lookups in flight at once ([`DEFAULT_LOOKUP_THREADS`]).
+    pub lookup_threads: usize,
     /// Wait for the response, and each body read ([`DEFAULT_IO_TIMEOUT`]).
     pub io_timeout: Duration,
     /// Whole-request limit ([`DEFAULT_REQUEST_TIMEOUT`]).
@@ -123,6 +138,8 @@ impl RemoteConfig {
             signing: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             lookup_timeout: DEFAULT_LOOKUP_TIMEOUT,
+            lookup_wait: DEFAULT_LOOKUP_WAIT,
+            lookup_threads: DEFAULT_LOOKUP_THREADS,
             io_timeout: DEFAULT_IO_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_entry_bytes: 1 << 30,

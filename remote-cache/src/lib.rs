@@ -5,6 +5,8 @@
 //! **Owns:** the protocol client ([`RemoteCache`]: `GET`/`PUT`/`HEAD` of
 //! `BASE/ac/<64 hex key>`), its failure policy (every failure a miss; a
 //! circuit breaker so a dead server costs one timeout per process),
+//! background lookups several at a time with a short wait for their
+//! answers (a slow server is turned off rather than waited for),
 //! credentials that never print ([`Auth`], [`Secret`]), write-behind
 //! uploads through a bounded queue with a timed [`RemoteCache::flush`],
 //! per-tag counters ([`RemoteStats`]), and [`Tiered`], the local store
@@ -38,6 +40,7 @@ mod auth;
 mod config;
 mod error;
 mod http;
+mod lookups;
 mod notices;
 mod remote;
 mod signing;
@@ -48,8 +51,8 @@ mod url;
 
 pub use auth::{Auth, AuthSpec, CredentialSource, Scheme, Secret, CREDENTIALS_REFRESH};
 pub use config::{
-    Mode, RemoteConfig, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IO_TIMEOUT, DEFAULT_LOOKUP_TIMEOUT,
-    DEFAULT_REQUEST_TIMEOUT,
+    Mode, RemoteConfig, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IO_TIMEOUT, DEFAULT_LOOKUP_THREADS,
+    DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_WAIT, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::RemoteError;
 pub use ludus_anim_cache::Backend;

@@ -17,6 +17,7 @@ use crate::auth::Auth;
 use crate::config::{Mode, RemoteConfig};
 use crate::error::RemoteError;
 use crate::http::HttpClient;
+use crate::lookups::{Answer, Got, Lookups, Source};
 use crate::notices::Notices;
 use crate::signing::{strip_signature, SigningKey};
 use crate::stats::{RemoteStats, StatsTable};
@@ -59,6 +60,14 @@ pub struct FlushReport {
 ///   already waiting on it), not one per entry. A server that refuses the
 ///   credentials on a download is disabled the same way; one that refuses
 ///   uploads (401/403/405) only loses uploads.
+/// - **Latency budget:** lookups run on background threads, several at
+///   once ([`RemoteCache::prefetch`] starts them as soon as a key is
+///   known); [`RemoteCache::fetch`] waits for an answer at most
+///   [`RemoteConfig::lookup_wait`](crate::RemoteConfig) while the server
+///   answers nothing, then the remote is off for the rest of the run (one
+///   notice with the measured latency) and the caller cooks locally. The
+///   end-of-run flush ([`RemoteCache::flush_budgeted`]) waits for uploads
+///   at most half as long as the run took so far.
 /// - **Integrity:** every download goes through
 ///   [`check_entry`](ludus_anim_cache::check_entry), the local store's own
 ///   entry check; a corrupt, truncated or misplaced object is a miss with a
@@ -69,7 +78,17 @@ pub struct FlushReport {
 pub struct RemoteCache {
     inner: Arc<Inner>,
     uploader: Option<Uploader>,
+    /// `None` if no lookup thread could start: lookups run on the
+    /// caller's thread then.
+    lookups: Option<Lookups>,
+    opened: Instant,
 }
+
+/// Answers that came too late to use before the remote is turned off
+/// (a server that answers, but slower than cooking).
+const LATE_LIMIT: u64 = 8;
+/// The shortest budgeted flush (see [`RemoteCache::flush_budgeted`]).
+const MIN_FLUSH_WAIT: Duration = Duration::from_millis(100);
 
 /// What the caller's threads and the upload threads share.
 struct Inner {
@@ -86,6 +105,8 @@ struct Inner {
     notices: Notices,
     /// Dropped uploads already mentioned in a notice.
     dropped_noticed: AtomicU64,
+    /// Answers that came after their wait gave up.
+    late: AtomicU64,
 }
 
 impl RemoteCache {
@@ -105,7 +126,15 @@ impl RemoteCache {
             stats: StatsTable::default(),
             notices: Notices::new(config.max_notices),
             dropped_noticed: AtomicU64::new(0),
+            late: AtomicU64::new(0),
         });
+        let source: Arc<dyn Source> = inner.clone();
+        let lookups = Lookups::start(
+            source,
+            config.lookup_threads,
+            config.lookup_wait,
+            config.lookup_timeout.max(config.lookup_wait),
+        );
         let uploader = if config.mode.writes() {
             let sink: Arc<dyn Sink> = inner.clone();
             let uploader = Uploader::start(
@@ -124,7 +153,12 @@ impl RemoteCache {
         } else {
             None
         };
-        Ok(RemoteCache { inner, uploader })
+        Ok(RemoteCache {
+            inner,
+            uploader,
+            lookups,
+            opened: Instant::now(),
+        })
     }
 
     pub fn url(&self) -> &BaseUrl {
@@ -140,7 +174,16 @@ impl RemoteCache {
         self.inner.disabled.load(Ordering::Acquire)
     }
 
-    /// Downloads and checks `key`'s entry; returns its payload.
+    /// Starts downloading `key`'s entry in the background, so a later
+    /// [`RemoteCache::fetch`] finds the answer there. Never blocks.
+    pub fn prefetch(&self, key: &Key) {
+        if let Some(l) = self.lookups.as_ref().filter(|_| !self.is_disabled()) {
+            l.request(key);
+        }
+    }
+
+    /// Downloads and checks `key`'s entry; returns its payload. Waits for
+    /// the answer within the latency budget (see the failure policy).
     ///
     /// `Ok(None)` is a miss, also when the remote is disabled. `Err` is a
     /// miss too, already counted and noticed; it says why.
@@ -150,7 +193,21 @@ impl RemoteCache {
             inner.stats.update(tag, |s| s.skipped += 1);
             return Ok(None);
         }
-        match inner.http.get(key) {
+        let got = match &self.lookups {
+            None => inner.http.get(key),
+            Some(l) => match l.wait(key, &|| self.is_disabled()) {
+                Answer::Got(got) => got,
+                Answer::Off => {
+                    inner.stats.update(tag, |s| s.skipped += 1);
+                    return Ok(None);
+                }
+                Answer::Late { silent, in_flight } => {
+                    inner.stats.update(tag, |s| s.errors += 1);
+                    return Err(self.late(l, silent, in_flight));
+                }
+            },
+        };
+        match got {
             Ok(None) => {
                 inner.stats.update(tag, |s| s.misses += 1);
                 Ok(None)
@@ -167,6 +224,44 @@ impl RemoteCache {
                 Err(e)
             }
         }
+    }
+
+    /// A lookup given up on: the remote goes off when the server is silent
+    /// or has been late too often, with one notice giving the latency.
+    fn late(&self, lookups: &Lookups, silent: bool, in_flight: Duration) -> RemoteError {
+        let inner = &*self.inner;
+        let late = inner.late.fetch_add(1, Ordering::AcqRel) + 1;
+        let e = RemoteError::Timeout {
+            url: inner.url.to_string(),
+            phase: format!(
+                "no answer to a lookup within {:.2} s",
+                in_flight.as_secs_f64()
+            ),
+        };
+        if (silent || late >= LATE_LIMIT) && !inner.disabled.swap(true, Ordering::AcqRel) {
+            let answered = match lookups.latency() {
+                (0, _, _) => "no lookup answered yet".to_string(),
+                (n, median, max) => format!(
+                    "{n} answered, median {:.0} ms, slowest {:.0} ms",
+                    median.as_secs_f64() * 1000.0,
+                    max.as_secs_f64() * 1000.0
+                ),
+            };
+            let why = match silent {
+                true => format!(
+                    "a lookup had no answer after {:.2} s and none came meanwhile",
+                    in_flight.as_secs_f64()
+                ),
+                false => format!("{late} lookups were answered too late to use"),
+            };
+            inner.notices.push(format!(
+                "remote cache {} timed out: {why} ({answered}); slower than cooking, so the \
+                 remote cache is disabled for the rest of this run (cooking goes on with the \
+                 local cache)",
+                inner.url,
+            ));
+        }
+        e
     }
 
     /// Whether the server holds an object under `key` (HEAD); not counted.
@@ -234,16 +329,19 @@ impl RemoteCache {
             .put_entry(key, &self.inner.frame(key, payload), tag)
     }
 
-    /// Waits until queued uploads are sent, at most `timeout`; call before
-    /// the process exits. Returns at once in read mode.
+    /// Waits until queued uploads are sent, at most `timeout` (and not at
+    /// all once the remote is disabled); call before the process exits.
+    /// Returns at once in read mode.
     pub fn flush(&self, timeout: Duration) -> FlushReport {
         let start = Instant::now();
-        let pending = self.uploader.as_ref().map_or(0, |u| u.flush(timeout));
+        let off = || self.is_disabled();
+        let pending = self.uploader.as_ref().map_or(0, |u| u.flush(timeout, &off));
         if pending > 0 {
             self.inner.notices.push(format!(
-                "remote cache {}: {pending} uploads still pending after {:.1} s; not shared",
+                "remote cache {}: {pending} uploads still pending after {:.2} s; not shared \
+                 (`ludus-anim cache push` uploads them from the local cache)",
                 self.inner.url,
-                timeout.as_secs_f64()
+                start.elapsed().as_secs_f64()
             ));
         }
         self.notice_dropped();
@@ -266,6 +364,15 @@ impl RemoteCache {
                 dropped - before
             ));
         }
+    }
+
+    /// [`RemoteCache::flush`] within the run's budget: at most half as
+    /// long as the run has taken since the cache was opened (at least
+    /// 0.1 s), and at most `timeout`, so uploads to a slow server cannot
+    /// make a run more than half again as long.
+    pub fn flush_budgeted(&self, timeout: Duration) -> FlushReport {
+        let budget = (self.opened.elapsed() / 2).max(MIN_FLUSH_WAIT);
+        self.flush(timeout.min(budget))
     }
 
     /// Counters so far, per tag.
@@ -400,6 +507,16 @@ impl Inner {
         if !self.disabled.load(Ordering::Acquire) {
             self.notices.push(format!("{e}; {what} treated as a miss"));
         }
+    }
+}
+
+impl Source for Inner {
+    fn download(&self, key: &Key) -> Got {
+        self.http.get(key)
+    }
+
+    fn off(&self) -> bool {
+        self.disabled.load(Ordering::Acquire)
     }
 }
 

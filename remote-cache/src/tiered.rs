@@ -98,6 +98,22 @@ impl Tiered {
         self.remote.as_ref().map(|r| r.flush(timeout))
     }
 
+    /// [`RemoteCache::flush_budgeted`]: the end of a run, within its
+    /// latency budget. `None` without a remote.
+    pub fn flush_budgeted(&self, timeout: Duration) -> Option<FlushReport> {
+        self.remote.as_ref().map(|r| r.flush_budgeted(timeout))
+    }
+
+    /// Starts the remote download of `key` in the background unless the
+    /// local store holds it ([`RemoteCache::prefetch`]).
+    pub fn prefetch(&self, key: &Key) {
+        if let Some(remote) = &self.remote {
+            if !self.local.entry_path(key).is_file() {
+                remote.prefetch(key);
+            }
+        }
+    }
+
     /// The remote's counters per tag; `None` without a remote.
     pub fn remote_stats(&self) -> Option<RemoteStats> {
         self.remote.as_ref().map(RemoteCache::stats)

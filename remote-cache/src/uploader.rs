@@ -104,19 +104,21 @@ impl Uploader {
         }
     }
 
-    /// Waits until every queued upload is done, at most `timeout`. Returns
-    /// how many are still queued or in flight.
-    pub fn flush(&self, timeout: Duration) -> usize {
+    /// Waits until every queued upload is done, at most `timeout`, and no
+    /// longer once `give_up` says so (polled every few milliseconds).
+    /// Returns how many are still queued or in flight.
+    pub fn flush(&self, timeout: Duration, give_up: &dyn Fn() -> bool) -> usize {
         let deadline = Instant::now() + timeout;
         let Ok(mut pending) = self.shared.pending.lock() else {
             return 0;
         };
         while *pending > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left.is_zero() || give_up() {
                 break;
             }
-            pending = match self.shared.idle.wait_timeout(pending, left) {
+            let tick = left.min(Duration::from_millis(20));
+            pending = match self.shared.idle.wait_timeout(pending, tick) {
                 Ok((p, _)) => p,
                 Err(_) => return 0,
             };
@@ -227,11 +229,11 @@ mod tests {
         assert!((4..=5).contains(&queued), "queued {queued}");
         assert_eq!(queued + dropped, 20);
         let start = Instant::now();
-        assert_eq!(up.flush(Duration::from_millis(100)), queued);
+        assert_eq!(up.flush(Duration::from_millis(100), &|| false), queued);
         assert!(start.elapsed() < Duration::from_secs(2));
         *gate.open.lock().expect("lock") = true;
         gate.cv.notify_all();
-        assert_eq!(up.flush(Duration::from_secs(5)), 0);
+        assert_eq!(up.flush(Duration::from_secs(5), &|| false), 0);
         assert_eq!(gate.uploaded.load(Ordering::SeqCst), queued);
     }
 
@@ -246,7 +248,7 @@ mod tests {
         let up = Uploader::start(gate.clone(), 2, 100, 1000).expect("start");
         assert!(up.enqueue(job(2000)).is_err(), "larger than the byte bound");
         assert!(up.enqueue(job(500)).is_ok());
-        assert_eq!(up.flush(Duration::from_secs(5)), 0);
+        assert_eq!(up.flush(Duration::from_secs(5), &|| false), 0);
         assert_eq!(gate.uploaded.load(Ordering::SeqCst), 1);
     }
 }

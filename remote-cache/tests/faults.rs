@@ -15,7 +15,7 @@ use common::{free_port, key, value, FakeServer, Reply};
 use ludus_anim_cache::{encode_entry, Backend, Store};
 use ludus_anim_remote_cache::{
     AuthSpec, CredentialSource, Lookup, Mode, RemoteCache, RemoteConfig, RemoteError, Scheme,
-    Tiered, Upload, DEFAULT_LOOKUP_TIMEOUT,
+    Tiered, Upload, DEFAULT_LOOKUP_WAIT,
 };
 
 const SHORT: Duration = Duration::from_millis(300);
@@ -399,10 +399,11 @@ fn webdav_conflict_gets_mkcol_then_put() {
 }
 
 /// A server slower than cooking (seconds to answer a lookup), with the
-/// default timeouts: one lookup waits `DEFAULT_LOOKUP_TIMEOUT`, trips the
-/// breaker with a notice, and every later lookup is skipped at once.
+/// default settings: one lookup waits `DEFAULT_LOOKUP_WAIT`, turns the
+/// remote off with a notice giving the latency, and every later lookup is
+/// skipped at once.
 #[test]
-fn a_slow_server_costs_one_lookup_timeout_not_seconds_per_entry() {
+fn a_slow_server_costs_one_lookup_wait_not_seconds_per_entry() {
     let server = FakeServer::start(|_| Reply::Hang);
     let remote = RemoteCache::open(RemoteConfig::parse(&server.url()).expect("url")).expect("open");
     let start = Instant::now();
@@ -410,15 +411,38 @@ fn a_slow_server_costs_one_lookup_timeout_not_seconds_per_entry() {
         assert!(remote.fetch(&key(i), "t").ok().flatten().is_none());
     }
     let took = start.elapsed();
-    assert!(took >= DEFAULT_LOOKUP_TIMEOUT, "{took:?}");
-    assert!(took < DEFAULT_LOOKUP_TIMEOUT * 3, "{took:?}");
+    assert!(took >= DEFAULT_LOOKUP_WAIT, "{took:?}");
+    assert!(took < DEFAULT_LOOKUP_WAIT * 3, "{took:?}");
     let stats = remote.stats().tag("t");
     assert_eq!((stats.errors, stats.skipped), (1, 19), "{stats:?}");
     let notices = remote.take_notices();
+    assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices.iter().any(|n| n.contains("timed out")),
+        notices[0].contains("timed out") && notices[0].contains("no answer after 0.2"),
         "{notices:?}"
     );
+}
+
+/// Lookups of a plan run side by side: sixteen keys prefetched from a
+/// server that takes 100 ms per answer are all answered in a few answer
+/// times, not sixteen.
+#[test]
+fn prefetched_lookups_run_concurrently() {
+    let server = FakeServer::start(|_| Reply::slow(Duration::from_millis(100), Reply::status(404)));
+    let remote = RemoteCache::open(RemoteConfig::parse(&server.url()).expect("url")).expect("open");
+    let start = Instant::now();
+    for i in 0..16 {
+        remote.prefetch(&key(i));
+    }
+    for i in 0..16 {
+        assert!(remote.fetch(&key(i), "t").expect("a miss").is_none());
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(1200), "{took:?}");
+    let stats = remote.stats().tag("t");
+    assert_eq!((stats.misses, stats.errors), (16, 0), "{stats:?}");
+    assert!(!remote.is_disabled());
+    assert_eq!(server.requests().len(), 16, "one request per key");
 }
 
 /// Apache mod_dav under a two-level base path: MKCOL of a collection

@@ -115,6 +115,14 @@ pub struct ShardInfo {
     /// development build keeps its crate version while its stages change.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage_versions: Vec<String>,
+    /// Each job's estimated cook cost (its source's bytes, glTF buffers
+    /// included), in `jobs` order: what the split balances.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<u64>,
+    /// The split: the shard (1-based) that cooks each job, in `jobs`
+    /// order. Every shard computes the same one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assignment: Vec<u32>,
 }
 
 impl ShardInfo {

@@ -152,6 +152,18 @@ pub struct AssetReport {
 }
 
 impl AssetReport {
+    /// This report without the timings measured in the cook that wrote
+    /// it (`compress_ms`, `decode_ns_per_pose` set to 0): what a cache
+    /// record keeps, so it is the same bytes whichever machine cooked.
+    pub fn without_timings(&self) -> AssetReport {
+        let mut r = self.clone();
+        for c in &mut r.clips {
+            c.compress_ms = 0.0;
+            c.decode_ns_per_pose = 0.0;
+        }
+        r
+    }
+
     /// An asset that produced nothing, with one error diagnostic `code`
     /// (`file`: the diagnostic's file, if it names one). What the cook's
     /// panic isolation and the asset server's failed cooks both record.
@@ -246,7 +258,12 @@ pub struct ClipReport {
     pub checks: Option<TimeChecks>,
     pub selected_joints: Vec<JointError>,
     pub curves: CurvesReport,
+    /// The encode stage's time in this cook; 0 when the clip's encoding
+    /// was served from the cache (cache entries hold no timings, so the
+    /// same key is the same bytes on every machine).
     pub compress_ms: f64,
+    /// The runtime's decode time per pose, measured by verification in
+    /// this cook; 0 when verification was served from the cache.
     pub decode_ns_per_pose: f64,
     /// The clip's quality warnings as text; each is also in the asset's
     /// `diagnostics`, located by file, clip, joint and time.

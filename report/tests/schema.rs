@@ -133,6 +133,8 @@ fn shard() -> ShardInfo {
         jobs: vec!["walk.glb".into(), "run.glb".into()],
         source_hashes: vec!["ab".repeat(32), String::new()],
         stage_versions: vec!["import:4".into(), "package:8".into()],
+        costs: vec![1200, 300],
+        assignment: vec![1, 2],
     }
 }
 

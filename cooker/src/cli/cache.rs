@@ -1,4 +1,4 @@
-//! `ludus-anim cache stats|gc|push`.
+//! `ludus-anim cache stats|gc|push|verify`.
 
 use super::output::Output;
 use super::Exit;
@@ -53,9 +53,18 @@ enum CacheAction {
         #[arg(long = "remote-cache-signing", value_name = "SPEC")]
         signing: Option<String>,
     },
+    /// Re-cook a sample of the project's assets here, from scratch, and
+    /// compare every entry with the remote cache's under the same key
+    /// (entries are deterministic, so any difference is a disagreement).
+    /// Prints each disagreement (key, stage, asset, field); exit 1 if
+    /// there is one. Reads the remote only.
+    Verify(super::cache_verify::VerifyArgs),
 }
 
 pub fn run(a: CacheArgs, out: &Output) -> Exit {
+    if let CacheAction::Verify(v) = a.action {
+        return super::cache_verify::run(v, out);
+    }
     let dir = a.cache.unwrap_or_else(default_cache_dir);
     if !dir.is_dir() {
         if matches!(a.action, CacheAction::Stats) {
@@ -84,6 +93,7 @@ pub fn run(a: CacheArgs, out: &Output) -> Exit {
             };
             push(&store, &flags, out)
         }
+        CacheAction::Verify(_) => Exit::Usage,
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cache_verify;
 pub mod cook;
 pub mod inspect;
 pub mod limits;

@@ -38,7 +38,9 @@ pub struct AssetResult {
     pub sidecar: AssetSidecar,
 }
 
-/// The cached result of a whole asset (the `package` stage).
+/// The cached result of a whole asset (the `package` stage). It holds no
+/// timing (the report's are zeroed), so a key holds the same bytes
+/// whichever machine cooked it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct AssetOutcome {
     /// The inputs of the key this record was stored under, compared with
@@ -142,6 +144,7 @@ fn cook_format<'a>(
         &retarget,
         cx,
     );
+    prefetch_asset(&keys, cx);
     if cx.reuse_packages {
         if let Some(done) = cached_asset(&keys, file, cx) {
             return Ok(done);
@@ -267,11 +270,25 @@ fn unchanged_asset(
         &retarget,
         cx,
     );
+    prefetch_asset(&keys, cx);
     let done = cached_asset(&keys, file, cx);
     if done.is_some() {
         snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
     }
     Ok(done)
+}
+
+/// Start fetching what the asset's cook looks up first, all at once: the
+/// whole-asset record and its package bytes, and (should those miss) the
+/// stored asset-level stages. Import is not stored.
+fn prefetch_asset(keys: &AssetKeys, cx: &Cook<'_>) {
+    let mut plan = vec![
+        keys.package,
+        package_bytes_key(&keys.package),
+        keys.normalize,
+    ];
+    plan.extend(keys.retarget);
+    cx.cache.prefetch(&plan);
 }
 
 /// Remember the stamps the asset's files had when they were read, with
@@ -420,6 +437,13 @@ fn cook_clips(
         asset: &a.keys.entries(),
         clips: &chain,
     });
+    // Every clip's stored stages, fetched side by side (resample is not
+    // stored).
+    let plan: Vec<Key> = keyed
+        .iter()
+        .flat_map(|k| [k.keys.verify, k.keys.encode, k.keys.prepare])
+        .collect();
+    cx.cache.prefetch(&plan);
     let results: Vec<Result<CookedClip, Diagnostic>> =
         keyed.par_iter().map(|k| cook_clip(&k.job(a), cx)).collect();
     let mut cooked = Vec::with_capacity(results.len());
@@ -624,7 +648,7 @@ fn package_asset(
     if cx.cache.enabled() {
         let outcome = AssetOutcome {
             proof: a.keys.proof.clone(),
-            report: r.clone(),
+            report: r.without_timings(),
             package_name: packaged.file_name.clone(),
             package_key: a.keys.package.to_hex(),
             manifest: manifest.clone(),

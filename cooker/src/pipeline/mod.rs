@@ -70,8 +70,9 @@ pub struct CookOptions {
     pub encoder_slack: f32,
     /// Worker threads (0: rayon's default).
     pub threads: usize,
-    /// Cook only shard `i` of `n` (1-based): a deterministic split by
-    /// source path, so a farm's shards together cook every asset once.
+    /// Cook only shard `i` of `n` (1-based): a deterministic split
+    /// balanced by estimated cost ([`balance`]), so a farm's shards
+    /// together cook every asset once and take about as long.
     pub shard: Option<(u32, u32)>,
     /// Codec for every profile (`--codec`), replacing the profiles' own.
     pub codec_override: Option<CodecChoice>,
@@ -149,13 +150,31 @@ pub enum CookError {
     Threads(String),
 }
 
-/// Which shard a source path belongs to: stable across machines and
-/// unaffected by other files being added.
-pub fn shard_of(source: &str, n: u32) -> u32 {
-    let h = blake3::hash(source.as_bytes());
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&h.as_bytes()[..8]);
-    (u64::from_le_bytes(b) % n.max(1) as u64) as u32 + 1
+/// The shard (1-based) of each of `costs`' jobs among `n`: the costliest
+/// job first onto the least loaded shard (ties: the job with the smaller
+/// `names` entry first, then the lower shard), so every machine computes
+/// the same split and no shard's load exceeds another's by more than the
+/// largest job (greedy longest-first scheduling).
+pub fn balance(costs: &[u64], names: &[String], n: u32) -> Vec<u32> {
+    let n = n.max(1) as usize;
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| {
+        costs[b]
+            .cmp(&costs[a])
+            .then_with(|| names.get(a).cmp(&names.get(b)))
+    });
+    let mut load = vec![0u64; n];
+    let mut split = vec![1u32; costs.len()];
+    for i in order {
+        let (shard, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|&(s, l)| (*l, s))
+            .unwrap_or((0, &0));
+        load[shard] = load[shard].saturating_add(costs[i]);
+        split[i] = shard as u32 + 1;
+    }
+    split
 }
 
 /// Profiles referenced by a cook, loaded once up front (a bad name fails
@@ -363,10 +382,12 @@ pub fn cook_with(
     let jobs: Vec<&AssetJob> = options
         .jobs
         .iter()
-        .filter(|j| match options.shard {
-            Some((i, n)) => shard_of(&options.recorded_path(&j.path), n) == i,
+        .enumerate()
+        .filter(|(k, _)| match &shard {
+            Some(s) => s.assignment.get(*k) == Some(&s.index),
             None => true,
         })
+        .map(|(_, j)| j)
         .collect();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
@@ -500,34 +521,68 @@ fn sidecar_document(
         })
 }
 
-/// With `--shard I/N`: which shard, and every job of the whole cook by
-/// recorded path (what `merge` orders by and checks completeness with).
-/// The shard this cook is: the whole cook's jobs, each job's source hash
-/// (every shard reads every source once, so the merge can refuse shards
-/// cooked from different checkouts) and the stage versions.
+/// With `--shard I/N`, the shard this cook is: every job of the whole
+/// cook by recorded path (what `merge` orders by and checks completeness
+/// with), each job's source hash (every shard reads every source once, so
+/// the merge can refuse shards cooked from different checkouts), the
+/// stage versions, and the split balanced by each job's estimated cost.
 fn shard_info(options: &CookOptions, reader: &dyn SourceReader) -> Option<report::ShardInfo> {
     let (index, count) = options.shard?;
-    let hash = |job: &AssetJob| {
+    let read = |job: &AssetJob| {
         let max = options.limits_of(job).max_file_bytes;
         match reader.read_bounded(&job.path, max) {
-            Ok(bytes) => blake3::hash(&bytes).to_hex().to_string(),
-            Err(_) => String::new(),
+            Ok(bytes) => (
+                blake3::hash(&bytes).to_hex().to_string(),
+                estimated_cost(&job.path, &bytes, reader, max),
+            ),
+            Err(_) => (String::new(), 0),
         }
     };
+    let (source_hashes, costs): (Vec<String>, Vec<u64>) = options.jobs.iter().map(read).unzip();
+    let jobs: Vec<String> = options
+        .jobs
+        .iter()
+        .map(|j| options.recorded_path(&j.path))
+        .collect();
     Some(report::ShardInfo {
         index,
         count,
-        jobs: options
-            .jobs
-            .iter()
-            .map(|j| options.recorded_path(&j.path))
-            .collect(),
-        source_hashes: options.jobs.iter().map(hash).collect(),
+        assignment: balance(&costs, &jobs, count),
+        jobs,
+        source_hashes,
         stage_versions: Stage::ALL
             .iter()
             .map(|s| format!("{}:{}", s.name(), s.version()))
             .collect(),
+        costs,
     })
+}
+
+/// A job's estimated cook cost without importing it: its source's bytes,
+/// plus a `.gltf`'s external buffers (where its keyframes are). Cook time
+/// grows with keyframe data; the clip count would need an import.
+fn estimated_cost(path: &Path, bytes: &[u8], reader: &dyn SourceReader, max: u64) -> u64 {
+    let mut cost = bytes.len() as u64;
+    let is_gltf = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    let Some(doc) = is_gltf
+        .then(|| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+        .flatten()
+    else {
+        return cost;
+    };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let uris = doc["buffers"].as_array().into_iter().flatten();
+    for uri in uris.filter_map(|b| b["uri"].as_str()) {
+        if uri.starts_with("data:") || uri.contains("..") {
+            continue;
+        }
+        if let Ok(b) = reader.read_bounded(&dir.join(uri), max) {
+            cost = cost.saturating_add(b.len() as u64);
+        }
+    }
+    cost
 }
 
 /// Cook one asset job (no output is written).

@@ -22,6 +22,9 @@ pub struct Encoded {
     pub codec: CodecId,
     pub codec_version: u16,
     pub blob: Vec<u8>,
+    /// How long the encode took in this cook. Not stored, so an entry is
+    /// the same bytes on every machine: 0 when served from the cache.
+    #[serde(skip)]
     pub ms: f64,
     /// Segments the encoder's search ran out of budget on (a hostile or
     /// extreme hierarchy): the package holds, but is larger than it needs

@@ -56,6 +56,10 @@ pub struct ClipVerification {
     pub source_counts: TimeCounts,
     /// Source kind the figures are for: `curves` (any time) or `frames`.
     pub contract: String,
+    /// Runtime decode time per pose, measured in this cook. Not stored,
+    /// so an entry is the same bytes on every machine: 0 when served from
+    /// the cache.
+    #[serde(skip)]
     pub decode_ns_per_pose: f64,
     /// Per scalar curve: largest difference between the decoded channel
     /// and the resampled one over the checked times.

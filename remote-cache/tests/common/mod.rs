@@ -299,6 +299,9 @@ pub enum Reply {
     /// Accepts, reads nothing more, never answers; the connection stays
     /// open until the server is dropped.
     Hang,
+    /// The reply, written after a delay (on a thread of its own, so other
+    /// connections are served meanwhile).
+    Slow(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -330,6 +333,11 @@ impl Reply {
         .into_bytes();
         r.extend_from_slice(&body[..sent.min(body.len())]);
         Reply::Raw(r)
+    }
+
+    /// `reply` after `delay`.
+    pub fn slow(delay: Duration, reply: Reply) -> Reply {
+        Reply::Slow(delay, Box::new(reply))
     }
 
     /// 200 without a length, the body ended by closing: a short body is
@@ -419,6 +427,16 @@ fn serve(listener: &TcpListener, handler: &Handler, seen: &Mutex<Vec<Seen>>, sto
                 let _ = stream.flush();
             }
             Reply::Hang => held.push(stream),
+            Reply::Slow(delay, reply) => {
+                // Bounded: one sleep and one write, then the thread ends.
+                thread::spawn(move || {
+                    thread::sleep(delay);
+                    if let Reply::Raw(bytes) = *reply {
+                        let _ = stream.write_all(&bytes);
+                        let _ = stream.flush();
+                    }
+                });
+            }
         }
     }
 }

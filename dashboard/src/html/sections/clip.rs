@@ -99,10 +99,15 @@ fn figures(s: &mut String, r: &Row<'_>) {
         ),
         (
             "timing",
-            format!(
-                "decode {:.0} ns/pose, compress {:.1} ms",
-                c.decode_ns_per_pose, c.compress_ms
-            ),
+            // Cache entries hold no timings: a clip served from the
+            // cache was not timed in this cook.
+            match (c.decode_ns_per_pose > 0.0, c.compress_ms > 0.0) {
+                (false, false) => "served from the cache (not timed in this cook)".to_string(),
+                _ => format!(
+                    "decode {:.0} ns/pose, compress {:.1} ms",
+                    c.decode_ns_per_pose, c.compress_ms
+                ),
+            },
         ),
         (
             "checked",

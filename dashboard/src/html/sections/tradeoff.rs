@@ -93,8 +93,13 @@ fn summed(groups: &[Vec<Row<'_>>], profiles: &[String]) -> Vec<(String, u64, f32
                 .collect();
             let bytes = rows.iter().map(|r| r.clip.compressed_bytes).sum();
             let err = rows.iter().map(|r| r.clip.max_error_m).fold(0.0, f32::max);
-            let dec = rows.iter().map(|r| r.clip.decode_ns_per_pose).sum::<f64>()
-                / rows.len().max(1) as f64;
+            // Clips served from the cache were not timed (0): left out.
+            let timed: Vec<f64> = rows
+                .iter()
+                .map(|r| r.clip.decode_ns_per_pose)
+                .filter(|&d| d > 0.0)
+                .collect();
+            let dec = timed.iter().sum::<f64>() / timed.len().max(1) as f64;
             (p.clone(), bytes, err, dec)
         })
         .collect()
