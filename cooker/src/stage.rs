@@ -127,20 +127,24 @@ stage_list! {
     /// 5: contact joints without contacts in a clip kept above the ground.
     Retarget: "retarget", version 5, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
-    /// curves. 3: measured at eighths and the nlerp/slerp peaks of every
+    /// curves. 4: the report carries each joint's resampling error (the
+    /// encoder's budget is what is left of the threshold). 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the
     /// largest key-aligned rate within the maximum (2: warnings as located
     /// diagnostics).
-    Resample: "resample", version 3, per Clip, reads [Normalize, Retarget];
+    Resample: "resample", version 4, per Clip, reads [Normalize, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
-    /// 6: the record carries the grid's resampling report (the grid
+    /// 7: the resampling report it carries has per-joint errors. 6: the record carries the grid's resampling report (the grid
     /// itself is no longer stored). 5: loop seam error with the six-vertex metric (4: a warning when
     /// the root-motion joint's ancestor travels; 3: warnings as located
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
-    Prepare: "prepare", version 6, per Clip, reads [Resample];
-    /// Codec blob. 10: the record holds no encode time (entries are the
-    /// same bytes on every machine). 9: the record carries the clip's f32 floor, which
+    Prepare: "prepare", version 7, per Clip, reads [Resample];
+    /// Codec blob. 11: each joint aims at its threshold less its
+    /// resampling error (`codec_thresholds`), so the error against the
+    /// authored curves stays within the threshold. 10: the record holds no
+    /// encode time (entries are the same bytes on every machine). 9: the
+    /// record carries the clip's f32 floor, which
     /// verification reads instead of measuring it again. 8: short clips search the profile's segment length and
     /// the cheapest count priced from its steps, not every count (only
     /// from 600 joint-samples and up to 3 segments; faster;
@@ -156,8 +160,9 @@ stage_list! {
     /// clip's f32 floor below each threshold, checks quarter points and
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
-    Encode: "encode", version 10, per Clip, reads [Prepare];
-    /// Decode through the runtime and measure. 7: the record holds no
+    Encode: "encode", version 11, per Clip, reads [Prepare];
+    /// Decode through the runtime and measure. 8: each joint's error
+    /// against the authored curves is stored. 7: the record holds no
     /// decode timing. 6: the per-time grid is
     /// not stored (the clip's sidecar record keeps it). 5: VBR codec v3 blobs
     /// (4: samples, quarter points,
@@ -165,7 +170,7 @@ stage_list! {
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 7, per Clip, reads [Encode];
+    Verify: "verify", version 8, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
     /// 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).

@@ -211,6 +211,25 @@ pub struct JointError {
     pub threshold_m: f32,
 }
 
+/// The error a game sees against what the artist authored, at the joint
+/// that uses most of its own threshold: resampling, codec and the f32
+/// floor together.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EndToEnd {
+    pub error_m: f32,
+    pub joint: String,
+    pub threshold_m: f32,
+    /// `error_m <= threshold_m`.
+    pub within: bool,
+    /// Why not, when not: `resampling` (the grid at its highest allowed
+    /// rate cannot follow the authored curves), `step_between_samples`
+    /// (a STEP key change inside a sample interval), `f32_floor` (f32
+    /// arithmetic alone, for this rig's coordinates), `codec` (the
+    /// encoder with its fallbacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClipReport {
     pub name: String,
@@ -249,6 +268,10 @@ pub struct ClipReport {
     pub max_rotation_error_deg: f32,
     /// Decoded vs the authored curves (resampling and codec together).
     pub source_error_m: f32,
+    /// `source_error_m` at the joint that uses most of its own threshold,
+    /// judged against that threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_to_end: Option<EndToEnd>,
     pub threshold_m: f32,
     pub worst_joint: String,
     pub worst_time_s: f32,

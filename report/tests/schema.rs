@@ -43,6 +43,13 @@ fn clip(full: bool) -> ClipReport {
         p99_error_m: 0.00008,
         max_rotation_error_deg: 0.01,
         source_error_m: 0.00009,
+        end_to_end: full.then(|| EndToEnd {
+            error_m: 0.00009,
+            joint: "Hand".into(),
+            threshold_m: 0.0001,
+            within: true,
+            cause: None,
+        }),
         threshold_m: 0.0001,
         worst_joint: "Hand".into(),
         worst_time_s: 0.5,

@@ -22,7 +22,10 @@ use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyI
 use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
+use ludus_anim_report::EndToEnd;
+use ludus_anim_runtime::Skeleton;
 use ludus_anim_report::sidecar_parts::SidecarPart;
+use std::cell::RefCell;
 
 /// What one clip needs besides the shared cook context.
 pub(crate) struct ClipJob<'a> {
@@ -99,21 +102,38 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         ));
     }
     decisions.extend(prepared.decisions.iter().cloned());
-    let encoded = run_encode(job, &prepared, &js, &rs_report, cx)?;
+    // The encoder checks what it encodes exactly as verification does;
+    // verification takes the check of the blob that was kept.
+    let last_check = RefCell::new(None);
+    let encoded = run_encode(job, &prepared, &js, &rs_report, &last_check, cx)?;
     let mut entry = package_clip(job, &prepared, &encoded, &rs_report);
     let spec = VerifySpec {
         encode: &job.keys.encode,
         curve_threshold: job.profile.curve_error_threshold,
     };
-    let check = || check(job, &entry, &prepared, &js, encoded.floor_m);
+    let check = || match last_check.take() {
+        Some((blob, v)) if blob == encoded.blob => Ok(v),
+        _ => check(job, &entry, &prepared, &js, encoded.floor_m),
+    };
     let verification =
         cx.stage::<Verify>(job.file, Some(name), &spec, VerifyInput { check: &check })?;
     entry.max_error_m = verification.codec.max_error_m + verification.floor_m;
-    let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js);
+    let stepped = rs_report
+        .warnings
+        .iter()
+        .any(|d| d.code == "step_between_samples");
+    let e2e = end_to_end(
+        &job.norm.skeleton,
+        &verification,
+        &js,
+        &rs_report,
+        stepped,
+    );
+    let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js, &e2e);
     if encoded.budget_exhausted_segments > 0 {
         warnings.push(budget_warning(job, &encoded));
     }
-    let report = clip_report(
+    let mut report = clip_report(
         job,
         &prepared,
         &encoded,
@@ -122,6 +142,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         &js,
         &warnings,
     );
+    report.end_to_end = Some(e2e);
     let over_threshold = beyond_floor(&verification, &js.thresholds);
     let mut cooked = CookedClip {
         over_threshold,
@@ -281,6 +302,7 @@ fn run_encode(
     prepared: &Prepared,
     js: &JointSettings,
     rs: &ResampleReport,
+    last_check: &RefCell<Option<(Vec<u8>, ClipVerification)>>,
     cx: &Cook<'_>,
 ) -> Result<Encoded, Diagnostic> {
     let name = job.plan.name.as_str();
@@ -290,13 +312,15 @@ fn run_encode(
             .clip(name)
     };
     let check = |e: &Encoded| {
-        check(
+        let v = check(
             job,
             &package_clip(job, prepared, e, rs),
             prepared,
             js,
             e.floor_m,
-        )
+        )?;
+        *last_check.borrow_mut() = Some((e.blob.clone(), v.clone()));
+        Ok(v)
     };
     let spec = EncodeSpec {
         prepare: &job.keys.prepare,
@@ -308,6 +332,7 @@ fn run_encode(
         skeleton: &job.norm.skeleton,
         prepared,
         thresholds: &js.thresholds,
+        resample_per_joint: &rs.per_joint_m,
         shells: &js.shells,
         fail: &fail,
         check: &check,
@@ -413,6 +438,7 @@ fn clip_report(
         p99_error_m: v.codec.p99_error_m,
         max_rotation_error_deg: v.codec.max_rotation_error_deg,
         source_error_m: v.source_error_m,
+        end_to_end: None,
         threshold_m: js.thresholds.iter().copied().fold(f32::INFINITY, f32::min),
         worst_joint: sk.name(v.codec.worst_joint).to_string(),
         worst_time_s: v.codec.worst_time_s,
@@ -452,6 +478,7 @@ fn clip_warnings(
     prepared: &Prepared,
     v: &ClipVerification,
     js: &JointSettings,
+    e2e: &EndToEnd,
 ) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = rs
         .warnings
@@ -459,43 +486,139 @@ fn clip_warnings(
         .chain(&prepared.warnings)
         .cloned()
         .collect();
-    let threshold = js.thresholds.iter().copied().fold(f32::INFINITY, f32::min);
-    let codec = v.codec.max_error_m;
-    // STEP keys between samples already explain a gap to the source.
-    let stepped = out.iter().any(|d| d.code == "step_between_samples");
-    let far = v.source_error_m > threshold && v.source_error_m > 2.0 * codec;
-    if prepared.additive.is_none() && !stepped && far {
-        out.push(
-            Diagnostic::warning(
-                "source_error",
-                format!(
-                    "the cooked clip is {:.4} mm from the authored curves but only {:.4} mm from its resampled grid: the grid at {} Hz cannot represent the source between samples (resampling error {:.4} mm); raise the profile's sample_rate.max_hz or lower max_resample_error_m",
-                    v.source_error_m * 1000.0,
-                    codec * 1000.0,
-                    prepared.clip.sample_rate_hz,
-                    rs.resample_error_m * 1000.0
-                ),
-            ),
-        );
+    if let Some(d) = end_to_end_warning(prepared, rs, v, e2e) {
+        out.push(d);
     }
-    let bound = codec + v.floor_m;
-    if !beyond_floor(v, &js.thresholds) && v.floor_m > 0.0 && bound > threshold {
-        out.push(Diagnostic::warning(
-            "f32_floor",
-            format!(
-                "the decoded error is {:.4} mm at the checked times, but f32 arithmetic alone moves this rig's vertices by up to {:.4} mm (its joints lie far from the origin: check the source's units), so between them it can reach {:.4} mm, above the profile's {:.4} mm",
-                codec * 1000.0,
-                v.floor_m * 1000.0,
-                bound * 1000.0,
-                threshold * 1000.0
-            ),
-        ));
+    if let Some(d) = floor_warning(job, v, js) {
+        out.push(d);
     }
     for d in &mut out {
         d.file = Some(job.file.to_string());
         d.clip = Some(job.plan.name.clone());
     }
     out
+}
+
+/// The clip's end-to-end figure: each joint's error against the authored
+/// curves plus the f32 floor, at the joint that uses most of its own
+/// threshold, with the cause when it is over.
+fn end_to_end(
+    skeleton: &Skeleton,
+    v: &ClipVerification,
+    js: &JointSettings,
+    rs: &ResampleReport,
+    stepped: bool,
+) -> EndToEnd {
+    let per_joint = if v.source_per_joint_m.is_empty() {
+        &v.codec.per_joint_max_m
+    } else {
+        &v.source_per_joint_m
+    };
+    let error = |j: usize| per_joint.get(j).copied().unwrap_or(0.0) + v.floor_m;
+    let ratio = |j: usize| {
+        let (e, t) = (error(j), js.thresholds[j]);
+        if e.is_nan() {
+            f32::INFINITY
+        } else if t > 0.0 {
+            e / t
+        } else {
+            e
+        }
+    };
+    let worst = (0..js.thresholds.len())
+        .max_by(|&a, &b| ratio(a).total_cmp(&ratio(b)).then(b.cmp(&a)))
+        .unwrap_or(0);
+    let (error_m, threshold_m) = (error(worst), js.thresholds.get(worst).copied().unwrap_or(0.0));
+    let within = error_m <= threshold_m;
+    let codec = v.codec.per_joint_max_m.get(worst).copied().unwrap_or(0.0);
+    let resampled = rs.per_joint_m.get(worst).copied().unwrap_or(0.0);
+    let cause = (!within).then(|| {
+        if resampled + v.floor_m > threshold_m {
+            "resampling"
+        } else if stepped && error_m > (resampled + codec) * 1.01 + v.floor_m {
+            "step_between_samples"
+        } else if codec <= threshold_m && codec + v.floor_m > threshold_m {
+            "f32_floor"
+        } else {
+            "codec"
+        }
+        .to_string()
+    });
+    EndToEnd {
+        error_m,
+        joint: skeleton.name(worst).to_string(),
+        threshold_m,
+        within,
+        cause,
+    }
+}
+
+/// A located warning for a clip over its threshold against the authored
+/// curves, saying by how much and why. STEP keys between samples have
+/// their own warning (`step_between_samples`).
+fn end_to_end_warning(
+    prepared: &Prepared,
+    rs: &ResampleReport,
+    v: &ClipVerification,
+    e2e: &EndToEnd,
+) -> Option<Diagnostic> {
+    let cause = e2e.cause.as_deref()?;
+    if prepared.additive.is_some() || cause == "step_between_samples" {
+        return None;
+    }
+    let mm = |m: f32| m * 1000.0;
+    let why = match cause {
+        "resampling" => format!(
+            "the grid at {} Hz cannot follow the authored curves between samples (resampling error {:.4} mm here, with f32's {:.4} mm): raise the profile's sample_rate.max_hz or lower max_resample_error_m",
+            prepared.clip.sample_rate_hz,
+            mm(rs.per_joint_m.iter().copied().fold(0.0, f32::max)),
+            mm(v.floor_m)
+        ),
+        "f32_floor" => format!(
+            "f32 arithmetic alone moves this rig's vertices by up to {:.4} mm (its joints lie far from the origin: check the source's units)",
+            mm(v.floor_m)
+        ),
+        _ => "the encoder could not meet it, raw tracks included".to_string(),
+    };
+    Some(
+        Diagnostic::warning(
+            "end_to_end_error",
+            format!(
+                "the cooked clip is {:.4} mm from the authored curves at joint '{}', over its {:.4} mm threshold by {:.4} mm: {why}",
+                mm(e2e.error_m),
+                e2e.joint,
+                mm(e2e.threshold_m),
+                mm(e2e.error_m - e2e.threshold_m),
+            ),
+        )
+        .joint(&e2e.joint),
+    )
+}
+
+/// The f32 floor is what puts a joint over its threshold: its decoded
+/// error is within the threshold at every checked time, but not once the
+/// floor is added.
+fn floor_warning(job: &ClipJob<'_>, v: &ClipVerification, js: &JointSettings) -> Option<Diagnostic> {
+    let per_joint = &v.codec.per_joint_max_m;
+    let j = (0..per_joint.len().min(js.thresholds.len())).find(|&j| {
+        let (e, t) = (per_joint[j], js.thresholds[j]);
+        v.floor_m > 0.0 && e <= t && e + v.floor_m > t
+    })?;
+    let mm = |m: f32| m * 1000.0;
+    let joint = job.norm.skeleton.name(j);
+    Some(
+        Diagnostic::warning(
+            "f32_floor",
+            format!(
+                "joint '{joint}' decodes within {:.4} mm at the checked times, but f32 arithmetic alone moves this rig's vertices by up to {:.4} mm (its joints lie far from the origin: check the source's units), so between them it can reach {:.4} mm, above its {:.4} mm",
+                mm(per_joint[j]),
+                mm(v.floor_m),
+                mm(per_joint[j] + v.floor_m),
+                mm(js.thresholds[j])
+            ),
+        )
+        .joint(joint),
+    )
 }
 
 /// The encoder's search stopped refining on some segments (a hierarchy so

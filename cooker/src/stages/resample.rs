@@ -48,6 +48,11 @@ impl<'a> SourcePose<'a> {
 pub struct ResampleReport {
     pub sample_rate_hz: f32,
     pub resample_error_m: f32,
+    /// Each joint's resampling error (the grid against the authored
+    /// curves): the share of the joint's error budget resampling took,
+    /// which the encoder's share is reduced by (`codec_thresholds`).
+    #[serde(default)]
+    pub per_joint_m: Vec<f32>,
     pub worst_joint: usize,
     pub worst_time_s: f32,
     pub decisions: Vec<Decision>,
@@ -258,6 +263,8 @@ struct Measured {
     max: f32,
     joint: usize,
     time: f32,
+    /// Each joint's largest error (NaN as infinity).
+    per_joint: Vec<f32>,
     skipped_step_intervals: usize,
 }
 
@@ -272,6 +279,7 @@ fn measure(
         max: 0.0,
         joint: 0,
         time: 0.0,
+        per_joint: vec![0.0; skeleton.joint_count()],
         skipped_step_intervals: 0,
     };
     let steps = step_intervals(clip, grid.sample_rate_hz, grid.num_samples);
@@ -387,6 +395,9 @@ impl<'a> Probe<'a> {
             // NaN counts as the worst error.
             let e = if e.is_nan() { f32::INFINITY } else { e };
             worst = worst.max(e);
+            if let Some(pj) = m.per_joint.get_mut(j) {
+                *pj = pj.max(e);
+            }
             if e > m.max {
                 m.max = e;
                 m.joint = j;
@@ -632,6 +643,7 @@ pub fn resample(
         final_warnings(clip, skeleton, &m, rate, tol, &mut report.warnings);
         report.sample_rate_hz = rate;
         report.resample_error_m = m.max;
+        report.per_joint_m = m.per_joint;
         report.worst_joint = m.joint;
         report.worst_time_s = m.time;
         return Ok((grid, report));

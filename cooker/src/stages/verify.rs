@@ -52,6 +52,11 @@ pub struct ClipVerification {
     /// random times, then at the peaks found around the worst. Sampled
     /// sources: at their frames (their contract).
     pub source_error_m: f32,
+    /// Each joint's error against the authored curves, as measured
+    /// (without the floor); additive clips: as used, applied onto their
+    /// base (their codec figures).
+    #[serde(default)]
+    pub source_per_joint_m: Vec<f32>,
     /// The times `source_error_m` was measured at, by kind.
     pub source_counts: TimeCounts,
     /// Source kind the figures are for: `curves` (any time) or `frames`.
@@ -214,8 +219,12 @@ pub fn verify(
     );
     // The additive figures are measured applied onto the base pose; their
     // floor is that of the deltas, measured as poses.
-    let (source_error_m, source_counts) = if prepared.additive.is_some() {
-        (codec.max_error_m, codec.counts)
+    let (source_error_m, source_counts, source_per_joint_m) = if prepared.additive.is_some() {
+        (
+            codec.max_error_m,
+            codec.counts,
+            codec.per_joint_max_m.clone(),
+        )
     } else {
         source_error(
             skeleton, decoded, prepared, source, thresholds, shells, kind,
@@ -229,6 +238,7 @@ pub fn verify(
         error_q,
         floor_m,
         source_error_m,
+        source_per_joint_m,
         source_counts,
         contract: match kind {
             SourceKind::Curves => "curves",
@@ -255,7 +265,7 @@ fn source_error(
     thresholds: &[f32],
     shells: &[f32],
     kind: SourceKind,
-) -> (f32, TimeCounts) {
+) -> (f32, TimeCounts, Vec<f32>) {
     let clip = &prepared.clip;
     let looping = clip.loop_mode.is_looping();
     let grid = Grid {
@@ -314,7 +324,7 @@ fn source_error(
         },
     );
     counts.refined = total.counts.refined;
-    (total.max_error_m, counts)
+    (total.max_error_m, counts, total.per_joint_max_m)
 }
 
 /// Decoded scalar curves against the resampled ones.
