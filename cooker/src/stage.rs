@@ -172,14 +172,15 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 8, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
+    /// 10: the report's clips carry `end_to_end` (error against the
+    /// authored curves and its cause). 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
     /// 5: the report's time-check counts and f32 floor, the sidecar
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 9, per Asset, reads [Verify];
+    Package: "package", version 10, per Asset, reads [Verify];
 }
 
 impl Stage {

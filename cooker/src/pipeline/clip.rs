@@ -22,9 +22,9 @@ use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyI
 use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
+use ludus_anim_report::sidecar_parts::SidecarPart;
 use ludus_anim_report::EndToEnd;
 use ludus_anim_runtime::Skeleton;
-use ludus_anim_report::sidecar_parts::SidecarPart;
 use std::cell::RefCell;
 
 /// What one clip needs besides the shared cook context.
@@ -122,13 +122,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         .warnings
         .iter()
         .any(|d| d.code == "step_between_samples");
-    let e2e = end_to_end(
-        &job.norm.skeleton,
-        &verification,
-        &js,
-        &rs_report,
-        stepped,
-    );
+    let e2e = end_to_end(&job.norm.skeleton, &verification, &js, &rs_report, stepped);
     let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js, &e2e);
     if encoded.budget_exhausted_segments > 0 {
         warnings.push(budget_warning(job, &encoded));
@@ -528,7 +522,10 @@ fn end_to_end(
     let worst = (0..js.thresholds.len())
         .max_by(|&a, &b| ratio(a).total_cmp(&ratio(b)).then(b.cmp(&a)))
         .unwrap_or(0);
-    let (error_m, threshold_m) = (error(worst), js.thresholds.get(worst).copied().unwrap_or(0.0));
+    let (error_m, threshold_m) = (
+        error(worst),
+        js.thresholds.get(worst).copied().unwrap_or(0.0),
+    );
     let within = error_m <= threshold_m;
     let codec = v.codec.per_joint_max_m.get(worst).copied().unwrap_or(0.0);
     let resampled = rs.per_joint_m.get(worst).copied().unwrap_or(0.0);
@@ -598,7 +595,11 @@ fn end_to_end_warning(
 /// The f32 floor is what puts a joint over its threshold: its decoded
 /// error is within the threshold at every checked time, but not once the
 /// floor is added.
-fn floor_warning(job: &ClipJob<'_>, v: &ClipVerification, js: &JointSettings) -> Option<Diagnostic> {
+fn floor_warning(
+    job: &ClipJob<'_>,
+    v: &ClipVerification,
+    js: &JointSettings,
+) -> Option<Diagnostic> {
     let per_joint = &v.codec.per_joint_max_m;
     let j = (0..per_joint.len().min(js.thresholds.len())).find(|&j| {
         let (e, t) = (per_joint[j], js.thresholds[j]);

@@ -269,7 +269,11 @@ fn over_joints(v: &ClipVerification, thresholds: &[f32], resample: &[f32]) -> Ve
             let e = if explained { codec.max(source) } else { codec } + floor;
             // The least a perfect encode could reach: resampling's error,
             // or what is left of the measured error without the codec's.
-            let best = if explained { r.max(source - codec) } else { 0.0 } + floor;
+            let best = if explained {
+                r.max(source - codec)
+            } else {
+                0.0
+            } + floor;
             (e.is_nan() || (e > t && best < t)).then_some(e)
         })
         .collect()
