@@ -167,7 +167,10 @@ fn exporter_temp_files_dotfiles_excluded_files_and_burst_saves_never_become_asse
         text.replace("[project]\n", "[project]\nexclude = [\"src/wip_*\"]\n"),
     )
     .unwrap();
-    let s = Server::start(d, &[]);
+    // A burst is saves closer than --settle; 150 ms (default 40) keeps the
+    // ten saves 30 ms apart one burst on a loaded machine, where a write
+    // and a rename can take longer than the default.
+    let s = Server::start(d, &["--settle", "150"]);
     s.wait_idle(60);
     let ev = Events::open(&s);
     let g0 = s.generation();
