@@ -209,3 +209,31 @@ fn manifest_requested_fbx_properties_become_curves() {
         "{names:?}"
     );
 }
+
+/// A CMU BVH read in centimetres is a 22 cm person: inside the 0.3-4 m a
+/// rig of unknown kind is judged by, but a humanoid is judged by its
+/// height from feet to head, and the warning names the likely unit.
+#[test]
+fn a_cmu_bvh_read_in_centimetres_is_warned_as_a_tiny_humanoid() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let bvh = fx.join("bvh/cmu_12_01_walk.bvh");
+    let bvh = bvh.to_str().unwrap();
+    let o = ludus_anim(&["cook", bvh, "--units", "cm", "--out", "o"], tmp.path());
+    assert!(o.status.success(), "a warning, not a failure: {}", text(&o));
+    let r = report(&tmp.path().join("o"));
+    let w = r["assets"][0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "implausible_units")
+        .unwrap_or_else(|| panic!("no unit warning: {}", text(&o)));
+    let m = w["message"].as_str().unwrap();
+    for part in ["humanoid", "from feet to head", "--units cmu"] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    // Read with its convention, the same file is a plausible person.
+    let o = ludus_anim(&["cook", bvh, "--units", "cmu", "--out", "p"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("implausible_units"), "{}", text(&o));
+}

@@ -112,12 +112,13 @@ stage_list! {
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
     Import: "import", version 4, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 6: the record carries the import's notes (the import
+    /// continuity. 7: a humanoid's units judged by its feet-to-head
+    /// height, the likely unit named. 6: the record carries the import's notes (the import
     /// itself is no longer stored). 5: the recorded (root-relative) path in its located
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 6, per Asset, reads [Import];
+    Normalize: "normalize", version 7, per Asset, reads [Import];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:

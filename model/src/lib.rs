@@ -16,6 +16,7 @@ pub mod diagnostics;
 pub mod events;
 pub mod format;
 pub mod limits;
+pub mod names;
 pub mod resampled;
 pub mod source;
 pub mod suggest;

@@ -1,13 +1,16 @@
-//! Joint-name normalization for [`crate::suggest()`]: namespace prefixes,
+//! Joint-name normalization: namespace prefixes,
 //! side conventions (`Left`, `L_`, `_l`, `.L`, ` L`, `L `) and synonyms
 //! across Mixamo, the Unreal mannequin, Blender Rigify-ish, MakeHuman,
 //! CMU/MotionBuilder BVH, 3ds Max Biped, Hip/Knee/Ankle and
 //! Collar/Shoulder/Elbow/Wrist rigs and Quaternius rigs. Animation
 //! controls (`*Ctrl`, `*IK`, `Pole*`, `*Target`) are never body parts:
 //! the deforming joint of the same name is the one to drive.
+//!
+//! Read by the retargeter's mapping suggestions and by the unit check
+//! (is this rig a humanoid, how tall is it).
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Side {
+pub enum Side {
     Center,
     Left,
     Right,
@@ -15,7 +18,7 @@ pub(crate) enum Side {
 
 /// Body parts the suggester looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Part {
+pub enum Part {
     Spine,
     Neck,
     Head,
@@ -34,7 +37,7 @@ pub(crate) enum Part {
 /// A normalized name: side, lowercase alphanumeric base without the side
 /// marker, and the recognized part.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Name {
+pub struct Name {
     pub side: Side,
     pub base: String,
     pub part: Part,
@@ -178,7 +181,7 @@ fn part_of(base: &str) -> Part {
 
 /// An animation control rather than a deforming joint: IK targets and
 /// handles, pole vectors, `*Ctrl` / `*Control` / `*Target` helpers.
-pub(crate) fn is_control(base: &str) -> bool {
+pub fn is_control(base: &str) -> bool {
     let ends = [
         "ctrl", "ctl", "control", "ik", "target", "tgt", "handle", "locator",
     ];
@@ -189,7 +192,7 @@ pub(crate) fn is_control(base: &str) -> bool {
 }
 
 /// A generated name that says nothing: `node7`, `joint3`, `bone12`.
-pub(crate) fn is_generic(base: &str) -> bool {
+pub fn is_generic(base: &str) -> bool {
     let stem = base.trim_end_matches(|c: char| c.is_ascii_digit());
     matches!(
         stem,
@@ -197,7 +200,7 @@ pub(crate) fn is_generic(base: &str) -> bool {
     )
 }
 
-pub(crate) fn parse(name: &str) -> Name {
+pub fn parse(name: &str) -> Name {
     let (side, rest) = split_side(strip_namespace(name));
     let base: String = rest
         .chars()
@@ -215,7 +218,7 @@ pub(crate) fn parse(name: &str) -> Name {
 /// Every joint's name parsed in the context of its skeleton: where a rig
 /// names clavicles `Collar`, its `Shoulder` is the upper arm
 /// (Collar/Shoulder/Elbow/Wrist), not Mixamo's clavicle.
-pub(crate) fn parse_all<'a>(names: impl Iterator<Item = &'a str>) -> Vec<Name> {
+pub fn parse_all<'a>(names: impl Iterator<Item = &'a str>) -> Vec<Name> {
     let mut all: Vec<Name> = names.map(parse).collect();
     if all.iter().any(|n| n.base.starts_with("collar")) {
         for n in all.iter_mut().filter(|n| n.base.starts_with("shoulder")) {

@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod humanoid;
 pub mod units;
 
 use ludus_anim_format::math::Transform;

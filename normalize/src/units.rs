@@ -2,22 +2,27 @@
 //! character whose rest pose comes out 20 cm or 120 m tall is read in the
 //! wrong unit, and every millimetre figure cooked from it is meaningless.
 //!
-//! Part of the normalize stage. Rules, in order:
+//! Part of the normalize stage. What is judged is the rig's size: for a
+//! humanoid ([`crate::humanoid`]: a head and two feet recognized by name
+//! and topology) its height from feet to head, plausible within 0.6–2.6 m;
+//! for any other character-sized rig (8 joints or more) the largest
+//! extent of its rest pose, plausible within 0.3–4 m. Rules, in order:
 //! 1. `--units` / manifest `units` win (recorded when they change the
 //!    file's unit).
 //! 2. When the file declares no unit (BVH, ACL SJSON, an FBX without a
 //!    usable one: the importer recorded an `assumed_units` decision) and
-//!    the skeleton matches a documented convention whose height is
+//!    the skeleton matches a documented convention whose size is
 //!    plausible while the assumed unit's is not, that convention's unit is
 //!    used and recorded:
 //!    - CMU motion capture as converted to BVH by cgspeed (joints
 //!      `LHipJoint`, `RHipJoint`, `LowerBack`): 1/0.45 inch per unit;
 //!    - MakeHuman BVH exports (joints `__Jaw` or `upperleg01.L`/`.R`):
 //!      decimetres.
-//! 3. Otherwise a character-sized rig (8 joints or more) whose rest-pose
-//!    extent lies outside 0.3–4 m gets a warning suggesting the `--units`
-//!    that would make it 1–2.5 m.
+//! 3. Otherwise an implausible size gets a warning suggesting the likely
+//!    unit: the matched convention's first, else the `--units` that makes
+//!    a humanoid 1.2–2.0 m from feet to head (any other rig 1–2.5 m).
 
+use crate::humanoid::{humanoid, Humanoid};
 use ludus_anim_format::math::{Affine3A, Vec3};
 use ludus_anim_model::{Decision, Diagnostic, SourceAsset, SourceSkeleton};
 
@@ -27,6 +32,12 @@ pub use ludus_anim_model::units::{CMU_CGSPEED_M, MAKEHUMAN_M};
 const PLAUSIBLE_M: (f32, f32) = (0.3, 4.0);
 /// What a suggested unit should make of it (a human-sized character).
 const HUMAN_M: (f32, f32) = (1.0, 2.5);
+/// Plausible feet-to-head height of a humanoid, meters: a small child or
+/// a stylized character to a giant. The head joint sits at the base of
+/// the skull and the feet at the ankles, so an adult measures ~1.5 m.
+const HUMANOID_M: (f32, f32) = (0.6, 2.6);
+/// What a suggested unit should make of a humanoid's feet-to-head height.
+const ADULT_M: (f32, f32) = (1.2, 2.0);
 /// Fewer joints than this is a prop or a test rig, not a character.
 const CHARACTER_JOINTS: usize = 8;
 
@@ -37,6 +48,68 @@ pub struct UnitChoice {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// What is judged of a rig's size, in source units.
+enum Size {
+    /// A humanoid's feet-to-head height.
+    Humanoid(Humanoid),
+    /// Any other character-sized rig's largest rest-pose extent.
+    Extent(f32),
+}
+
+impl Size {
+    /// `None`: a prop or test rig, too small to judge.
+    fn of(sk: &SourceSkeleton) -> Option<Size> {
+        if let Some(h) = humanoid(sk) {
+            return Some(Size::Humanoid(h));
+        }
+        let extent = rest_extent(sk);
+        (sk.joints.len() >= CHARACTER_JOINTS && extent > 0.0).then_some(Size::Extent(extent))
+    }
+
+    fn units(&self) -> f32 {
+        match self {
+            Size::Humanoid(h) => h.height,
+            Size::Extent(e) => *e,
+        }
+    }
+
+    fn plausible(&self, meters: f32) -> bool {
+        let (lo, hi) = self.window();
+        (lo..=hi).contains(&(self.units() * meters))
+    }
+
+    /// The plausible range, meters.
+    fn window(&self) -> (f32, f32) {
+        match self {
+            Size::Humanoid(_) => HUMANOID_M,
+            Size::Extent(_) => PLAUSIBLE_M,
+        }
+    }
+
+    /// What a suggested unit should make of it, meters.
+    fn target(&self) -> (f32, f32) {
+        match self {
+            Size::Humanoid(_) => ADULT_M,
+            Size::Extent(_) => HUMAN_M,
+        }
+    }
+
+    /// "a humanoid `Head` … is 0.275 m from feet to head" and the like.
+    fn describe(&self, sk: &SourceSkeleton, meters: f32) -> String {
+        let m = self.units() * meters;
+        let name = |j: usize| sk.joints.get(j).map_or("?", |x| x.name.as_str());
+        match self {
+            Size::Humanoid(h) => format!(
+                "the rig is a humanoid (head `{}`, feet `{}` and `{}`) {m:.3} m from feet to head",
+                name(h.head),
+                name(h.feet[0]),
+                name(h.feet[1])
+            ),
+            Size::Extent(_) => format!("the skeleton's rest pose spans {m:.3} m"),
+        }
+    }
+}
+
 /// Choose meters per source unit for `asset` (see the module rules).
 pub fn choose_units(asset: &SourceAsset, override_m: Option<f32>) -> UnitChoice {
     let mut c = UnitChoice {
@@ -44,7 +117,7 @@ pub fn choose_units(asset: &SourceAsset, override_m: Option<f32>) -> UnitChoice 
         decisions: Vec::new(),
         warnings: Vec::new(),
     };
-    let extent = rest_extent(&asset.skeleton);
+    let size = Size::of(&asset.skeleton);
     if let Some(u) = override_m {
         if (u - asset.unit_scale_m).abs() > f32::EPSILON * u.abs() {
             c.decisions.push(Decision::new(
@@ -56,51 +129,59 @@ pub fn choose_units(asset: &SourceAsset, override_m: Option<f32>) -> UnitChoice 
             ));
         }
         c.meters = u;
-    } else if let Some((name, m)) = convention(asset, extent) {
+    } else if let Some((size, (name, m))) = size
+        .as_ref()
+        .and_then(|s| Some((s, applicable_convention(asset, s)?)))
+    {
         c.decisions.push(Decision::new(
             "units_convention",
             format!(
-                "{name}: {m} m per unit (the file declares none; {} m assumed would make the skeleton {:.3} m tall, this makes it {:.3} m); override with --units",
+                "{name}: {m} m per unit (the file declares none; at the assumed {} m {}; this makes it {:.3} m); override with --units",
                 asset.unit_scale_m,
-                extent * asset.unit_scale_m,
-                extent * m
+                size.describe(&asset.skeleton, asset.unit_scale_m),
+                size.units() * m
             ),
         ));
         c.meters = m;
     }
-    if let Some(w) = implausible(asset, extent, c.meters) {
+    if let Some(w) = size.and_then(|s| implausible(asset, &s, c.meters)) {
         c.warnings.push(w);
     }
     c
 }
 
-/// A documented convention the skeleton matches, if the assumed unit is
-/// implausible and the convention's is not.
-fn convention(asset: &SourceAsset, extent: f32) -> Option<(&'static str, f32)> {
+/// A documented convention the skeleton's joint names match.
+fn convention(asset: &SourceAsset) -> Option<(&'static str, &'static str, f32)> {
+    let has = |n: &str| asset.skeleton.find(n).is_some();
+    if has("LHipJoint") && has("RHipJoint") && has("LowerBack") {
+        Some((
+            "CMU motion capture (cgspeed BVH conversion)",
+            "cmu",
+            CMU_CGSPEED_M,
+        ))
+    } else if has("__Jaw") || has("upperleg01.L") || has("upperleg01.R") {
+        Some(("MakeHuman BVH export", "dm", MAKEHUMAN_M))
+    } else {
+        None
+    }
+}
+
+/// The matched convention, if the file declares no unit, the assumed one
+/// is implausible and the convention's is not.
+fn applicable_convention(asset: &SourceAsset, size: &Size) -> Option<(&'static str, f32)> {
     let assumed = asset.decisions.iter().any(|d| d.kind == "assumed_units");
-    if !assumed || plausible(extent * asset.unit_scale_m) {
+    if !assumed || size.plausible(asset.unit_scale_m) {
         return None;
     }
-    let has = |n: &str| asset.skeleton.find(n).is_some();
-    let candidate = if has("LHipJoint") && has("RHipJoint") && has("LowerBack") {
-        ("CMU motion capture (cgspeed BVH conversion)", CMU_CGSPEED_M)
-    } else if has("__Jaw") || has("upperleg01.L") || has("upperleg01.R") {
-        ("MakeHuman BVH export", MAKEHUMAN_M)
-    } else {
-        return None;
-    };
-    plausible(extent * candidate.1).then_some(candidate)
+    let (name, _, m) = convention(asset)?;
+    size.plausible(m).then_some((name, m))
 }
 
-fn plausible(m: f32) -> bool {
-    (PLAUSIBLE_M.0..=PLAUSIBLE_M.1).contains(&m)
-}
-
-/// A warning for a character-sized rig of implausible size, with the
-/// `--units` that would make it human-sized.
-fn implausible(asset: &SourceAsset, extent: f32, meters: f32) -> Option<Diagnostic> {
-    let size = extent * meters;
-    if asset.skeleton.joints.len() < CHARACTER_JOINTS || plausible(size) || extent <= 0.0 {
+/// A warning for a rig of implausible size, with the likely unit: the
+/// convention its names match, else the `--units` that makes it
+/// human-sized.
+fn implausible(asset: &SourceAsset, size: &Size, meters: f32) -> Option<Diagnostic> {
+    if size.plausible(meters) {
         return None;
     }
     let units = [
@@ -111,17 +192,31 @@ fn implausible(asset: &SourceAsset, extent: f32, meters: f32) -> Option<Diagnost
         ("in", 0.0254),
         ("cmu", CMU_CGSPEED_M),
     ];
-    let hint = units
-        .iter()
-        .find(|(_, m)| (HUMAN_M.0..=HUMAN_M.1).contains(&(extent * m)))
-        .map(|(n, m)| format!("; with --units {n} it would be {:.2} m", extent * m))
+    let (lo, hi) = size.target();
+    let by_names = convention(asset)
+        .filter(|c| size.plausible(c.2))
+        .map(|(name, unit, m)| (unit, m, format!(" ({name}, by its joint names)")));
+    let hint = by_names
+        .or_else(|| {
+            units
+                .iter()
+                .find(|(_, m)| (lo..=hi).contains(&(size.units() * m)))
+                .map(|&(n, m)| (n, m, String::new()))
+        })
+        .map(|(n, m, why)| {
+            format!(
+                "; likely unit: --units {n}{why}, which makes it {:.2} m",
+                size.units() * m
+            )
+        })
         .unwrap_or_default();
+    let (wlo, whi) = size.window();
     Some(
         Diagnostic::warning(
             "implausible_units",
             format!(
-                "the skeleton's rest pose spans {size:.3} m at {meters} m per unit, implausible for a character (expected {}-{} m){hint}; error figures in millimetres assume the unit is right",
-                PLAUSIBLE_M.0, PLAUSIBLE_M.1
+                "{} at {meters} m per unit, implausible (expected {wlo}-{whi} m){hint}; error figures in millimetres assume the unit is right",
+                size.describe(&asset.skeleton, meters)
             ),
         )
         .file(&asset.path),
@@ -250,6 +345,92 @@ mod tests {
         );
         let prop = asset(&["a", "b", "c"], 100.0, 1.0, false);
         assert!(choose_units(&prop, None).warnings.is_empty());
+    }
+
+    /// A CMU-named humanoid (cgspeed BVH layout), ankles 27.5 units
+    /// below the head: 1.55 m in CMU units, 27.5 cm in centimetres.
+    pub(crate) fn cmu_humanoid(unit: f32, assumed: bool) -> SourceAsset {
+        let joints: [(&str, Option<usize>, [f32; 3]); 14] = [
+            ("Hips", None, [0.0, 16.0, 0.0]),
+            ("LHipJoint", Some(0), [1.5, -1.0, 0.0]),
+            ("LeftUpLeg", Some(1), [0.5, -1.0, 0.0]),
+            ("LeftLeg", Some(2), [0.0, -7.0, 0.0]),
+            ("LeftFoot", Some(3), [0.0, -7.0, 0.0]),
+            ("RHipJoint", Some(0), [-1.5, -1.0, 0.0]),
+            ("RightUpLeg", Some(5), [-0.5, -1.0, 0.0]),
+            ("RightLeg", Some(6), [0.0, -7.0, 0.0]),
+            ("RightFoot", Some(7), [0.0, -7.0, 0.0]),
+            ("LowerBack", Some(0), [0.0, 2.0, 0.0]),
+            ("Spine", Some(9), [0.0, 2.5, 0.0]),
+            ("Spine1", Some(10), [0.0, 2.5, 0.0]),
+            ("Neck", Some(11), [0.0, 2.0, 0.0]),
+            ("Head", Some(12), [0.0, 2.5, 0.0]),
+        ];
+        let mut a = asset(&[], 0.0, unit, assumed);
+        a.skeleton.joints = joints
+            .iter()
+            .map(|&(name, parent, t)| SourceJoint {
+                name: name.into(),
+                parent,
+                rest: Transform {
+                    translation: Vec3::from(t),
+                    ..Transform::IDENTITY
+                },
+            })
+            .collect();
+        a
+    }
+
+    #[test]
+    fn a_humanoid_read_in_centimetres_is_warned_with_its_convention() {
+        // 27.5 cm from feet to head: within the 0.3-4 m extent window a
+        // rig of unknown kind would be judged by, but not a person.
+        let a = cmu_humanoid(0.01, false);
+        let c = choose_units(&a, Some(0.01));
+        let w = c.warnings.first().expect("warned");
+        assert_eq!(w.code, "implausible_units");
+        for part in [
+            "humanoid",
+            "`Head`",
+            "`LeftFoot`",
+            "0.275 m",
+            "--units cmu",
+            "1.55 m",
+        ] {
+            assert!(w.message.contains(part), "{part}: {}", w.message);
+        }
+    }
+
+    #[test]
+    fn a_humanoid_with_no_unit_gets_its_convention_by_height() {
+        let c = choose_units(&cmu_humanoid(0.01, true), None);
+        assert_eq!(c.meters, CMU_CGSPEED_M);
+        assert!(c.warnings.is_empty(), "1.55 m from feet to head");
+        let d = &c.decisions[0];
+        assert!(d.detail.contains("from feet to head"), "{}", d.detail);
+    }
+
+    #[test]
+    fn a_plausible_humanoid_is_not_warned_and_a_giant_gets_a_unit() {
+        assert!(choose_units(&cmu_humanoid(CMU_CGSPEED_M, false), None)
+            .warnings
+            .is_empty());
+        let mut a = cmu_humanoid(1.0, false);
+        for n in ["LHipJoint", "RHipJoint", "LowerBack"] {
+            let j = a.skeleton.find(n).unwrap();
+            a.skeleton.joints[j].name = format!("x{n}");
+        }
+        // 170.5 m from feet to head with no convention by name: the unit
+        // that makes it an adult.
+        for j in &mut a.skeleton.joints {
+            j.rest.translation *= 6.2;
+        }
+        let w = choose_units(&a, None).warnings;
+        assert!(
+            w[0].message.contains("--units cm, which makes it 1.70 m"),
+            "{}",
+            w[0].message
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub mod facing;
 pub mod feet;
 mod ik;
 pub mod metrics;
-mod names;
+use ludus_anim_model::names;
 mod plan;
 mod planting;
 mod posecheck;
