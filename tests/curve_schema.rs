@@ -108,6 +108,25 @@ fn gltf_step_morph_weights_and_manifest_rules_reach_the_package() {
     );
     assert_steps(&bytes, "AnimatedMorphCube/weights/0");
     assert_steps(&bytes, "AnimatedMorphCube/weights/1");
+    let pkg = package_path(&tmp.path().join("out"), &r, 0);
+    let j = ludus_anim(&["inspect", "--json", pkg.to_str().unwrap()], tmp.path());
+    let j: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    let c = &j["clips"][0]["curves"][1];
+    assert_eq!(
+        (
+            &c["interpolation"],
+            &c["composition"],
+            &c["range"],
+            &c["clamp"]
+        ),
+        (
+            &"step".into(),
+            &"override".into(),
+            &serde_json::json!([0.0, 1.0]),
+            &true.into()
+        ),
+        "{c}"
+    );
     // Verification measured the steps as steps: within the threshold.
     let errors = &r["assets"][0]["clips"][0]["curves"]["max_error"];
     for (name, e) in errors.as_object().unwrap() {

@@ -176,7 +176,8 @@ stage_list! {
     Verify: "verify", version 9, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
     /// 11: curve channels carry their resolved schema (manifest and
-    /// profile `curve_schema`, the importer's STEP). 10: the report's clips carry `end_to_end` (error against the
+    /// profile `curve_schema`, the importer's STEP); located warnings for
+    /// schema rules naming no channel and stepped changes between samples. 10: the report's clips carry `end_to_end` (error against the
     /// authored curves and its cause). 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).

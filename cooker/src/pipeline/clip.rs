@@ -2,7 +2,7 @@
 //! through the cache under the key the chain derived for it.
 
 use super::chain::{ClipKeys, ClipSpec};
-use super::curve_schema::{curve_entries, default_warnings};
+use super::curve_schema::{curve_entries, default_warnings, step_key_warnings};
 use super::plan::ClipPlan;
 use super::sidecar::{clip_sidecar, CookedParts};
 use super::sidecar_doc::{clip_part_key, ClipPart};
@@ -129,6 +129,12 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
     warnings.extend(default_warnings(
         job.plan.source,
         name,
+        &job.spec.curves,
+        job.file,
+    ));
+    warnings.extend(step_key_warnings(
+        &job.plan.authored(),
+        prepared.clip.sample_rate_hz,
         &job.spec.curves,
         job.file,
     ));

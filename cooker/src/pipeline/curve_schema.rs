@@ -160,3 +160,124 @@ pub fn default_warnings(
         })
         .collect()
 }
+
+/// Located warnings for stepped channels of a STEP source whose value
+/// changes at a key between two grid samples: sample-and-hold on the grid
+/// takes the new value at the next sample, up to one interval late. One
+/// warning per channel, at its first such key, with the count.
+pub fn step_key_warnings(
+    source: &SourceClip,
+    rate_hz: f32,
+    layers: &CurveLayers<'_>,
+    file: &str,
+) -> Vec<Diagnostic> {
+    source
+        .curves
+        .iter()
+        .filter(|c| c.curve.interpolation == Interpolation::Step)
+        .filter(|c| layers.schema(&c.name, true, c.default).step)
+        .filter_map(|c| {
+            let late: Vec<f32> = c
+                .curve
+                .keys
+                .windows(2)
+                .filter(|w| w[1].value != w[0].value && !on_grid(w[1].time, rate_hz))
+                .map(|w| w[1].time)
+                .collect();
+            let &first = late.first()?;
+            let delay = (first * rate_hz).ceil() / rate_hz - first;
+            Some(
+                Diagnostic::warning(
+                    "curve_step_between_samples",
+                    format!(
+                        "curve '{}': {} stepped change(s) fall between samples at {rate_hz} Hz and are held from the next sample (the first, at t={first:.4}s, {delay:.4} s late)",
+                        c.name,
+                        late.len()
+                    ),
+                )
+                .file(file)
+                .clip(&source.name)
+                .time(first),
+            )
+        })
+        .collect()
+}
+
+/// Whether time `t` is a sample of a grid at `rate_hz` (within the
+/// resampler's key-snapping tolerance).
+fn on_grid(t: f32, rate_hz: f32) -> bool {
+    let p = t * rate_hz;
+    (p - p.round()).abs() < 1e-3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ludus_anim_model::{Curve, ScalarCurve};
+    use ludus_anim_project::curve_schema::CurveInterp;
+
+    fn clip() -> SourceClip {
+        SourceClip {
+            name: "blink".into(),
+            duration_s: 1.0,
+            tracks: vec![],
+            curves: vec![ScalarCurve {
+                name: "Face/weights/0".into(),
+                curve: Curve::from_values(Interpolation::Step, &[0.0, 0.51, 1.0], &[0.0, 1.0, 0.0]),
+                default: 0.0,
+            }],
+            frame_rate_hz: None,
+            key_times: vec![0.0, 0.51, 1.0],
+            markers: vec![],
+        }
+    }
+
+    const NONE: CurveLayers<'static> = CurveLayers {
+        asset: &[],
+        project: &[],
+        profile: &[],
+    };
+
+    #[test]
+    fn a_stepped_change_between_samples_is_located() {
+        let w = step_key_warnings(&clip(), 30.0, &NONE, "f.gltf");
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.contains("1 stepped change(s)"),
+            "{}",
+            w[0].message
+        );
+        assert_eq!(w[0].time_s, Some(0.51));
+        assert!(step_key_warnings(&clip(), 100.0, &NONE, "f.gltf").is_empty());
+        let linear = [CurveRule {
+            pattern: "*".into(),
+            interpolation: Some(CurveInterp::Linear),
+            ..CurveRule::default()
+        }];
+        let layers = CurveLayers {
+            profile: &linear,
+            ..NONE
+        };
+        assert!(step_key_warnings(&clip(), 30.0, &layers, "f.gltf").is_empty());
+    }
+
+    #[test]
+    fn a_default_outside_the_range_is_located() {
+        let narrow = [CurveRule {
+            pattern: "*/0".into(),
+            range: Some([0.5, 1.0]),
+            ..CurveRule::default()
+        }];
+        let layers = CurveLayers {
+            project: &narrow,
+            ..NONE
+        };
+        let w = default_warnings(&clip(), "blink", &layers, "f.gltf");
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.contains("default 0 lies outside"),
+            "{}",
+            w[0].message
+        );
+    }
+}
