@@ -12,7 +12,6 @@
 //! declared (a glTF STEP sampler stays step) or the format's default.
 
 use crate::keys::{KeyInput, KeyWriter};
-use crate::profile::glob_match;
 use serde::{Deserialize, Serialize};
 
 /// Interpolation between a channel's samples.
@@ -80,8 +79,16 @@ impl CurveRule {
         !self.pattern.contains('*')
     }
 
+    /// `*` is the only wildcard (other glob syntax is literal), matching
+    /// any run of characters, `/` included; case-insensitive.
     pub fn matches(&self, channel: &str) -> bool {
-        glob_match(&self.pattern, channel)
+        let literal: Vec<String> = self.pattern.split('*').map(glob::Pattern::escape).collect();
+        let options = glob::MatchOptions {
+            case_sensitive: false,
+            require_literal_separator: false,
+            require_literal_leading_dot: false,
+        };
+        glob::Pattern::new(&literal.join("*")).is_ok_and(|p| p.matches_with(channel, options))
     }
 
     /// The first invalid field, as `(field, value, why)`: an empty
@@ -295,6 +302,14 @@ mod tests {
         ];
         let s = resolve("aa", false, 0.0, &[(Layer::Asset, &rules)]);
         assert_eq!(s.default, 2.0);
+    }
+
+    #[test]
+    fn only_star_is_a_wildcard() {
+        assert!(rule("*/weights/BLINK*").matches("Face/weights/blink_L"));
+        assert!(rule("a[1]?").matches("A[1]?"));
+        assert!(!rule("a[1]?").matches("a1x"));
+        assert!(!rule("blink").matches("blink_L"));
     }
 
     #[test]
