@@ -24,8 +24,9 @@ fn step_cube(fx: &Path, dir: &Path) {
     std::fs::write(dir.join("step_cube.gltf"), doc.to_string()).unwrap();
 }
 
-/// Cook the project in `dir`; its `inspect` text and the package bytes.
-fn cook(dir: &Path) -> (String, Vec<u8>, serde_json::Value) {
+/// Cook the project in `dir`; its `inspect` text, the package bytes, the
+/// report and the cook's own output.
+fn cook(dir: &Path) -> (String, Vec<u8>, serde_json::Value, String) {
     let o = ludus_anim(&["cook"], dir);
     assert!(o.status.success(), "{}", text(&o));
     let out = dir.join("out");
@@ -34,7 +35,8 @@ fn cook(dir: &Path) -> (String, Vec<u8>, serde_json::Value) {
     let i = ludus_anim(&["inspect", pkg.to_str().unwrap()], dir);
     assert!(i.status.success(), "{}", text(&i));
     let bytes = std::fs::read(&pkg).unwrap();
-    (String::from_utf8_lossy(&i.stdout).into_owned(), bytes, r)
+    let inspect = String::from_utf8_lossy(&i.stdout).into_owned();
+    (inspect, bytes, r, text(&o))
 }
 
 fn curve_line<'a>(inspect: &'a str, name: &str) -> &'a str {
@@ -95,7 +97,7 @@ fn gltf_step_morph_weights_and_manifest_rules_reach_the_package() {
     let tmp = tempfile::tempdir().unwrap();
     step_cube(&fx, tmp.path());
     std::fs::write(tmp.path().join("ludus-anim.toml"), RULES).unwrap();
-    let (inspect, bytes, r) = cook(tmp.path());
+    let (inspect, bytes, r, _) = cook(tmp.path());
     let w0 = curve_line(&inspect, "AnimatedMorphCube/weights/0");
     assert!(
         w0.ends_with("default 0, step, blend, range [0, 1], clamped)"),
@@ -143,9 +145,13 @@ fn gltf_step_morph_weights_and_manifest_rules_reach_the_package() {
     // A rule may turn the importer's STEP back into linear.
     let linear = RULES.replace("composition = \"override\"", "interpolation = \"linear\"");
     std::fs::write(tmp.path().join("ludus-anim.toml"), linear).unwrap();
-    let (inspect, _, _) = cook(tmp.path());
+    let (inspect, _, _, cooked) = cook(tmp.path());
     let w1 = curve_line(&inspect, "AnimatedMorphCube/weights/1");
     assert!(w1.contains("default 0, linear, blend"), "{w1}");
+    // A rule change re-runs verify and package only.
+    for stage in ["prepare 1/0", "encode 1/0", "verify 0/1", "package 0/1"] {
+        assert!(cooked.contains(stage), "{stage}: {cooked}");
+    }
 }
 
 #[test]
@@ -155,7 +161,7 @@ fn importer_step_is_kept_without_rules_and_profiles_declare_schemas() {
     step_cube(&fx, tmp.path());
     let plain = "[project]\noutput = \"out\"\n[[asset]]\nsources = [\"step_cube.gltf\"]\n";
     std::fs::write(tmp.path().join("ludus-anim.toml"), plain).unwrap();
-    let (inspect, _, _) = cook(tmp.path());
+    let (inspect, _, _, _) = cook(tmp.path());
     let w0 = curve_line(&inspect, "AnimatedMorphCube/weights/0");
     assert!(w0.ends_with("default 0, step, blend)"), "{w0}");
     // A profile's rules, below the asset's.
@@ -169,7 +175,7 @@ fn importer_step_is_kept_without_rules_and_profiles_declare_schemas() {
         "sources = [\"step_cube.gltf\"]\nprofile = \"faces.toml\"\ncurve_schema = [ { match = \"*/0\", range = [0, 1] } ]\n",
     );
     std::fs::write(tmp.path().join("ludus-anim.toml"), manifest).unwrap();
-    let (inspect, _, _) = cook(tmp.path());
+    let (inspect, _, _, _) = cook(tmp.path());
     let w0 = curve_line(&inspect, "AnimatedMorphCube/weights/0");
     assert!(w0.ends_with("step, max, range [0, 1])"), "{w0}");
     let w1 = curve_line(&inspect, "AnimatedMorphCube/weights/1");
@@ -219,7 +225,7 @@ fn fbx_discrete_properties_cook_stepped() {
     std::fs::copy(fx.join("fbx/ozz_robot.fbx"), tmp.path().join("robot.fbx")).unwrap();
     let manifest = "[project]\noutput = \"out\"\n[[asset]]\nsources = [\"robot.fbx\"]\ncurves = [\"grasp\", \"target.lock_orientation\"]\n[[asset.curve_schema]]\nmatch = \"target/*\"\ncomposition = \"override\"\n";
     std::fs::write(tmp.path().join("ludus-anim.toml"), manifest).unwrap();
-    let (inspect, bytes, _) = cook(tmp.path());
+    let (inspect, bytes, _, _) = cook(tmp.path());
     let grasp = curve_line(&inspect, "thumb2/grasp");
     assert!(grasp.contains(", step, blend)"), "{grasp}");
     let lock = curve_line(&inspect, "target/lock_orientation");
@@ -234,7 +240,7 @@ fn bvh_has_no_channels_for_a_rule_to_name() {
     std::fs::copy(fx.join("bvh/cmu_01_01.bvh"), tmp.path().join("a.bvh")).unwrap();
     let manifest = "[project]\noutput = \"out\"\n[[project.curve_schema]]\nmatch = \"*\"\nclamp = true\n[[asset]]\nsources = [\"a.bvh\"]\nunits = \"cmu\"\n[[asset.curve_schema]]\nmatch = \"blink\"\n";
     std::fs::write(tmp.path().join("ludus-anim.toml"), manifest).unwrap();
-    let (_, _, r) = cook(tmp.path());
+    let (_, _, r, _) = cook(tmp.path());
     let diags = r["assets"][0]["diagnostics"].to_string();
     assert!(
         diags.contains("curve_schema[0]: match \\\"blink\\\" names no curve channel")
