@@ -123,7 +123,12 @@ pub fn unmatched_rules(clips: &[SourceClip], settings: &AssetEntry, file: &str) 
                 "curve_schema_unmatched",
                 format!(
                     "{}: match \"{}\" names no curve channel of this asset ({known})",
-                    r.origin, r.pattern
+                    if r.origin.is_empty() {
+                        "asset curve_schema rule"
+                    } else {
+                        &r.origin
+                    },
+                    r.pattern
                 ),
             )
             .file(file)

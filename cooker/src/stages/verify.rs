@@ -149,6 +149,9 @@ pub fn verify_in_package(
         .clips()
         .first()
         .ok_or_else(|| invalid("clip missing from package".into()))?;
+    if let Some(what) = schema_mismatch(entry, package.clip_curves(decoded)) {
+        return Err(invalid(what));
+    }
     Ok(verify(
         skeleton,
         decoded,
@@ -360,6 +363,23 @@ fn curve_errors(
             (c.name.clone(), err)
         })
         .collect()
+}
+
+/// The first channel whose decoded schema is not the one written (the
+/// curve errors measure each channel by its decoded schema, so this is
+/// what ties them to the schema the cook resolved).
+fn schema_mismatch(entry: &PackageClip, channels: &[CurveChannel<'_>]) -> Option<String> {
+    entry.curves.iter().find_map(|e| {
+        let ch = channels.iter().find(|ch| ch.id() == e.id);
+        let same = ch.is_some_and(|ch| {
+            let r = ch.record();
+            (r.step, r.composition, r.clamp) == (e.step, e.composition, e.clamp)
+                && r.default_value.to_bits() == e.default.to_bits()
+                && (r.range.0.to_bits(), r.range.1.to_bits())
+                    == (e.range.0.to_bits(), e.range.1.to_bits())
+        });
+        (!same).then(|| format!("curve '{}' does not decode with the schema written", e.name))
+    })
 }
 
 /// What channel `ch` should return between samples valued `a` and `b`.
