@@ -1,6 +1,6 @@
 //! `ludus-anim inspect`: a package, readable by a person (or as JSON).
 
-use ludus_anim_format::package::RootMotion;
+use ludus_anim_format::package::{CurveRecord, RootMotion};
 use ludus_anim_runtime::package::{Clip, Package};
 use ludus_anim_runtime::Skeleton;
 use serde_json::{json, Value};
@@ -113,15 +113,29 @@ fn describe_clip(s: &mut String, p: &Package<'_>, c: &Clip<'_>) {
         }
     }
     for ch in p.clip_curves(c) {
+        let r = ch.record();
         let _ = writeln!(
             s,
-            "    curve {} (id {:016x}, default {}, {})",
+            "    curve {} (id {:016x}, default {}, {}, {}{})",
             ch.name(),
             ch.id(),
-            ch.record().default_value,
-            if ch.record().step { "step" } else { "linear" }
+            r.default_value,
+            if r.step { "step" } else { "linear" },
+            r.composition.as_str(),
+            curve_range(&r),
         );
     }
+}
+
+/// `, range [lo, hi]` (`, clamped` after it when the schema clamps) for a
+/// declared range; nothing for an unbounded one.
+fn curve_range(r: &CurveRecord) -> String {
+    let (lo, hi) = r.range;
+    if lo == f32::NEG_INFINITY && hi == f32::INFINITY {
+        return String::new();
+    }
+    let clamp = if r.clamp { ", clamped" } else { "" };
+    format!(", range [{lo}, {hi}]{clamp}")
 }
 
 fn describe_root_motion(s: &mut String, c: &Clip<'_>, rm: &RootMotion<'_>) {
@@ -216,6 +230,9 @@ pub fn describe_json(p: &Package<'_>) -> Value {
                     "id": format!("{:016x}", ch.id()),
                     "default": ch.record().default_value,
                     "interpolation": if ch.record().step { "step" } else { "linear" },
+                    "composition": ch.record().composition.as_str(),
+                    "range": finite_range(ch.record().range),
+                    "clamp": ch.record().clamp,
                 })).collect::<Vec<_>>(),
             })
         })
@@ -232,4 +249,9 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         },
         "clips": clips,
     })
+}
+
+/// A curve range for JSON: `[lo, hi]`, an unbounded side `null`.
+fn finite_range((lo, hi): (f32, f32)) -> [Option<f32>; 2] {
+    [lo.is_finite().then_some(lo), hi.is_finite().then_some(hi)]
 }

@@ -106,19 +106,21 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 4: the importer sees the source's recorded path (relative to the
+    /// 5: FBX boolean, integer and constant-keyed custom properties are
+    /// STEP curves. 4: the importer sees the source's recorded path (relative to the
     /// project root, normalized), which its key now covers. (3: format and
     /// marker kind as enums; companions read through the cook's source
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
-    Import: "import", version 4, per Asset, reads [];
+    Import: "import", version 5, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 7: a humanoid's units judged by its feet-to-head
-    /// height, the likely unit named. 6: the record carries the import's notes (the import
+    /// continuity. 8: carries import 5's STEP custom-property curves.
+    /// 7: a humanoid's units judged by its feet-to-head height, the likely
+    /// unit named. 6: the record carries the import's notes (the import
     /// itself is no longer stored). 5: the recorded (root-relative) path in its located
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 7, per Asset, reads [Import];
+    Normalize: "normalize", version 8, per Asset, reads [Import];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
@@ -162,7 +164,9 @@ stage_list! {
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
     Encode: "encode", version 11, per Clip, reads [Prepare];
-    /// Decode through the runtime and measure. 8: each joint's error
+    /// Decode through the runtime and measure. 9: scalar curves measured
+    /// as their schema says (stepped channels held, clamped ones clamped);
+    /// the key covers the curve schema rules. 8: each joint's error
     /// against the authored curves is stored. 7: the record holds no
     /// decode timing. 6: the per-time grid is
     /// not stored (the clip's sidecar record keeps it). 5: VBR codec v3 blobs
@@ -171,9 +175,11 @@ stage_list! {
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 8, per Clip, reads [Encode];
+    Verify: "verify", version 9, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 10: the report's clips carry `end_to_end` (error against the
+    /// 11: curve channels carry their resolved schema (manifest and
+    /// profile `curve_schema`, the importer's STEP); located warnings for
+    /// schema rules naming no channel and stepped changes between samples. 10: the report's clips carry `end_to_end` (error against the
     /// authored curves and its cause). 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
@@ -181,7 +187,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 10, per Asset, reads [Verify];
+    Package: "package", version 11, per Asset, reads [Verify];
 }
 
 impl Stage {

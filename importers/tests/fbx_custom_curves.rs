@@ -94,6 +94,12 @@ fn requested_properties_match_ufbx_evaluation() {
             .iter()
             .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
         assert!(hi > lo, "{curve_name} changes value over the clip");
+        // Boolean and integer properties are discrete: carried as STEP.
+        assert_eq!(
+            c.curve.interpolation,
+            ludus_anim_model::Interpolation::Step,
+            "{curve_name}"
+        );
     }
     let imported = decision(&a, "imported_custom_curves").expect("decision");
     assert!(imported.contains("thumb2/grasp") && imported.contains("target/lock_orientation"));

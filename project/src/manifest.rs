@@ -6,6 +6,7 @@
 //! Precedence, most specific first: clip settings, asset settings, the
 //! command line, the `[project]` defaults, built-in defaults.
 
+use crate::curve_schema::{describe_invalid, CurveRule};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
 use ludus_anim_model::limits::LimitOverrides;
@@ -50,6 +51,10 @@ pub struct ProjectSettings {
     /// globs never match, on top of [`is_editor_leftover`].
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Curve schemas for every asset (`[[project.curve_schema]]`); an
+    /// asset's own rules win (`crate::curve_schema`).
+    #[serde(default)]
+    pub curve_schema: Vec<CurveRule>,
 }
 
 /// Whether a file name is one editors and exporters leave behind while
@@ -144,6 +149,15 @@ pub struct AssetEntry {
     /// [`AssetJob`], the two already combined).
     #[serde(default)]
     pub limits: LimitOverrides,
+    /// Curve schemas of these assets (`[[asset.curve_schema]]`). In an
+    /// [`AssetJob`], followed by the project's with
+    /// [`AssetEntry::project_curve_rules`] counting them.
+    #[serde(default)]
+    pub curve_schema: Vec<CurveRule>,
+    /// How many rules at the end of `curve_schema` are the project's
+    /// (set by [`Manifest::jobs`]).
+    #[serde(skip)]
+    pub project_curve_rules: usize,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -216,6 +230,14 @@ impl Manifest {
                 message: format!("[project.limits]: {field} must be a number above zero"),
             });
         }
+        for (j, r) in self.project.curve_schema.iter().enumerate() {
+            if let Some(message) = describe_invalid(&format!("[[project.curve_schema]] {j}"), r) {
+                return Err(ManifestError::Parse {
+                    path: path.to_string(),
+                    message,
+                });
+            }
+        }
         for (i, a) in self.assets.iter().enumerate() {
             let bad = |message: String| ManifestError::Invalid {
                 path: path.to_string(),
@@ -224,6 +246,11 @@ impl Manifest {
             };
             if let Some(field) = a.limits.invalid_field() {
                 return Err(bad(format!("limits: {field} must be a number above zero")));
+            }
+            for (j, r) in a.curve_schema.iter().enumerate() {
+                if let Some(m) = describe_invalid(&format!("curve_schema[{j}]"), r) {
+                    return Err(bad(m));
+                }
             }
             if a.sources.is_empty() {
                 return Err(bad(
@@ -288,6 +315,7 @@ impl Manifest {
                     if !jobs.iter().any(|j| j.path == p) {
                         let mut settings = a.clone();
                         settings.limits = self.project.limits.then(&a.limits);
+                        self.layer_curve_rules(&mut settings, i);
                         jobs.push(AssetJob { path: p, settings });
                     }
                 }
@@ -310,6 +338,32 @@ impl Manifest {
                 })
             })
             .collect()
+    }
+}
+
+impl Manifest {
+    /// The asset's curve rules, then the project's, each with its origin.
+    fn layer_curve_rules(&self, settings: &mut AssetEntry, index: usize) {
+        for (j, r) in settings.curve_schema.iter_mut().enumerate() {
+            r.origin = format!("{FILE_NAME} [[asset]] {index} curve_schema[{j}]");
+        }
+        settings.project_curve_rules = self.project.curve_schema.len();
+        for (j, r) in self.project.curve_schema.iter().enumerate() {
+            let mut r = r.clone();
+            r.origin = format!("{FILE_NAME} [[project.curve_schema]] {j}");
+            settings.curve_schema.push(r);
+        }
+    }
+}
+
+impl AssetEntry {
+    /// The asset's own curve rules and the project's, as layers.
+    pub fn curve_layers(&self) -> (&[CurveRule], &[CurveRule]) {
+        let own = self
+            .curve_schema
+            .len()
+            .saturating_sub(self.project_curve_rules);
+        self.curve_schema.split_at(own)
     }
 }
 
@@ -339,13 +393,17 @@ impl KeyInput for AssetEntry {
             curves,
             retarget,
             clips,
+            curve_schema,
+            project_curve_rules,
         } = self;
         k.put(profile)
             .put(&units.map(Units::meters))
             .put(keep_unused_leaves)
             .put(curves)
             .put(retarget)
-            .put(clips);
+            .put(clips)
+            .put(curve_schema)
+            .put(&(*project_curve_rules as u64));
     }
 }
 
@@ -556,5 +614,41 @@ range = [0.0, 0.6]
             "units = \"m\"\nlimits = { max_jionts = 3 }\n",
         );
         assert!(Manifest::parse(&typo, "x").is_err());
+    }
+
+    #[test]
+    fn curve_schema_layers_reach_the_jobs_and_bad_values_are_located() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = EXAMPLE.replace(
+            "profile = \"standard\"\n",
+            "profile = \"standard\"\ncurve_schema = [ { match = \"*\", composition = \"max\" } ]\n",
+        ) + "\n[[asset.curve_schema]]\nmatch = \"blink*\"\ninterpolation = \"step\"\ndefault = 0\nrange = [0, 1]\nclamp = true\ncomposition = \"override\"\n";
+        let m = Manifest::parse(&text, "x").unwrap();
+        let jobs = m.jobs(&root).unwrap();
+        let (own, project) = jobs[0].settings.curve_layers();
+        assert_eq!((own.len(), project.len()), (1, 1));
+        assert_eq!(own[0].origin, "ludus-anim.toml [[asset]] 0 curve_schema[0]");
+        assert_eq!(
+            project[0].origin,
+            "ludus-anim.toml [[project.curve_schema]] 0"
+        );
+        let e = Manifest::parse(&text.replace("range = [0, 1]", "range = [1, 0]"), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("p.toml") && e.contains("curve_schema[0]") && e.contains("range"),
+            "{e}"
+        );
+        let e = Manifest::parse(&text.replace("default = 0", "default = 2"), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("default = 2 must lie within range"), "{e}");
+        let e = Manifest::parse(&text.replace("\"override\"", "\"reduce\""), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("p.toml") && e.contains("reduce") && e.contains("override"),
+            "{e}"
+        );
     }
 }

@@ -68,6 +68,10 @@ pub struct Profile {
     /// unit weight).
     #[serde(default = "default_curve_error_threshold")]
     pub curve_error_threshold: f32,
+    /// Curve schemas (`[[curve_schema]]`), below the manifest's
+    /// (`crate::curve_schema`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve_schema: Vec<crate::curve_schema::CurveRule>,
 }
 
 /// [`Profile::curve_error_threshold`] when a profile does not set it.
@@ -206,6 +210,16 @@ impl Profile {
                 positive(&format!("joint_overrides[{i}].shell_distance_m"), v)?;
             }
         }
+        for (i, r) in self.curve_schema.iter().enumerate() {
+            if let Some((field, value, why)) = r.invalid() {
+                return Err(ProfileError::Invalid {
+                    path: path.to_string(),
+                    field: format!("curve_schema[{i}].{field}"),
+                    value,
+                    why,
+                });
+            }
+        }
         Ok(())
     }
 
@@ -338,6 +352,7 @@ impl KeyInput for Profile {
             sample_rate,
             joint_overrides,
             curve_error_threshold,
+            curve_schema,
         } = self;
         k.put(name)
             .put(description)
@@ -348,7 +363,8 @@ impl KeyInput for Profile {
             .put(report_joints)
             .put(sample_rate)
             .put(joint_overrides)
-            .put(curve_error_threshold);
+            .put(curve_error_threshold)
+            .put(curve_schema);
     }
 }
 

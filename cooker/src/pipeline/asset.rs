@@ -178,6 +178,7 @@ fn cook_format<'a>(
         retarget: retargeted.as_ref().zip(retarget.as_ref()),
         limits: src.limits,
         budget: &budget,
+        settings: &job.settings,
     };
     cook_clips(&asset, job, r, cx)
 }
@@ -406,6 +407,8 @@ struct AssetWork<'a> {
     limits: &'a Limits,
     /// Shared by the asset's clips.
     budget: &'a MemoryBudget,
+    /// The manifest's settings of the asset (curve schema rules).
+    settings: &'a crate::manifest::AssetEntry,
 }
 
 /// Plan the clips, derive their keys, cook them in parallel, check them,
@@ -424,6 +427,11 @@ fn cook_clips(
         a.file,
         &mut warnings,
     );
+    warnings.extend(super::curve_schema::unmatched_rules(
+        &a.norm.clips,
+        &job.settings,
+        a.file,
+    ));
     r.diagnostics
         .extend(warnings.iter().map(report::diagnostic));
     let plans = plans?;
@@ -551,6 +559,7 @@ fn clip_spec<'a>(
         prep: &plan.prep,
         reference: None,
         encoder_slack: cx.options.encoder_slack,
+        curves: super::curve_schema::CurveLayers::new(a.settings, profile),
     }
 }
 

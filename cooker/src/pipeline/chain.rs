@@ -9,6 +9,7 @@
 //! settings per processed asset); departure: per-stage keys that also carry
 //! the stage's code version and the package format version.
 
+use super::curve_schema::CurveLayers;
 use crate::keys::SourceDigest;
 use crate::profile::Profile;
 use crate::settings::ClipPrepSettings;
@@ -102,6 +103,8 @@ pub struct ClipSpec<'a> {
     /// The resample key of the clip an additive reference reads.
     pub reference: Option<Key>,
     pub encoder_slack: f32,
+    /// The curve schema rules that apply to the clip.
+    pub curves: CurveLayers<'a>,
 }
 
 /// The clip-level keys.
@@ -131,6 +134,7 @@ impl ClipKeys {
         let verify = Verify::key(&VerifySpec {
             encode: &encode,
             curve_threshold: c.profile.curve_error_threshold,
+            curves: c.curves,
         });
         ClipKeys {
             resample,

@@ -2,11 +2,12 @@
 //! through the cache under the key the chain derived for it.
 
 use super::chain::{ClipKeys, ClipSpec};
+use super::curve_schema::{curve_entries, default_warnings, step_key_warnings};
 use super::plan::ClipPlan;
 use super::sidecar::{clip_sidecar, CookedParts};
 use super::sidecar_doc::{clip_part_key, ClipPart};
 use super::Cook;
-use crate::package_writer::{CurveEntry, PackageClip};
+use crate::package_writer::PackageClip;
 use crate::profile::Profile;
 use crate::report::{
     ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks,
@@ -110,6 +111,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
     let spec = VerifySpec {
         encode: &job.keys.encode,
         curve_threshold: job.profile.curve_error_threshold,
+        curves: job.spec.curves,
     };
     let check = || match last_check.take() {
         Some((blob, v)) if blob == encoded.blob => Ok(v),
@@ -124,6 +126,18 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         .any(|d| d.code == "step_between_samples");
     let e2e = end_to_end(&job.norm.skeleton, &verification, &js, &rs_report, stepped);
     let mut warnings = clip_warnings(job, &rs_report, &prepared, &verification, &js, &e2e);
+    warnings.extend(default_warnings(
+        job.plan.source,
+        name,
+        &job.spec.curves,
+        job.file,
+    ));
+    warnings.extend(step_key_warnings(
+        &job.plan.authored(),
+        prepared.clip.sample_rate_hz,
+        &job.spec.curves,
+        job.file,
+    ));
     if encoded.budget_exhausted_segments > 0 {
         warnings.push(budget_warning(job, &encoded));
     }
@@ -377,13 +391,7 @@ fn package_clip(
         resample_error_m: rs.resample_error_m,
         max_error_m: 0.0,
         blob: encoded.blob.clone(),
-        curves: clip
-            .curves
-            .iter()
-            .map(|k| {
-                CurveEntry::quantized(k.id, k.name.clone(), k.default, false, &k.values, threshold)
-            })
-            .collect(),
+        curves: curve_entries(clip, job.plan.source, &job.spec.curves, threshold),
     }
 }
 

@@ -16,6 +16,7 @@
 mod asset;
 pub mod chain;
 mod clip;
+pub mod curve_schema;
 mod ingest;
 mod isolate;
 mod plan;

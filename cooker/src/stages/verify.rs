@@ -13,6 +13,7 @@ use super::prepare::{verify_additive, Prepared};
 use super::resample::SourcePose;
 use crate::keys::{KeyInput, KeyWriter};
 use crate::package_writer::{write_package, PackageClip, PackageContents};
+use crate::pipeline::curve_schema::CurveLayers;
 use crate::stage::{CookStage, Stage};
 use ludus_anim_cache::Key;
 use ludus_anim_model::Diagnostic;
@@ -75,10 +76,13 @@ pub struct ClipVerification {
 pub struct Verify;
 
 /// What verification's key covers: the encoded clip (whose key chains
-/// everything upstream, thresholds included) and the curve threshold.
+/// everything upstream, thresholds included), the curve threshold and the
+/// curve schema rules (a channel's interpolation and clamp change what is
+/// measured).
 pub struct VerifySpec<'a> {
     pub encode: &'a Key,
     pub curve_threshold: f32,
+    pub curves: CurveLayers<'a>,
 }
 
 impl KeyInput for VerifySpec<'_> {
@@ -86,8 +90,9 @@ impl KeyInput for VerifySpec<'_> {
         let VerifySpec {
             encode,
             curve_threshold,
+            curves,
         } = self;
-        k.put(*encode).put(curve_threshold);
+        k.put(*encode).put(curve_threshold).put(curves);
     }
 }
 
@@ -144,6 +149,9 @@ pub fn verify_in_package(
         .clips()
         .first()
         .ok_or_else(|| invalid("clip missing from package".into()))?;
+    if let Some(what) = schema_mismatch(entry, package.clip_curves(decoded)) {
+        return Err(invalid(what));
+    }
     Ok(verify(
         skeleton,
         decoded,
@@ -327,7 +335,9 @@ fn source_error(
     (total.max_error_m, counts, total.per_joint_max_m)
 }
 
-/// Decoded scalar curves against the resampled ones.
+/// Decoded scalar curves against the resampled ones, each interpolated
+/// as its schema says: a stepped channel holds sample `i0` (it is never
+/// interpolated), a clamped one is compared with its samples clamped.
 fn curve_errors(
     decoded: &Clip<'_>,
     channels: &[CurveChannel<'_>],
@@ -344,9 +354,8 @@ fn curve_errors(
                     let p = decoded.position(t);
                     let a = c.values.get(p.i0 as usize).copied().unwrap_or(c.default);
                     let b = c.values.get(p.i1 as usize).copied().unwrap_or(c.default);
-                    let want = a + (b - a) * p.alpha;
                     match ch {
-                        Some(ch) => (ch.evaluate(p) - want).abs(),
+                        Some(ch) => (ch.evaluate(p) - expected(ch, a, b, p.alpha)).abs(),
                         None => f32::INFINITY,
                     }
                 })
@@ -354,6 +363,41 @@ fn curve_errors(
             (c.name.clone(), err)
         })
         .collect()
+}
+
+/// The first channel whose decoded schema is not the one written (the
+/// curve errors measure each channel by its decoded schema, so this is
+/// what ties them to the schema the cook resolved).
+fn schema_mismatch(entry: &PackageClip, channels: &[CurveChannel<'_>]) -> Option<String> {
+    entry.curves.iter().find_map(|e| {
+        let ch = channels.iter().find(|ch| ch.id() == e.id);
+        let same = ch.is_some_and(|ch| {
+            let r = ch.record();
+            (r.step, r.composition, r.clamp) == (e.step, e.composition, e.clamp)
+                && r.default_value.to_bits() == e.default.to_bits()
+                && (r.range.0.to_bits(), r.range.1.to_bits())
+                    == (e.range.0.to_bits(), e.range.1.to_bits())
+        });
+        (!same).then(|| format!("curve '{}' does not decode with the schema written", e.name))
+    })
+}
+
+/// What channel `ch` should return between samples valued `a` and `b`.
+fn expected(ch: &CurveChannel<'_>, a: f32, b: f32, alpha: f32) -> f32 {
+    let r = ch.record();
+    let clamp = |v: f32| {
+        if r.clamp {
+            v.max(r.range.0).min(r.range.1)
+        } else {
+            v
+        }
+    };
+    let (a, b) = (clamp(a), clamp(b));
+    if r.step || alpha == 0.0 {
+        a
+    } else {
+        a + (b - a) * alpha
+    }
 }
 
 /// Median of 5 batches of the mean time to decode a full pose at 128

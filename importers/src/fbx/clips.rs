@@ -388,6 +388,7 @@ pub(super) fn sample_stacks(
             let values = custom::sample(anim, found, t0, &times);
             let curve = match values.first() {
                 Some(&v) if values.iter().all(|&x| x == v) => constant(v, dur_f32),
+                _ if found.step => Curve::from_values(Interpolation::Step, &times_f32, &values),
                 _ => Curve::from_values(Interpolation::Linear, &times_f32, &values),
             };
             let unique = unique_name(&found.curve_name, &mut curve_names, &mut curve_suffix);

@@ -9,7 +9,10 @@
 //! integer, boolean or distance). Each match becomes a
 //! `ScalarCurve` named `<node>/<property>` in every clip, sampled by ufbx
 //! on the same grid as the transforms (constant in a stack that does not
-//! animate it), with the property's static value as its default.
+//! animate it), with the property's static value as its default. A
+//! boolean or integer property, or one whose keys are all constant
+//! (`ConstantPrev`/`ConstantNext`), is discrete: its curve is STEP, so
+//! the cook stores it stepped and never interpolates it.
 
 use ludus_anim_model::{Diagnostic, Diagnostics};
 use std::collections::HashSet;
@@ -27,6 +30,8 @@ pub(super) struct Found<'a> {
     pub default: f32,
     /// The request that matched first, for the decision.
     pub requested_as: String,
+    /// Discrete: sample-and-hold, never interpolated.
+    pub step: bool,
 }
 
 impl Found<'_> {
@@ -113,6 +118,7 @@ pub(super) fn resolve<'a>(
                     curve_name: format!("{node}/{prop}"),
                     default: p.value_vec4.x as f32,
                     requested_as: request.clone(),
+                    step: is_discrete(p.type_) || constant_keys(&ap.anim_value),
                 });
             }
         }
@@ -131,6 +137,31 @@ pub(super) fn resolve<'a>(
         }
     }
     found
+}
+
+fn is_discrete(t: ufbx::PropType) -> bool {
+    matches!(t, ufbx::PropType::Integer | ufbx::PropType::Boolean)
+}
+
+/// Whether every interval of every curve of `value` holds a constant
+/// (the last key's interpolation has no interval); false without keys.
+fn constant_keys(value: &ufbx::AnimValue) -> bool {
+    let mut intervals = value
+        .curves
+        .iter()
+        .flatten()
+        .flat_map(|c| {
+            let n = c.keyframes.len().saturating_sub(1);
+            c.keyframes.iter().take(n)
+        })
+        .peekable();
+    intervals.peek().is_some()
+        && intervals.all(|k| {
+            matches!(
+                k.interpolation,
+                ufbx::Interpolation::ConstantPrev | ufbx::Interpolation::ConstantNext
+            )
+        })
 }
 
 /// `found` evaluated by ufbx at `t0 + t` for each grid time `t`.
