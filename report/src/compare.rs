@@ -130,6 +130,7 @@ pub enum RegressionKind {
     AssetFailed,
     ClipMissing,
     ClipAdded,
+    OverThreshold,
     MaxErrorOverBudget,
     MaxError,
     P99Error,
