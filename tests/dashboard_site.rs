@@ -2,7 +2,8 @@
 //! detail fragments (every clip's detail in exactly one fragment, none in
 //! the index; fragments rewritten only when their content changes, stale
 //! ones removed), and the threshold gate (a hero clip over its threshold
-//! fails `--fail-on-regression` with no baseline; the rule can be off).
+//! fails `--fail-on-regression` with no baseline; the rule can be off);
+//! a cook sharded in two and merged gives the unsharded cook's pages.
 
 #[path = "dashboard_common/mod.rs"]
 mod common;
@@ -140,3 +141,49 @@ fn a_hero_clip_over_its_threshold_fails_the_gate() {
     assert_eq!(run(&args).unwrap().exit_code, 0, "rule off");
 }
 
+/// A cook's results with every timing zeroed (they differ run to run).
+fn untimed(out: &Path) -> ludus_anim_dashboard::Cook {
+    let mut cook = load_cook(out).unwrap();
+    cook.report = without_timings(cook.report);
+    cook.label = "out".into();
+    cook
+}
+
+#[test]
+fn sharded_and_unsharded_cooks_give_the_same_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path();
+    for name in ["a", "b", "c"] {
+        std::fs::copy(
+            repo().join("fixtures/biped.glb"),
+            proj.join(format!("{name}.glb")),
+        )
+        .unwrap();
+    }
+    let toml = "[project]\noutput = \"out\"\n\n[[asset]]\nsources = [\"*.glb\"]\n";
+    std::fs::write(proj.join("ludus-anim.toml"), toml).unwrap();
+    for args in [
+        &["cook", "--quiet", "--out", "whole"][..],
+        &["cook", "--quiet", "--out", "shards", "--shard", "1/2"],
+        &["cook", "--quiet", "--out", "shards", "--shard", "2/2"],
+        &["merge", "shards", "--out", "merged"],
+    ] {
+        let o = ludus_anim(args, proj);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+    }
+    let page = |out: &str| {
+        let d = Dashboard::new(vec![untimed(&proj.join(out))], None, Default::default());
+        render_site(&d, &HtmlOptions::default(), "report-details")
+    };
+    let (whole, merged) = (page("whole"), page("merged"));
+    assert_eq!(whole.fragments.len(), 3, "one fragment per asset");
+    let plotted = |f: &ludus_anim_dashboard::html::site::Fragment| {
+        String::from_utf8_lossy(&f.bytes).contains("heat map of error over threshold")
+    };
+    assert!(
+        merged.fragments.iter().all(plotted),
+        "per-time plots merged"
+    );
+    assert!(whole.fragments == merged.fragments, "the same fragments");
+    assert!(whole.index == merged.index, "the same index");
+}
