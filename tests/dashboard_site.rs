@@ -187,3 +187,25 @@ fn sharded_and_unsharded_cooks_give_the_same_pages() {
     assert!(whole.fragments == merged.fragments, "the same fragments");
     assert!(whole.index == merged.index, "the same index");
 }
+
+/// The case the issue was filed on: the shared fixtures' Fox `Run` under
+/// `hero` uses 112.9 % of `b_RightHand_08`'s threshold (purple in the
+/// page); the gate fails it without a baseline.
+#[test]
+fn the_fox_run_under_hero_fails_the_gate() {
+    let Some(fx) = shared_fixtures() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hero");
+    let files = vec![fx.join("gltf/khronos_Fox.glb")];
+    cook_jobs(jobs(&files, &[]), &fx, &out, "hero", false);
+    let o = run(&ReportArgs {
+        outs: vec![out],
+        fail_on_regression: true,
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(o.exit_code, 1, "{}", o.stdout);
+    let line = "gltf/khronos_Fox.glb / Run (hero): joint b_RightHand_08 error 0.0282 mm \
+                over its threshold 0.0250 mm (112.9% of budget)";
+    assert!(o.stdout.contains(line), "{}", o.stdout);
+}
