@@ -13,6 +13,10 @@ use super::{page, Details, HtmlOptions};
 use crate::model::{Dashboard, Row};
 use std::collections::BTreeMap;
 
+/// The fragments' folder beside `report.html` (what `report` and the
+/// asset server use).
+pub const DETAILS_DIR: &str = "report-details";
+
 /// One detail fragment: a file name inside the site's detail folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fragment {
