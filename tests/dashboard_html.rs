@@ -90,6 +90,7 @@ fn every_section_and_plot_kind_renders_without_external_references() {
         "ludus-data",
         "gate",
         "rules",
+        "pareto",
     ] {
         assert!(
             html.contains(&format!("id=\"{id}\"")),

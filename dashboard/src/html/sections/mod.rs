@@ -3,6 +3,7 @@
 pub mod baseline;
 pub mod clip;
 pub mod data;
+pub mod pareto;
 pub mod rules;
 pub mod table;
 pub mod totals;

@@ -86,6 +86,9 @@ pub fn render(s: &mut String, d: &Dashboard) {
         scatter::render(&sum_points, "total compressed bytes against max error per profile", false)
     );
     table(s, &groups, &profiles);
+    let figures: Vec<super::pareto::Figures> =
+        sums.into_iter().map(|(p, b, e, d)| (p, b, d, e)).collect();
+    super::pareto::render(s, &figures);
     s.push_str("</section>");
 }
 
