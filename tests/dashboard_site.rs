@@ -137,8 +137,14 @@ fn a_hero_clip_over_its_threshold_fails_the_gate() {
         page.contains("112.9% of budget"),
         "the page names the failure"
     );
+    args.rules.end_to_end_over_threshold = false;
+    assert_eq!(
+        run(&args).unwrap().exit_code,
+        1,
+        "the joint rule alone fails it"
+    );
     args.rules.over_threshold = false;
-    assert_eq!(run(&args).unwrap().exit_code, 0, "rule off");
+    assert_eq!(run(&args).unwrap().exit_code, 0, "rules off");
 }
 
 /// A cook's results with every timing zeroed (they differ run to run).
@@ -208,4 +214,6 @@ fn the_fox_run_under_hero_fails_the_gate() {
     let line = "gltf/khronos_Fox.glb / Run (hero): joint b_RightHand_08 error 0.0282 mm \
                 over its threshold 0.0250 mm (112.9% of budget)";
     assert!(o.stdout.contains(line), "{}", o.stdout);
+    let end_to_end = "gltf/khronos_Fox.glb / Walk (hero): end-to-end error 0.1198 mm";
+    assert!(o.stdout.contains(end_to_end), "{}", o.stdout);
 }

@@ -1,19 +1,21 @@
 //! The threshold gate: every clip of the current cooks over its threshold
-//! is a regression of kind `over_threshold`, baseline or not, so what the
-//! page paints purple fails `report --fail-on-regression`.
+//! is a regression, baseline or not, so what the page paints purple fails
+//! `report --fail-on-regression`. Two rules, both on by default:
 //!
-//! A clip is over when a joint's codec error exceeds that joint's own
-//! threshold (per joint and time from the sidecar; without one, the
-//! report's selected joints and worst joint, [`Row::ratio`]), or when its
-//! end-to-end error (decoded against the authored curves) is outside its
-//! bound, which the cook already warns about (`end_to_end_error`), for
-//! any cause but [`STEP_CAUSE`]: a STEP key change inside a sample
-//! interval is the source's own jump, which no profile setting can follow;
-//! it stays a warning (and a regression when new, by `new_warnings`).
+//! - `over_threshold`: a joint's codec error exceeds that joint's own
+//!   threshold (per joint and time from the sidecar; without one, the
+//!   report's selected joints and worst joint, [`Row::ratio`]);
+//! - `end_to_end_over_threshold`: the clip's end-to-end error (decoded
+//!   against the authored curves) is outside its bound, which the cook
+//!   already warns about (`end_to_end_error`), for any cause but
+//!   [`STEP_CAUSE`]: a STEP key change inside a sample interval is the
+//!   source's own jump, which no profile setting can follow; it stays a
+//!   warning (and a regression when new, by `new_warnings`).
 
 use crate::fmt::{mm, pct};
 use crate::model::Row;
 use ludus_anim_report::compare::{Regression, RegressionKind};
+use ludus_anim_report::rules::RegressionRules;
 
 /// The end-to-end cause the gate leaves to the warning.
 pub const STEP_CAUSE: &str = "step_between_samples";
@@ -43,44 +45,48 @@ fn worst_joint(r: &Row<'_>) -> (String, f32, f32) {
     }
 }
 
-/// The over-threshold lines of one clip (none when it is within).
-pub fn clip_failures(r: &Row<'_>) -> Vec<String> {
+/// The over-threshold lines of one clip under `rules` (none when it is
+/// within), each with the rule's kind.
+pub fn clip_failures(r: &Row<'_>, rules: &RegressionRules) -> Vec<(RegressionKind, String)> {
     let mut out = Vec::new();
     let ratio = r.ratio();
-    if ratio > 1.0 {
+    if rules.over_threshold && ratio > 1.0 {
         let (joint, err, th) = worst_joint(r);
-        out.push(format!(
+        let line = format!(
             "joint {joint} error {} over its threshold {} ({} of budget)",
             mm(err),
             mm(th),
             pct(ratio)
-        ));
+        );
+        out.push((RegressionKind::OverThreshold, line));
     }
     let gated =
         |e: &&ludus_anim_report::EndToEnd| !e.within && e.cause.as_deref() != Some(STEP_CAUSE);
-    if let Some(e) = r.clip.end_to_end.as_ref().filter(gated) {
+    let end_to_end = r.clip.end_to_end.as_ref().filter(gated);
+    if let Some(e) = end_to_end.filter(|_| rules.end_to_end_over_threshold) {
         let cause = e
             .cause
             .as_deref()
             .map_or(String::new(), |c| format!(", cause {c}"));
-        out.push(format!(
+        let line = format!(
             "end-to-end error {} at joint {} over its threshold {}{cause}",
             mm(e.error_m),
             e.joint,
             mm(e.threshold_m)
-        ));
+        );
+        out.push((RegressionKind::EndToEndOverThreshold, line));
     }
     out
 }
 
 /// Every over-threshold clip of `rows`, one regression per failure line.
-pub fn over_threshold(rows: &[Row<'_>]) -> Vec<Regression> {
+pub fn over_threshold(rows: &[Row<'_>], rules: &RegressionRules) -> Vec<Regression> {
     let mut out = Vec::new();
     for r in rows {
         let key = r.key();
-        for line in clip_failures(r) {
+        for (kind, line) in clip_failures(r, rules) {
             out.push(Regression {
-                kind: RegressionKind::OverThreshold,
+                kind,
                 source: key.source.clone(),
                 message: format!("{key}: {line}"),
                 clip: Some(key.clone()),

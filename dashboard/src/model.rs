@@ -21,8 +21,8 @@ pub struct Dashboard {
     pub baseline: Option<Cook>,
     pub rules: RegressionRules,
     pub comparison: Option<Comparison>,
-    /// Clips over their threshold (the `over_threshold` rule; empty when
-    /// the rule is off).
+    /// Clips over their threshold (the `over_threshold` and
+    /// `end_to_end_over_threshold` rules).
     pub gate: Vec<Regression>,
     index: Vec<RowIndex>,
 }
@@ -199,9 +199,7 @@ impl Dashboard {
             gate: Vec::new(),
             index,
         };
-        if d.rules.over_threshold {
-            d.gate = crate::gate::over_threshold(&d.rows());
-        }
+        d.gate = crate::gate::over_threshold(&d.rows(), &d.rules);
         d
     }
 

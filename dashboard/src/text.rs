@@ -140,7 +140,7 @@ fn worst(s: &mut String, d: &Dashboard) {
 
 /// The `over_threshold` rule's verdict (nothing when the rule is off).
 fn gate(s: &mut String, d: &Dashboard) {
-    if !d.rules.over_threshold {
+    if !d.rules.over_threshold && !d.rules.end_to_end_over_threshold {
         return;
     }
     if d.gate.is_empty() {

@@ -131,6 +131,7 @@ pub enum RegressionKind {
     ClipMissing,
     ClipAdded,
     OverThreshold,
+    EndToEndOverThreshold,
     MaxErrorOverBudget,
     MaxError,
     P99Error,
