@@ -5,9 +5,17 @@
 //! pipe by `tests/dashboard_browser_check.py`, Python standard library only).
 //!
 //! Asserts: no console error or exception; every request is `file:` or
-//! `data:`; one table row per clip; a real mouse click on a header sorts
-//! ascending, a second descending; the text filter works; every plot SVG
-//! has content and every heat-map image decodes; screenshots are written.
+//! `data:`; the clip table's first page drawn, every clip counted; a real
+//! mouse click on a header sorts every clip ascending, a second
+//! descending; the text filter works; an opened clip's detail fragment
+//! loads, its plot SVGs have content and its heat-map images decode;
+//! screenshots are written.
+//!
+//! Layout (`tests/dashboard_layout_check.py`, the bundled biped under
+//! three profiles against a baseline, so every section has content): at
+//! 390, 1400 and 2560 px no element is wider than the viewport or reaches
+//! past it (outside a horizontally scrolling box) and no table row is
+//! taller than its tallest cell's content needs.
 //! Chromium is installed with apt-get when missing (as `.ci/run` does);
 //! the test skips with a message only if that is impossible.
 //! `LUDUS_DASHBOARD_SCREENSHOTS=DIR` also copies the screenshots there
@@ -104,8 +112,15 @@ fn the_dashboard_works_in_headless_chromium() {
         foreign.is_empty(),
         "requests other than file:/data: {foreign:?}"
     );
-    assert_eq!(r["rows"].as_u64(), Some(f.clips as u64), "one row per clip");
+    let first_page = f.clips.min(100) as u64;
+    assert_eq!(r["rows"].as_u64(), Some(first_page), "the first page");
     assert_eq!(r["data_rows"].as_u64(), Some(f.clips as u64));
+    assert_eq!(
+        r["shown_rows"].as_u64(),
+        Some(f.clips as u64),
+        "all counted"
+    );
+    assert_eq!(r["clip_found"], true, "the clip's fragment loaded");
     assert_eq!(r["sort"]["ascending"], true, "first click sorts ascending");
     assert_eq!(
         r["sort"]["descending"], true,
@@ -117,7 +132,7 @@ fn the_dashboard_works_in_headless_chromium() {
         "filter 'walk' keeps some rows: {filtered}"
     );
     assert!(
-        r["plots"].as_u64().unwrap_or(0) >= 3 * f.clips as u64,
+        r["plots"].as_u64().unwrap_or(0) >= 3,
         "plots: {}",
         r["plots"]
     );
@@ -139,6 +154,82 @@ fn the_dashboard_works_in_headless_chromium() {
         if let Some(dir) = std::env::var_os("LUDUS_DASHBOARD_SCREENSHOTS") {
             let name = p.file_name().unwrap_or_default();
             std::fs::copy(&p, Path::new(&dir).join(name)).expect("screenshot copied");
+        }
+    }
+}
+
+fn biped(dir: &Path, name: &str, profile: &str, walk: Option<&Path>) -> PathBuf {
+    let root = common::repo().join("fixtures");
+    let text = match walk {
+        Some(p) => format!("sources = []\n[clips.walk]\nprofile = '{}'\n", p.display()),
+        None => "sources = []".to_string(),
+    };
+    let files = vec![root.join("biped.glb")];
+    let extra = [("biped.glb", common::settings(&text))];
+    let out = dir.join(name);
+    common::cook_jobs(common::jobs(&files, &extra), &root, &out, profile, false);
+    out
+}
+
+#[test]
+fn the_layout_holds_at_phone_desktop_and_wide_widths() {
+    let Some(chromium) = chromium() else { return };
+    if found("python3").is_none() {
+        eprintln!("skipped: python3 not found (it drives Chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let tight = common::fixtures::standard_at(d, 0.00005);
+    let outs: Vec<PathBuf> = ["standard", "hero", "crowd"]
+        .iter()
+        .map(|p| biped(d, p, p, None))
+        .collect();
+    let baseline = biped(d, "baseline", "standard", Some(&tight));
+    let html = d.join("dashboard.html");
+    run(&ReportArgs {
+        outs,
+        baseline: Some(baseline),
+        html: Some(html.clone()),
+        ..Default::default()
+    })
+    .expect("report runs");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/dashboard_layout_check.py");
+    let shots = d.join("shots");
+    let o = Command::new("python3")
+        .args([script.as_os_str(), chromium.as_os_str(), html.as_os_str()])
+        .arg(&shots)
+        .arg("clip-biped-walk-standard")
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(r["console_errors"], serde_json::json!([]), "console errors");
+    for w in r["widths"].as_array().expect("widths") {
+        let width = &w["width"];
+        assert_eq!(w["clip_opened"], true, "{width}: the clip's detail loads");
+        assert_eq!(
+            w["overflow"]["count"], 0,
+            "{width}: too wide: {}",
+            w["overflow"]
+        );
+        assert_eq!(
+            w["rows"]["count"], 0,
+            "{width}: rows too tall: {}",
+            w["rows"]
+        );
+        assert!(
+            w["rows"]["rows"].as_u64().unwrap_or(0) > 20,
+            "{width}: rows measured"
+        );
+        for s in w["screenshots"].as_array().expect("screenshots") {
+            let p = PathBuf::from(s.as_str().unwrap_or_default());
+            let bytes = std::fs::read(&p).expect("screenshot written");
+            assert!(bytes.starts_with(b"\x89PNG"), "{}", p.display());
+            if let Some(dir) = std::env::var_os("LUDUS_DASHBOARD_SCREENSHOTS") {
+                let name = p.file_name().unwrap_or_default();
+                std::fs::copy(&p, Path::new(&dir).join(name)).expect("screenshot copied");
+            }
         }
     }
 }

@@ -4,9 +4,11 @@
 Python's standard library: no Playwright, no browser download, no socket.
 
 Opens the dashboard page, then prints one JSON object: console errors,
-every network request URL, clip-table rows, what sorting by a real mouse
-click on a header did, filtering, plot SVGs (and whether each heat-map
-image decodes), and the screenshots written.
+every network request URL, the clip table's first page, what sorting by a
+real mouse click on a header did (over every clip, not just the page),
+filtering, then opens one clip (its detail fragment loads) and counts plot
+SVGs (and whether each heat-map image decodes), and the screenshots
+written.
 
 usage: browser_check.py CHROMIUM PAGE.html OUT_DIR CLIP_ID
 """
@@ -168,6 +170,9 @@ class Page:
 SORT_COLUMN = "#clip-table thead th:nth-child(6)"  # compressed bytes
 COLUMN_VALUES = """Array.from(document.querySelectorAll('#clip-table tbody tr'))
     .map(r => parseFloat(r.cells[5].getAttribute('data-v')))"""
+ALL_VALUES = """(() => { const d = JSON.parse(document.getElementById('ludus-data').textContent);
+    const k = d.cols.indexOf('compressed_bytes'); return d.rows.map(r => r[k]); })()"""
+SHOWN = "parseInt(document.getElementById('clip-count').textContent, 10)"
 PLOTS = """(() => { const svgs = Array.from(document.querySelectorAll('svg.plot'));
     return { count: svgs.length,
              empty: svgs.filter(s => s.childElementCount === 0 || s.getBoundingClientRect().width === 0)
@@ -185,20 +190,26 @@ def check(page, html, out_dir, clip_id):
     res = {"rows": page.js("document.querySelectorAll('#clip-table tbody tr').length"),
            "data_rows": page.js("JSON.parse(document.getElementById('ludus-data').textContent).rows.length"),
            "screenshots": [page.shot(os.path.join(out_dir, "overview.png"))]}
-    before = page.js(COLUMN_VALUES)
+    every = page.js(ALL_VALUES)
     page.click(SORT_COLUMN)
     asc = page.js(COLUMN_VALUES)
     page.click(SORT_COLUMN)
     desc = page.js(COLUMN_VALUES)
     res["sort"] = {"header": page.js(f"document.querySelector('{SORT_COLUMN}').textContent"),
-                   "ascending": asc == sorted(before), "descending": desc == sorted(before, reverse=True),
+                   "ascending": asc == sorted(every)[:len(asc)],
+                   "descending": desc == sorted(every, reverse=True)[:len(desc)],
                    "aria": page.js(f"document.querySelector('{SORT_COLUMN}').getAttribute('aria-sort')")}
     page.js("(() => { const f = document.getElementById('clip-filter'); f.value = 'walk';"
             " f.dispatchEvent(new Event('input')); })()")
-    res["filtered_rows"] = page.js("Array.from(document.querySelectorAll('#clip-table tbody tr')).filter(r => !r.hidden).length")
+    res["filtered_rows"] = page.js(SHOWN)
     res["filter_label"] = page.js("document.getElementById('clip-count').textContent")
     page.js("(() => { const f = document.getElementById('clip-filter'); f.value = '';"
             " f.dispatchEvent(new Event('input')); })()")
+    res["shown_rows"] = page.js(SHOWN)
+    page.js(f"location.hash = {json.dumps(clip_id)}")
+    deadline = time.time() + 20
+    while time.time() < deadline and not page.js(f"!!document.getElementById({json.dumps(clip_id)})"):
+        time.sleep(0.05)
     plots = page.js(PLOTS)
     res["plots"], res["empty_plots"] = plots["count"], plots["empty"]
     res["images"] = len(plots["images"])

@@ -2,12 +2,19 @@
 //! `report OUT... [--baseline OLD] [--html FILE] [--fail-on-regression]
 //! [--json]`.
 //!
+//! The page is an index (`report.html`) and its detail fragments in
+//! `report-details/` beside it (named `<stem>-details/` after the page):
+//! a fragment already there is the same bytes (its name is its content's
+//! hash) and is not written again; fragments the new index does not name
+//! are removed.
+//!
 //! Exit codes: 0 done (regressions, if any, are printed); 1 regressions
 //! found with `fail_on_regression`; an `Err` is the caller's exit code 2
 //! with the error's one line.
 
 use crate::error::DashboardError;
-use crate::html::{render_html, HtmlOptions};
+use crate::html::site::{render_site, Site};
+use crate::html::HtmlOptions;
 use crate::input::{load_cook, report_path};
 use crate::model::Dashboard;
 use crate::text::{render_json, render_text};
@@ -38,6 +45,9 @@ pub struct Outcome {
     pub exit_code: i32,
     pub html: PathBuf,
     pub regressions: usize,
+    /// Detail fragments written, and those already there (unchanged).
+    pub fragments_written: usize,
+    pub fragments_kept: usize,
 }
 
 /// Load, compare, write the page, and summarize.
@@ -54,10 +64,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, DashboardError> {
         Some(p) => p.clone(),
         None => default_html(first)?,
     };
-    write_atomic(
-        &html_path,
-        render_html(&d, &HtmlOptions::default()).as_bytes(),
-    )?;
+    let dir = details_dir(&html_path);
+    let site = render_site(&d, &HtmlOptions::default(), &dir);
+    let (fragments_written, fragments_kept) = write_site(&html_path, &site)?;
     let mut stdout = if args.json {
         render_json(&d)
     } else {
@@ -66,14 +75,64 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, DashboardError> {
     if !args.json {
         stdout.push_str(&format!("\nDashboard: {}\n", html_path.display()));
     }
-    let regressions = d.comparison.as_ref().map_or(0, |c| c.regressions.len());
+    let regressions = d.regressions().len();
     let exit_code = i32::from(args.fail_on_regression && regressions > 0);
     Ok(Outcome {
         stdout,
         exit_code,
         html: html_path,
         regressions,
+        fragments_written,
+        fragments_kept,
     })
+}
+
+/// `report.html` → `report-details`: the fragments' folder, beside it.
+fn details_dir(html: &Path) -> String {
+    let stem = html
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+    format!("{stem}-details")
+}
+
+/// A fragment file name this writer makes: 16 hex digits and `.js`.
+fn is_fragment_name(name: &str) -> bool {
+    name.strip_suffix(".js")
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Fragments first (new ones only), then the index, then stale
+/// fragments removed: (written, kept).
+fn write_site(html: &Path, site: &Site) -> Result<(usize, usize), DashboardError> {
+    let dir = html.with_file_name(&site.dir);
+    std::fs::create_dir_all(&dir).map_err(|source| DashboardError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let (mut written, mut kept) = (0, 0);
+    for f in &site.fragments {
+        let path = dir.join(&f.name);
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == f.bytes.len() as u64) {
+            kept += 1;
+            continue;
+        }
+        write_atomic(&path, &f.bytes)?;
+        written += 1;
+    }
+    write_atomic(html, site.index.as_bytes())?;
+    let names: std::collections::BTreeSet<&str> =
+        site.fragments.iter().map(|f| f.name.as_str()).collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok((written, kept));
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if is_fragment_name(&name) && !names.contains(name.as_str()) {
+            // A stale fragment left behind costs disk only: not an error.
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Ok((written, kept))
 }
 
 fn default_html(first: &Path) -> Result<PathBuf, DashboardError> {

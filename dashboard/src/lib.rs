@@ -25,6 +25,7 @@
 pub mod cli;
 pub mod error;
 mod fmt;
+pub mod gate;
 pub mod html;
 pub mod input;
 pub mod model;

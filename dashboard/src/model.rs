@@ -3,11 +3,11 @@
 //! offenders, the profile trade-off groups and the baseline comparison.
 
 use crate::input::Cook;
-use ludus_anim_report::compare::{compare, ClipKey, Comparison};
+use ludus_anim_report::compare::{compare, ClipKey, Comparison, Regression};
 use ludus_anim_report::rules::RegressionRules;
 use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_report::{AssetReport, AssetStatus, ClipReport, Severity};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// How many offenders the summaries list (as Unreal's animation
@@ -21,6 +21,9 @@ pub struct Dashboard {
     pub baseline: Option<Cook>,
     pub rules: RegressionRules,
     pub comparison: Option<Comparison>,
+    /// Clips over their threshold (the `over_threshold` and
+    /// `end_to_end_over_threshold` rules).
+    pub gate: Vec<Regression>,
     index: Vec<RowIndex>,
 }
 
@@ -30,6 +33,10 @@ struct RowIndex {
     asset: usize,
     clip: usize,
     id: String,
+    /// Index of the clip's record in its cook's sidecar.
+    side: Option<usize>,
+    /// [`Row::ratio`], computed once (a scan of the error grid).
+    budget: f32,
 }
 
 /// One cooked clip.
@@ -41,6 +48,7 @@ pub struct Row<'a> {
     pub asset: &'a AssetReport,
     pub clip: &'a ClipReport,
     pub sidecar: Option<&'a ClipSidecar>,
+    budget: f32,
 }
 
 impl Row<'_> {
@@ -51,12 +59,7 @@ impl Row<'_> {
     /// error over its own threshold from the sidecar, else the report's
     /// estimate ([`ClipReport::budget_used`]).
     pub fn ratio(&self) -> f32 {
-        match self.sidecar.filter(|s| s.has_errors()) {
-            Some(s) => (0..s.joint_count())
-                .map(|j| s.joint_worst(j).0)
-                .fold(0.0, f32::max),
-            None => self.clip.budget_used(),
-        }
+        self.budget
     }
     /// The threshold of the clip's worst joint (sidecar, else the
     /// report's selected joints, else the tightest threshold).
@@ -126,10 +129,30 @@ fn slug(text: &str) -> String {
     s.trim_matches('-').to_string()
 }
 
+fn budget_of(clip: &ClipReport, side: Option<&ClipSidecar>) -> f32 {
+    match side.filter(|s| s.has_errors()) {
+        Some(s) => (0..s.joint_count())
+            .map(|j| s.joint_worst(j).0)
+            .fold(0.0, f32::max),
+        None => clip.budget_used(),
+    }
+}
+
+/// Each sidecar record's position by `(source, clip, profile)`.
+fn sidecar_positions(cook: &Cook) -> HashMap<(&str, &str, &str), usize> {
+    let mut m = HashMap::new();
+    for (i, c) in cook.sidecar.iter().flat_map(|s| s.clips.iter()).enumerate() {
+        m.entry((c.source.as_str(), c.clip.as_str(), c.profile.as_str()))
+            .or_insert(i);
+    }
+    m
+}
+
 fn build_index(cooks: &[Cook]) -> Vec<RowIndex> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (ci, cook) in cooks.iter().enumerate() {
+        let positions = sidecar_positions(cook);
         for (ai, a) in cook.report.assets.iter().enumerate() {
             let stem = Path::new(&a.source)
                 .file_stem()
@@ -142,11 +165,17 @@ fn build_index(cooks: &[Cook]) -> Vec<RowIndex> {
                     id = format!("{base}-{n}");
                     n += 1;
                 }
+                let side = positions
+                    .get(&(a.source.as_str(), c.name.as_str(), c.profile.as_str()))
+                    .copied();
+                let record = side.and_then(|i| cook.sidecar.as_ref()?.clips.get(i));
                 out.push(RowIndex {
                     cook: ci,
                     asset: ai,
                     clip: k,
                     id,
+                    side,
+                    budget: budget_of(c, record),
                 });
             }
         }
@@ -162,13 +191,22 @@ impl Dashboard {
             compare(&[&b.report], &cur, &rules)
         });
         let index = build_index(&cooks);
-        Dashboard {
+        let mut d = Dashboard {
             cooks,
             baseline,
             rules,
             comparison,
+            gate: Vec::new(),
             index,
-        }
+        };
+        d.gate = crate::gate::over_threshold(&d.rows(), &d.rules);
+        d
+    }
+
+    /// Every failed rule: the threshold gate, then the baseline's.
+    pub fn regressions(&self) -> Vec<&Regression> {
+        let base = self.comparison.iter().flat_map(|c| &c.regressions);
+        self.gate.iter().chain(base).collect()
     }
 
     /// Every cooked clip, in input order.
@@ -180,34 +218,40 @@ impl Dashboard {
         let cook = self.cooks.get(i.cook)?;
         let asset = cook.report.assets.get(i.asset)?;
         let clip = asset.clips.get(i.clip)?;
-        let sidecar = cook
-            .sidecar
-            .as_ref()
-            .and_then(|s| s.clip(&asset.source, &clip.name, &clip.profile));
+        let sidecar = i.side.and_then(|k| cook.sidecar.as_ref()?.clips.get(k));
         Some(Row {
             id: &i.id,
             cook,
             asset,
             clip,
             sidecar,
+            budget: i.budget,
         })
     }
 
     /// Every asset of every cook with its clips' rows.
     pub fn assets(&self) -> Vec<(&Cook, &AssetReport, Vec<Row<'_>>)> {
-        let rows = self.rows();
+        let mut by: BTreeMap<(usize, usize), Vec<Row<'_>>> = BTreeMap::new();
+        for i in &self.index {
+            if let Some(r) = self.row(i) {
+                by.entry((i.cook, i.asset)).or_default().push(r);
+            }
+        }
         let mut out = Vec::new();
-        for cook in &self.cooks {
-            for a in &cook.report.assets {
-                let mine = rows
-                    .iter()
-                    .filter(|r| std::ptr::eq(r.asset, a))
-                    .copied()
-                    .collect();
-                out.push((cook, a, mine));
+        for (ci, cook) in self.cooks.iter().enumerate() {
+            for (ai, a) in cook.report.assets.iter().enumerate() {
+                out.push((cook, a, by.remove(&(ci, ai)).unwrap_or_default()));
             }
         }
         out
+    }
+
+    /// Index of the cook a row belongs to.
+    pub fn cook_of(&self, r: &Row<'_>) -> usize {
+        self.cooks
+            .iter()
+            .position(|c| std::ptr::eq(c, r.cook))
+            .unwrap_or(0)
     }
 
     /// Totals per profile, by profile name.

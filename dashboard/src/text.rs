@@ -1,7 +1,8 @@
 //! The text summary `ludus-anim report` prints (and its `--json` twin):
 //! totals per profile, the top-10 worst offenders (clips by budget used,
 //! then bytes; the largest clips; joints with the time they peak) and the
-//! regressions against the baseline, each named.
+//! clips over their thresholds and the regressions against the baseline,
+//! each named.
 
 use crate::fmt::{int, mm, pct};
 use crate::model::{Dashboard, ProfileTotals, Row, TOP};
@@ -15,6 +16,7 @@ pub fn render_text(d: &Dashboard) -> String {
     header(&mut s, d);
     totals(&mut s, &d.profiles());
     worst(&mut s, d);
+    gate(&mut s, d);
     regressions(&mut s, d);
     for n in d.notices() {
         let _ = writeln!(s, "notice: {n}");
@@ -136,6 +138,21 @@ fn worst(s: &mut String, d: &Dashboard) {
     }
 }
 
+/// The `over_threshold` rule's verdict (nothing when the rule is off).
+fn gate(s: &mut String, d: &Dashboard) {
+    if !d.rules.over_threshold && !d.rules.end_to_end_over_threshold {
+        return;
+    }
+    if d.gate.is_empty() {
+        let _ = writeln!(s, "\nEvery clip is within its thresholds.");
+        return;
+    }
+    let _ = writeln!(s, "\nOver threshold ({}):", d.gate.len());
+    for r in &d.gate {
+        let _ = writeln!(s, "  - {}", r.message);
+    }
+}
+
 fn regressions(s: &mut String, d: &Dashboard) {
     let (Some(c), Some(b)) = (&d.comparison, &d.baseline) else {
         let _ = writeln!(
@@ -214,7 +231,7 @@ pub fn render_json(d: &Dashboard) -> String {
         worst_clips: d.worst_clips(TOP).iter().map(JsonClip::from).collect(),
         largest_clips: d.largest_clips(TOP).iter().map(JsonClip::from).collect(),
         baseline: d.baseline.as_ref().map(|b| b.label.as_str()),
-        regressions: d.comparison.iter().flat_map(|c| &c.regressions).collect(),
+        regressions: d.regressions(),
         notices: d.notices(),
     };
     let mut s = serde_json::to_string_pretty(&summary)

@@ -130,6 +130,8 @@ pub enum RegressionKind {
     AssetFailed,
     ClipMissing,
     ClipAdded,
+    OverThreshold,
+    EndToEndOverThreshold,
     MaxErrorOverBudget,
     MaxError,
     P99Error,

@@ -8,6 +8,8 @@
 //!
 //! [report.regressions]
 //! bytes_pct = 2.0           # compressed bytes grew by more than 2 %
+//! over_threshold = true    # any joint over its threshold, baseline or not
+//! end_to_end_over_threshold = true  # decoded vs authored over the threshold
 //! max_error_over_budget = true
 //! max_error_pct = 10.0      # or `false` to switch a percentage rule off
 //! p99_error_pct = false
@@ -54,6 +56,14 @@ pub struct RegressionRules {
     /// Compressed bytes grew by more than this (default 2 %).
     #[serde(with = "number_or_false")]
     pub bytes_pct: Option<f64>,
+    /// Any clip of the current cook with a joint's codec error over that
+    /// joint's threshold (per joint from the sidecar, else the report's
+    /// selected and worst joints), with or without a baseline (default on).
+    pub over_threshold: bool,
+    /// Any clip of the current cook whose end-to-end error (decoded
+    /// against the authored curves) is outside its bound, for a cause
+    /// other than STEP keys between samples (default on).
+    pub end_to_end_over_threshold: bool,
     /// Max error exceeds the budget: the baseline clip's threshold, or the
     /// current one where it is tighter (default on).
     pub max_error_over_budget: bool,
@@ -84,6 +94,8 @@ impl Default for RegressionRules {
     fn default() -> Self {
         RegressionRules {
             bytes_pct: Some(2.0),
+            over_threshold: true,
+            end_to_end_over_threshold: true,
             max_error_over_budget: true,
             max_error_pct: Some(10.0),
             p99_error_pct: None,

@@ -29,14 +29,16 @@ pub struct Published {
     /// `manifest.json` as written (`GET /manifest`) and its ETag.
     pub manifest_json: Arc<Vec<u8>>,
     pub manifest_etag: String,
-    /// The dashboard page of this generation, rendered on first request.
-    dashboard: std::sync::OnceLock<Arc<String>>,
+    /// The dashboard of this generation (index and detail fragments),
+    /// rendered on first request.
+    dashboard: std::sync::OnceLock<Arc<ludus_anim_dashboard::html::site::Site>>,
 }
 
 impl Published {
-    /// The dashboard of this generation (the same page `ludus-anim report`
-    /// writes), rendered once.
-    pub fn dashboard(&self) -> Arc<String> {
+    /// The dashboard of this generation (the index and fragments
+    /// `ludus-anim report` writes, without the sidecar's plots), rendered
+    /// once.
+    pub fn dashboard(&self) -> Arc<ludus_anim_dashboard::html::site::Site> {
         self.dashboard
             .get_or_init(|| {
                 let cook = ludus_anim_dashboard::Cook::new(
@@ -49,7 +51,8 @@ impl Published {
                     title: format!("ludus-anim — generation {}", self.number),
                     ..Default::default()
                 };
-                Arc::new(ludus_anim_dashboard::render_html(&d, &opts))
+                use ludus_anim_dashboard::html::site::{render_site, DETAILS_DIR};
+                Arc::new(render_site(&d, &opts, DETAILS_DIR))
             })
             .clone()
     }

@@ -106,6 +106,21 @@ fn responses_follow_their_schemas() {
         assert!(page.contains(name), "{source} missing from the dashboard");
     }
     assert!(!page.contains("http://") && !page.contains("https://"));
+    // Its clip details are fragments the index names, served beside it.
+    let data = page
+        .split("id=\"ludus-data\">")
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .unwrap();
+    let data: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_eq!(data["details"], "report-details");
+    let hash = data["assets"][0][1].as_str().unwrap();
+    let frag = s.get(&format!("/report-details/{hash}.js"));
+    assert_eq!(frag.status, 200);
+    assert!(frag
+        .text()
+        .starts_with(&format!("ludusDetails(\"{hash}\", ")));
+    assert_eq!(s.get("/report-details/0000000000000000.js").status, 404);
 }
 
 #[test]

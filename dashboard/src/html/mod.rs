@@ -1,19 +1,27 @@
-//! The dashboard page: one self-contained HTML file. Inline CSS, inline
-//! hand-written SVG, the figures embedded as JSON, and a little vanilla JS
-//! (`assets/app.js`) that sorts any table by a header click and filters
-//! the clip table. No URL of any kind is referenced.
+//! The dashboard page. Inline CSS, inline hand-written SVG, the figures
+//! embedded as JSON, and a little vanilla JS (`assets/app.js`) that sorts
+//! any table by a header click and draws the clip table a page at a time
+//! (sorted, filtered). No URL of any kind is referenced.
 //!
-//! Sections, in order: totals (per profile, per asset), changes since the
-//! baseline, worst offenders, the clip table, the profile trade-off, and
-//! one detail per clip (error over time, heat map, bit rates, trajectory,
-//! events, retarget panel).
+//! Two shapes: [`render_html`], one self-contained file with every clip's
+//! detail inline (the asset server's `/`, small cooks); and
+//! [`site::render_site`], an index page plus one detail fragment per asset
+//! beside it, loaded when a clip is opened (what `report` writes: the
+//! index stays small at 10,000 clips).
+//!
+//! Sections, in order: the gate (clips over threshold, the rules), totals
+//! (per profile, per asset), changes since the baseline, worst offenders,
+//! the clip table, the profile trade-off, and the clip details (error over
+//! time, heat map, bit rates, trajectory, events, retarget panel).
 
 pub mod plots;
 mod png;
 mod sections;
+pub mod site;
 pub mod svg;
 
 use crate::model::Dashboard;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use svg::esc;
 
@@ -39,8 +47,30 @@ impl Default for HtmlOptions {
     }
 }
 
-/// The whole page.
+/// Where the clip details of a page are.
+enum Details<'a> {
+    /// Every clip's `<article>` in the page.
+    Inline,
+    /// None (`HtmlOptions::clip_details` off).
+    Left,
+    /// In fragments under `dir`, named per `(cook, source)`.
+    Fragments {
+        dir: &'a str,
+        names: &'a BTreeMap<(usize, String), String>,
+    },
+}
+
+/// The whole page, every clip's detail inline (with `clip_details`).
 pub fn render_html(d: &Dashboard, opts: &HtmlOptions) -> String {
+    let details = if opts.clip_details {
+        Details::Inline
+    } else {
+        Details::Left
+    };
+    page(d, opts, details)
+}
+
+fn page(d: &Dashboard, opts: &HtmlOptions, details: Details<'_>) -> String {
     let mut s = String::with_capacity(256 * 1024);
     let _ = write!(
         s,
@@ -51,16 +81,29 @@ pub fn render_html(d: &Dashboard, opts: &HtmlOptions) -> String {
     );
     sections::header(&mut s, d, &opts.title);
     s.push_str("<main>");
+    sections::rules::render(&mut s, d);
     sections::totals::render(&mut s, d);
     sections::baseline::render(&mut s, d);
     sections::worst::render(&mut s, d);
     sections::table::render(&mut s, d);
     sections::tradeoff::render(&mut s, d);
-    if opts.clip_details {
-        sections::clip::render_all(&mut s, d);
-    }
+    let empty = BTreeMap::new();
+    let (dir, names) = match details {
+        Details::Inline => {
+            sections::clip::render_all(&mut s, d);
+            ("", &empty)
+        }
+        Details::Left => ("", &empty),
+        Details::Fragments { dir, names } => {
+            s.push_str(
+                "<section id=\"details\"><h2>Clip details</h2><p class=\"muted\" id=\"detail-hint\">\
+                 Open a clip from a table: its detail loads here.</p><div id=\"detail-slot\"></div></section>",
+            );
+            (dir, names)
+        }
+    };
     s.push_str("</main>");
-    sections::data::render(&mut s, d);
+    sections::data::render(&mut s, d, dir, names);
     let _ = writeln!(s, "<script>{SCRIPT}</script></body></html>");
     s
 }

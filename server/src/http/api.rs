@@ -21,11 +21,11 @@ use std::sync::Arc;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 
-/// `/`: the dashboard of the current generation (the page `ludus-anim
-/// report` writes), rendered once per generation off the async threads.
-pub async fn index(State(app): State<App>) -> Result<Html<String>, ApiError> {
+/// The current generation's dashboard, rendered once per generation off
+/// the async threads.
+async fn dashboard(app: &App) -> Result<Arc<ludus_anim_dashboard::html::site::Site>, ApiError> {
     let current = app.shared.current().ok_or_else(no_generation)?;
-    let page = tokio::task::spawn_blocking(move || current.dashboard())
+    tokio::task::spawn_blocking(move || current.dashboard())
         .await
         .map_err(|_| {
             api_error(
@@ -33,8 +33,32 @@ pub async fn index(State(app): State<App>) -> Result<Html<String>, ApiError> {
                 "dashboard",
                 "rendering failed",
             )
-        })?;
-    Ok(Html(page.as_str().to_string()))
+        })
+}
+
+/// `/`: the dashboard index of the current generation (the page `ludus-anim
+/// report` writes).
+pub async fn index(State(app): State<App>) -> Result<Html<String>, ApiError> {
+    Ok(Html(dashboard(&app).await?.index.clone()))
+}
+
+/// `/report-details/{name}`: one detail fragment the index names, looked
+/// up by name (never joined onto a path); content-named, so immutable.
+pub async fn details(
+    State(app): State<App>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let site = dashboard(&app).await?;
+    let f = site
+        .fragments
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| api_error(StatusCode::NOT_FOUND, "not_found", "no such fragment"))?;
+    let headers = [
+        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+        (header::CACHE_CONTROL, IMMUTABLE),
+    ];
+    Ok((headers, f.bytes.clone()).into_response())
 }
 
 #[derive(Serialize)]

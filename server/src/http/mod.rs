@@ -54,6 +54,8 @@ pub struct App {
 pub fn router(app: App) -> Router {
     let timed = Router::new()
         .route("/", get(api::index))
+        // The dashboard's detail fragments (the index is served at `/`).
+        .route("/report-details/{name}", get(api::details))
         .route("/assets", get(api::assets))
         .route("/assets/{*name}", get(api::asset))
         .route("/packages/{hash}", get(api::package))

@@ -3,7 +3,7 @@
 //! regressions the rules found, then removed clips; added, better and
 //! unchanged clips collapsed.
 
-use super::{thead, txt};
+use super::{more, thead, txt, LIST_MAX};
 use crate::fmt::{int, mm};
 use crate::html::svg::esc;
 use crate::model::Dashboard;
@@ -30,10 +30,11 @@ pub fn render(s: &mut String, d: &Dashboard) {
     );
     if !c.regressions.is_empty() {
         s.push_str("<ul class=\"regressions\">");
-        for r in &c.regressions {
+        for r in c.regressions.iter().take(LIST_MAX) {
             let _ = write!(s, "<li>{}</li>", esc(&r.message));
         }
         s.push_str("</ul>");
+        more(s, c.regressions.len(), "the text summary lists them all");
     }
     let first: Vec<&ClipDelta> = c
         .clips
@@ -41,6 +42,7 @@ pub fn render(s: &mut String, d: &Dashboard) {
         .filter(|x| x.change <= ClipChange::Removed)
         .collect();
     delta_table(s, c, &first, "changes-worse");
+    more(s, first.len(), "the clip table's change column");
     let rest: Vec<&ClipDelta> = c
         .clips
         .iter()
@@ -52,6 +54,7 @@ pub fn render(s: &mut String, d: &Dashboard) {
         rest.len()
     );
     delta_table(s, c, &rest, "changes-rest");
+    more(s, rest.len(), "the clip table's change column");
     s.push_str("</details></section>");
 }
 
@@ -87,7 +90,10 @@ fn delta_cell(
 
 fn delta_table(s: &mut String, c: &Comparison, rows: &[&ClipDelta], id: &str) {
     use ludus_anim_report::compare::Metric as M;
-    let _ = write!(s, "<table class=\"sortable\" id=\"{id}\">");
+    let _ = write!(
+        s,
+        "<div class=\"scroll\"><table class=\"sortable\" id=\"{id}\">"
+    );
     thead(
         s,
         &[
@@ -102,7 +108,7 @@ fn delta_table(s: &mut String, c: &Comparison, rows: &[&ClipDelta], id: &str) {
         ],
     );
     s.push_str("<tbody>");
-    for d in rows {
+    for d in rows.iter().take(LIST_MAX) {
         let _ = write!(s, "<tr class=\"{:?}\">", d.change);
         txt(s, &d.key.to_string());
         let _ = write!(s, "<td class=\"change {0:?}\">{0:?}</td>", d.change);
@@ -124,5 +130,5 @@ fn delta_table(s: &mut String, c: &Comparison, rows: &[&ClipDelta], id: &str) {
             .collect();
         let _ = write!(s, "<td class=\"small\">{}</td></tr>", esc(&msgs.join("; ")));
     }
-    s.push_str("</tbody></table>");
+    s.push_str("</tbody></table></div>");
 }

@@ -9,7 +9,9 @@ use crate::html::plots::line::{Band, HLine, LinePlot, Series};
 use crate::html::plots::{bars, heat, max_pool, timeline, traj};
 use crate::html::svg::{esc, PALETTE};
 use crate::model::{Dashboard, Row};
+use ludus_anim_report::compare::{ClipDelta, ClipKey};
 use ludus_anim_report::sidecar::{ClipSidecar, RetargetSidecar};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Joints drawn in the error-over-time plot.
@@ -17,11 +19,39 @@ pub const WORST_JOINTS: usize = 5;
 /// Points per line after max-pooling.
 const POINTS: usize = 240;
 
+/// What a clip's detail looks up about other rows, indexed once.
+pub struct Lookup<'a> {
+    d: &'a Dashboard,
+    /// Rows by `(source, clip)`: the same clip under other profiles.
+    same: BTreeMap<(&'a str, &'a str), Vec<Row<'a>>>,
+    deltas: BTreeMap<&'a ClipKey, &'a ClipDelta>,
+}
+
+impl<'a> Lookup<'a> {
+    pub fn new(d: &'a Dashboard, rows: &[Row<'a>]) -> Lookup<'a> {
+        let mut same: BTreeMap<_, Vec<Row<'a>>> = BTreeMap::new();
+        for r in rows {
+            same.entry((r.asset.source.as_str(), r.clip.name.as_str()))
+                .or_default()
+                .push(*r);
+        }
+        let deltas = d
+            .comparison
+            .iter()
+            .flat_map(|c| &c.clips)
+            .map(|x| (&x.key, x))
+            .collect();
+        Lookup { d, same, deltas }
+    }
+}
+
+/// Every clip's detail inline (the one-file page).
 pub fn render_all(s: &mut String, d: &Dashboard) {
     s.push_str("<section id=\"details\"><h2>Clip details</h2>");
     let rows = d.rows();
+    let cx = Lookup::new(d, &rows);
     for r in &rows {
-        render(s, d, r, &rows);
+        render(s, &cx, r);
     }
     s.push_str("</section>");
 }
@@ -34,7 +64,8 @@ fn figure(s: &mut String, caption: &str, svg: &str) {
     );
 }
 
-fn render(s: &mut String, d: &Dashboard, r: &Row<'_>, rows: &[Row<'_>]) {
+/// One clip's detail: an `<article>` whose id is the row's.
+pub fn render(s: &mut String, cx: &Lookup<'_>, r: &Row<'_>) {
     let c = r.clip;
     let _ = write!(
         s,
@@ -49,8 +80,8 @@ fn render(s: &mut String, d: &Dashboard, r: &Row<'_>, rows: &[Row<'_>]) {
         Some(sc) => plots(s, sc, r),
         None => s.push_str("<p class=\"muted\">No per-time data for this clip (the cook wrote no sidecar, or left it out).</p>"),
     }
-    others(s, r, rows);
-    change(s, d, r);
+    others(s, r, cx);
+    change(s, cx, r);
     s.push_str("<p><a href=\"#clips\">↑ clip table</a></p></article>");
 }
 
@@ -348,10 +379,14 @@ fn retarget(s: &mut String, rt: &RetargetSidecar, duration: f32) {
     s.push_str("</div>");
 }
 
-fn others(s: &mut String, r: &Row<'_>, rows: &[Row<'_>]) {
-    let same: Vec<&Row<'_>> = rows
-        .iter()
-        .filter(|o| o.asset.source == r.asset.source && o.clip.name == r.clip.name && o.id != r.id)
+fn others(s: &mut String, r: &Row<'_>, cx: &Lookup<'_>) {
+    let key = (r.asset.source.as_str(), r.clip.name.as_str());
+    let same: Vec<&Row<'_>> = cx
+        .same
+        .get(&key)
+        .into_iter()
+        .flatten()
+        .filter(|o| o.id != r.id)
         .collect();
     if same.is_empty() {
         return;
@@ -370,10 +405,10 @@ fn others(s: &mut String, r: &Row<'_>, rows: &[Row<'_>]) {
     s.push_str("</p>");
 }
 
-fn change(s: &mut String, d: &Dashboard, r: &Row<'_>) {
-    let Some(c) = &d.comparison else { return };
+fn change(s: &mut String, cx: &Lookup<'_>, r: &Row<'_>) {
+    let Some(c) = &cx.d.comparison else { return };
     let key = r.key();
-    let Some(delta) = c.clips.iter().find(|x| x.key == key) else {
+    let Some(delta) = cx.deltas.get(&key) else {
         return;
     };
     let _ = write!(

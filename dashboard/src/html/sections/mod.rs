@@ -3,6 +3,8 @@
 pub mod baseline;
 pub mod clip;
 pub mod data;
+pub mod pareto;
+pub mod rules;
 pub mod table;
 pub mod totals;
 pub mod tradeoff;
@@ -18,7 +20,7 @@ pub fn header(s: &mut String, d: &Dashboard, title: &str) {
     let _ = write!(
         s,
         "<header><h1>{}</h1><p class=\"sub\">{} clip(s) from {}; cooker {}</p><nav>\
-         <a href=\"#totals\">Totals</a><a href=\"#changes\">Changes</a>\
+         <a href=\"#gate\">Gate</a><a href=\"#totals\">Totals</a><a href=\"#changes\">Changes</a>\
          <a href=\"#worst\">Worst offenders</a><a href=\"#clips\">Clips</a>\
          <a href=\"#profiles\">Profiles</a><a href=\"#details\">Clip details</a></nav>",
         esc(title),
@@ -33,6 +35,22 @@ pub fn header(s: &mut String, d: &Dashboard, title: &str) {
         let _ = write!(s, "<p class=\"notice\">{}</p>", esc(n));
     }
     s.push_str("</header>");
+}
+
+/// Longest list or table a section writes into the page: the rest is
+/// counted, and every clip stays in the clip table (10,000 clips must not
+/// cost 10,000 lines of HTML anywhere).
+pub const LIST_MAX: usize = 200;
+
+/// The note under a list cut at [`LIST_MAX`] (nothing when it was not).
+pub fn more(s: &mut String, total: usize, where_: &str) {
+    if total > LIST_MAX {
+        let _ = write!(
+            s,
+            "<p class=\"muted\">… and {} more ({where_}).</p>",
+            total - LIST_MAX
+        );
+    }
 }
 
 /// A sortable table's header; `num` columns sort by their `data-v`.

@@ -1,26 +1,15 @@
-//! Section 1b: every clip, one row each, sortable by any column and
-//! filterable by text, profile and flags; the clip name links to its
-//! detail.
+//! Section 1b: every clip, one row each, drawn by the page's script from
+//! the embedded data (`#ludus-data`) a page at a time: sortable by any
+//! column, filterable by text, profile and flags; the clip name links to
+//! its detail (inline, or a fragment the script loads on demand).
 
-use super::{budget, clip_link, num, thead, txt};
-use crate::fmt::{int, mm};
 use crate::html::svg::esc;
-use crate::model::{Dashboard, Row};
-use ludus_anim_report::compare::{ClipChange, Comparison};
+use crate::model::Dashboard;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-fn change_of(c: Option<&Comparison>, r: &Row<'_>) -> &'static str {
-    let Some(c) = c else { return "" };
-    let key = r.key();
-    match c.clips.iter().find(|d| d.key == key).map(|d| d.change) {
-        Some(ClipChange::Worse) => "worse",
-        Some(ClipChange::Better) => "better",
-        Some(ClipChange::Added) => "added",
-        Some(ClipChange::Unchanged) => "unchanged",
-        Some(ClipChange::Removed) | None => "",
-    }
-}
+/// Rows per page of the clip table.
+pub const PAGE_ROWS: usize = 100;
 
 fn filters(s: &mut String, d: &Dashboard) {
     let profiles: BTreeSet<String> = d.rows().iter().map(|r| r.clip.profile.clone()).collect();
@@ -39,80 +28,53 @@ fn filters(s: &mut String, d: &Dashboard) {
     );
 }
 
+fn pager(s: &mut String, where_: &str) {
+    let _ = write!(
+        s,
+        "<div class=\"pager\" data-pager=\"{where_}\"><button type=\"button\" data-page=\"first\">«</button>\
+         <button type=\"button\" data-page=\"prev\">‹ previous</button> <span class=\"page-label\"></span> \
+         <button type=\"button\" data-page=\"next\">next ›</button><button type=\"button\" data-page=\"last\">»</button></div>"
+    );
+}
+
 pub fn render(s: &mut String, d: &Dashboard) {
     s.push_str("<section id=\"clips\"><h2>Clips</h2>");
     filters(s, d);
-    s.push_str("<table class=\"sortable\" id=\"clip-table\">");
+    pager(s, "top");
+    let _ = write!(
+        s,
+        "<div class=\"scroll\"><table id=\"clip-table\" data-page-rows=\"{PAGE_ROWS}\">"
+    );
+    // (label, data column, numeric)
     let mut cols = vec![
-        ("clip", false),
-        ("profile", false),
-        ("joints", true),
-        ("duration s", true),
-        ("raw bytes", true),
-        ("compressed", true),
-        ("ratio", true),
-        ("max error", true),
-        ("p99", true),
-        ("budget", true),
-        ("worst joint", false),
-        ("decode ns", true),
-        ("compress ms", true),
-        ("warnings", true),
+        ("clip", "clip", false),
+        ("profile", "profile", false),
+        ("joints", "joints", true),
+        ("duration s", "duration_s", true),
+        ("raw bytes", "raw_bytes", true),
+        ("compressed", "compressed_bytes", true),
+        ("ratio", "ratio", true),
+        ("max error", "max_error_m", true),
+        ("p99", "p99_error_m", true),
+        ("budget", "budget", true),
+        ("worst joint", "worst_joint", false),
+        ("decode ns", "decode_ns", true),
+        ("compress ms", "compress_ms", true),
+        ("warnings", "warnings", true),
     ];
-    let cmp = d.comparison.as_ref();
-    if cmp.is_some() {
-        cols.push(("vs baseline", false));
+    if d.comparison.is_some() {
+        cols.push(("vs baseline", "change", false));
     }
-    thead(s, &cols);
-    s.push_str("<tbody>");
-    for r in d.rows() {
-        row(s, &r, cmp);
+    s.push_str("<thead><tr>");
+    for (label, key, num) in cols {
+        let kind = if num { "num" } else { "text" };
+        let _ = write!(
+            s,
+            "<th data-type=\"{kind}\" data-key=\"{key}\" tabindex=\"0\">{}</th>",
+            esc(label)
+        );
     }
-    s.push_str("</tbody></table></section>");
-}
-
-fn row(s: &mut String, r: &Row<'_>, cmp: Option<&Comparison>) {
-    let c = r.clip;
-    let search = format!(
-        "{} {} {} {}",
-        r.asset.source, c.name, c.profile, c.worst_joint
-    )
-    .to_lowercase();
-    let _ = write!(
-        s,
-        "<tr data-id=\"{}\" data-profile=\"{}\" data-search=\"{}\" data-budget=\"{}\" data-warn=\"{}\">",
-        r.id,
-        esc(&c.profile),
-        esc(&search),
-        r.ratio(),
-        c.warnings.len()
-    );
-    clip_link(s, r);
-    txt(s, &c.profile);
-    num(s, c.joints as f64, &c.joints.to_string());
-    num(s, c.duration_s as f64, &format!("{:.2}", c.duration_s));
-    num(s, c.raw_bytes as f64, &int(c.raw_bytes));
-    num(s, c.compressed_bytes as f64, &int(c.compressed_bytes));
-    num(s, c.ratio as f64, &format!("{:.1}:1", c.ratio));
-    num(s, c.max_error_m as f64, &mm(c.max_error_m));
-    num(s, c.p99_error_m as f64, &mm(c.p99_error_m));
-    budget(s, r.ratio());
-    let _ = write!(
-        s,
-        "<td>{} <span class=\"muted\">@{:.2}s</span></td>",
-        esc(&c.worst_joint),
-        c.worst_time_s
-    );
-    num(
-        s,
-        c.decode_ns_per_pose,
-        &format!("{:.0}", c.decode_ns_per_pose),
-    );
-    num(s, c.compress_ms, &format!("{:.1}", c.compress_ms));
-    num(s, c.warnings.len() as f64, &c.warnings.len().to_string());
-    if cmp.is_some() {
-        let ch = change_of(cmp, r);
-        let _ = write!(s, "<td class=\"change {ch}\">{ch}</td>");
-    }
-    s.push_str("</tr>");
+    s.push_str("</tr></thead><tbody></tbody></table></div>");
+    pager(s, "bottom");
+    s.push_str("</section>");
 }

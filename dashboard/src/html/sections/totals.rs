@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 pub fn render(s: &mut String, d: &Dashboard) {
     s.push_str(
-        "<section id=\"totals\"><h2>Totals</h2><table class=\"sortable\" id=\"profile-totals\">",
+        "<section id=\"totals\"><h2>Totals</h2><div class=\"scroll\"><table class=\"sortable\" id=\"profile-totals\">",
     );
     thead(
         s,
@@ -43,7 +43,7 @@ pub fn render(s: &mut String, d: &Dashboard) {
         num(s, t.warnings as f64, &t.warnings.to_string());
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table>");
+    s.push_str("</tbody></table></div>");
     cook_line(s, d);
     assets(s, d);
     s.push_str("</section>");
@@ -68,9 +68,10 @@ fn cook_line(s: &mut String, d: &Dashboard) {
 
 fn assets(s: &mut String, d: &Dashboard) {
     let all = d.assets();
+    let total = all.len();
     let _ = write!(
         s,
-        "<details><summary>Per asset ({})</summary><table class=\"sortable\" id=\"asset-totals\">",
+        "<details><summary>Per asset ({})</summary><div class=\"scroll\"><table class=\"sortable\" id=\"asset-totals\">",
         all.len()
     );
     thead(
@@ -89,7 +90,7 @@ fn assets(s: &mut String, d: &Dashboard) {
         ],
     );
     s.push_str("<tbody>");
-    for (_, a, rows) in all {
+    for (_, a, rows) in all.into_iter().take(super::LIST_MAX) {
         let raw: u64 = rows.iter().map(|r| r.clip.raw_bytes).sum();
         let comp: u64 = rows.iter().map(|r| r.clip.compressed_bytes).sum();
         let err = rows.iter().map(|r| r.clip.max_error_m).fold(0.0, f32::max);
@@ -121,5 +122,7 @@ fn assets(s: &mut String, d: &Dashboard) {
         num(s, warn as f64, &warn.to_string());
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table></details>");
+    s.push_str("</tbody></table></div>");
+    super::more(s, total, "filter the clip table by asset");
+    s.push_str("</details>");
 }

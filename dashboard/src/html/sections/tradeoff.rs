@@ -6,13 +6,16 @@
 //! OUT_CROWD`) or from one cook whose clips name different profiles; rows
 //! of one `(source, clip)` under two or more profiles form a group.
 
-use super::{clip_link, num, thead};
+use super::{clip_link, more, num, thead, LIST_MAX};
 use crate::fmt::{int, mm};
 use crate::html::plots::scatter::{self, Point};
 use crate::html::svg::esc;
 use crate::model::{Dashboard, Row};
 use std::collections::BTreeSet;
 use std::fmt::Write;
+
+/// Clips drawn in the per-clip scatter (each costs a few hundred bytes).
+const SCATTER_MAX: usize = 1000;
 
 fn point(r: &Row<'_>) -> Point {
     Point {
@@ -51,13 +54,18 @@ pub fn render(s: &mut String, d: &Dashboard) {
     let profiles = profiles_of(&groups);
     let per_clip: Vec<Vec<Point>> = groups
         .iter()
+        .take(SCATTER_MAX)
         .map(|g| g.iter().map(point).collect())
         .collect();
+    let drawn = if groups.len() > SCATTER_MAX {
+        format!("the first {SCATTER_MAX} of {} clips", groups.len())
+    } else {
+        format!("{} clips", groups.len())
+    };
     let _ = write!(
         s,
-        "<div class=\"cols\"><figure class=\"plot-fig\"><figcaption>Per clip ({} clips under {} profiles): \
+        "<div class=\"cols\"><figure class=\"plot-fig\"><figcaption>Per clip ({drawn} under {} profiles): \
          each clip's profiles joined</figcaption>{}</figure>",
-        groups.len(),
         profiles.len(),
         scatter::render(&per_clip, "compressed bytes against max error per clip and profile", true)
     );
@@ -78,6 +86,9 @@ pub fn render(s: &mut String, d: &Dashboard) {
         scatter::render(&sum_points, "total compressed bytes against max error per profile", false)
     );
     table(s, &groups, &profiles);
+    let figures: Vec<super::pareto::Figures> =
+        sums.into_iter().map(|(p, b, e, d)| (p, b, d, e)).collect();
+    super::pareto::render(s, &figures);
     s.push_str("</section>");
 }
 
@@ -115,7 +126,7 @@ fn selected(r: &Row<'_>) -> String {
 }
 
 fn table(s: &mut String, groups: &[Vec<Row<'_>>], profiles: &[String]) {
-    s.push_str("<table class=\"sortable\" id=\"profile-tradeoff\">");
+    s.push_str("<div class=\"scroll\"><table class=\"sortable\" id=\"profile-tradeoff\">");
     let labels: Vec<String> = profiles
         .iter()
         .flat_map(|p| {
@@ -131,7 +142,7 @@ fn table(s: &mut String, groups: &[Vec<Row<'_>>], profiles: &[String]) {
     cols.push(("selected joints (per profile)", false));
     thead(s, &cols);
     s.push_str("<tbody>");
-    for g in groups {
+    for g in groups.iter().take(LIST_MAX) {
         s.push_str("<tr>");
         if let Some(first) = g.first() {
             clip_link(s, first);
@@ -160,5 +171,6 @@ fn table(s: &mut String, groups: &[Vec<Row<'_>>], profiles: &[String]) {
             .collect();
         let _ = write!(s, "<td class=\"small\">{}</td></tr>", esc(&sel.join("; ")));
     }
-    s.push_str("</tbody></table>");
+    s.push_str("</tbody></table></div>");
+    more(s, groups.len(), "the clip table, filtered by profile");
 }

@@ -9,7 +9,7 @@ use crate::model::{Dashboard, TOP};
 pub fn render(s: &mut String, d: &Dashboard) {
     s.push_str("<section id=\"worst\"><h2>Worst offenders</h2><div class=\"cols\">");
     s.push_str(
-        "<div><h3>Closest to their error budget</h3><table class=\"sortable\" id=\"worst-clips\">",
+        "<div><h3>Closest to their error budget</h3><div class=\"scroll\"><table class=\"sortable\" id=\"worst-clips\">",
     );
     thead(
         s,
@@ -41,7 +41,7 @@ pub fn render(s: &mut String, d: &Dashboard) {
         );
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table></div><div><h3>Largest clips</h3><table class=\"sortable\" id=\"largest-clips\">");
+    s.push_str("</tbody></table></div></div><div><h3>Largest clips</h3><div class=\"scroll\"><table class=\"sortable\" id=\"largest-clips\">");
     thead(
         s,
         &[
@@ -64,7 +64,7 @@ pub fn render(s: &mut String, d: &Dashboard) {
         budget(s, r.ratio());
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table></div></div><h3>Worst joints</h3><table class=\"sortable\" id=\"worst-joints\">");
+    s.push_str("</tbody></table></div></div></div><h3>Worst joints</h3><div class=\"scroll\"><table class=\"sortable\" id=\"worst-joints\">");
     thead(
         s,
         &[
@@ -90,5 +90,5 @@ pub fn render(s: &mut String, d: &Dashboard) {
         }
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table></section>");
+    s.push_str("</tbody></table></div></section>");
 }
