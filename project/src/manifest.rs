@@ -6,6 +6,7 @@
 //! Precedence, most specific first: clip settings, asset settings, the
 //! command line, the `[project]` defaults, built-in defaults.
 
+use crate::clip_semantics::{ContactWindow, EventChannel, SyncGroupEntry};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
 use ludus_anim_model::limits::LimitOverrides;
@@ -27,6 +28,12 @@ pub struct Manifest {
     /// `ludus-anim report --fail-on-regression`.
     #[serde(default)]
     pub report: ludus_anim_report::rules::ReportConfig,
+    /// `[[sync_group]]`: clips synchronized by named contact markers.
+    #[serde(default, rename = "sync_group")]
+    pub sync_groups: Vec<SyncGroupEntry>,
+    /// `[[event_channel]]`: control or visual, by event name or prefix.
+    #[serde(default, rename = "event_channel")]
+    pub event_channels: Vec<EventChannel>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -144,6 +151,13 @@ pub struct AssetEntry {
     /// [`AssetJob`], the two already combined).
     #[serde(default)]
     pub limits: LimitOverrides,
+    /// The manifest's sync groups and event channels (not written in an
+    /// asset entry: [`Manifest::jobs`] copies them into each job, so they
+    /// reach every key the asset's clips are cooked under).
+    #[serde(skip)]
+    pub sync_groups: Vec<SyncGroupEntry>,
+    #[serde(skip)]
+    pub event_channels: Vec<EventChannel>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -161,6 +175,9 @@ pub struct ClipEntry {
     pub additive: Option<AdditiveReference>,
     #[serde(default)]
     pub markers: Vec<MarkerSpec>,
+    /// Contact windows (foot plants), cooked as markers.
+    #[serde(default)]
+    pub contacts: Vec<ContactWindow>,
     /// Skip this clip.
     #[serde(default)]
     pub skip: bool,
@@ -210,6 +227,14 @@ impl Manifest {
     }
 
     fn validate(&self, path: &str) -> Result<(), ManifestError> {
+        let semantics = self.sync_groups.iter().filter_map(SyncGroupEntry::invalid);
+        let channels = self.event_channels.iter().filter_map(EventChannel::invalid);
+        if let Some(message) = semantics.chain(channels).next() {
+            return Err(ManifestError::Parse {
+                path: path.to_string(),
+                message,
+            });
+        }
         if let Some(field) = self.project.limits.invalid_field() {
             return Err(ManifestError::Parse {
                 path: path.to_string(),
@@ -288,6 +313,8 @@ impl Manifest {
                     if !jobs.iter().any(|j| j.path == p) {
                         let mut settings = a.clone();
                         settings.limits = self.project.limits.then(&a.limits);
+                        settings.sync_groups = self.sync_groups.clone();
+                        settings.event_channels = self.event_channels.clone();
                         jobs.push(AssetJob { path: p, settings });
                     }
                 }
@@ -339,13 +366,17 @@ impl KeyInput for AssetEntry {
             curves,
             retarget,
             clips,
+            sync_groups,
+            event_channels,
         } = self;
         k.put(profile)
             .put(&units.map(Units::meters))
             .put(keep_unused_leaves)
             .put(curves)
             .put(retarget)
-            .put(clips);
+            .put(clips)
+            .put(sync_groups)
+            .put(event_channels);
     }
 }
 
@@ -360,6 +391,7 @@ impl KeyInput for ClipEntry {
             root_motion,
             additive,
             markers,
+            contacts,
             skip,
         } = self;
         k.put(profile)
@@ -370,6 +402,7 @@ impl KeyInput for ClipEntry {
             .put(root_motion)
             .put(additive)
             .put(markers)
+            .put(contacts)
             .put(skip);
     }
 }
