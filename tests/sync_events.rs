@@ -359,3 +359,45 @@ fn contact_windows_become_markers_in_the_package() {
         );
     }
 }
+
+/// Every byte of a SYNC section with a group, changed and resealed, loads
+/// or gives a typed error (never a panic); targeted corruptions are
+/// refused by name.
+#[test]
+fn a_corrupt_sync_section_is_an_error_not_a_panic() {
+    use ludus_anim_format::package::{reseal_checksum, SECTION_SYNC};
+    let walk = run("walk", 1.2, looping(sync(0.0, 0.6), locomotion())).expect("walk");
+    let idle = run("idle", 1.0, looping(vec![], vec![])).expect("idle");
+    let bytes = package(&[&walk, &idle]);
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let count = u32_at(&bytes, 24) as usize;
+    let entry = (0..count)
+        .map(|i| 64 + i * 24)
+        .find(|&e| u32_at(&bytes, e) == SECTION_SYNC)
+        .expect("a SYNC section");
+    let off = u32_at(&bytes, entry + 8) as usize;
+    let size = u32_at(&bytes, entry + 16) as usize;
+    for i in off..off + size {
+        for v in [0u8, 1, 0x7f, 0xff] {
+            let mut b = bytes.clone();
+            b[i] = v;
+            reseal_checksum(&mut b);
+            let _ = Package::load(&b);
+        }
+    }
+    // The member list names clip 1 (idle), which has no group markers.
+    let clips_at = off + 16 + 32 + 2 * 4;
+    let mut b = bytes.clone();
+    b[clips_at..clips_at + 4].copy_from_slice(&1u32.to_le_bytes());
+    reseal_checksum(&mut b);
+    let e = Package::load(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("clip 'idle' has no sync marker 'left_foot_down'"),
+        "{e}"
+    );
+    // A member past the clip table.
+    b[clips_at..clips_at + 4].copy_from_slice(&9u32.to_le_bytes());
+    reseal_checksum(&mut b);
+    let e = Package::load(&b).unwrap_err().to_string();
+    assert!(e.contains("names clip 9, out of range"), "{e}");
+}
