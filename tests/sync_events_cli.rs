@@ -183,3 +183,23 @@ fn manifest_typos_in_the_new_tables_are_caught() {
         assert!(text(&o).contains(want), "{want}: {}", text(&o));
     }
 }
+
+#[test]
+fn a_group_clip_no_asset_has_is_told_with_a_suggestion() {
+    let Some(fixtures) = shared_fixtures() else {
+        return;
+    };
+    let bad = MANIFEST.replacen(
+        "clips = [\"walk\", \"jog\", \"run\"]",
+        "clips = [\"wlak\", \"jog\", \"run\"]",
+        1,
+    );
+    let tmp = project(&fixtures, &bad);
+    let o = ludus_anim(&["cook"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("sync group 'locomotion' names clip 'wlak', which no asset of this cook produced; did you mean 'walk'?"),
+        "{}",
+        text(&o)
+    );
+}

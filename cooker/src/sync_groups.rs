@@ -111,3 +111,25 @@ pub fn rate_warnings(groups: &[GroupSummary], clip_names: &[&str], file: &str) -
         })
         .collect()
 }
+
+/// One notice per group clip that no cooked asset has (a typo, or a clip
+/// skipped), with the closest clip name. Only meaningful for a whole cook:
+/// a shard sees some of the assets.
+pub fn unknown_members(
+    groups: &[crate::clip_semantics::SyncGroupEntry],
+    clip_names: &[&str],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in groups {
+        for c in g.clips.iter().filter(|c| !clip_names.contains(&c.as_str())) {
+            let hint = ludus_anim_model::suggest::closest(c, clip_names.iter().copied())
+                .map(|n| format!("; did you mean '{n}'?"))
+                .unwrap_or_default();
+            out.push(format!(
+                "sync group '{}' names clip '{c}', which no asset of this cook produced{hint}",
+                g.name
+            ));
+        }
+    }
+    out
+}
