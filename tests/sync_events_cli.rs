@@ -81,6 +81,17 @@ fn a_locomotion_group_cooks_and_inspects() {
         "{out}"
     );
     let r = report(&d.join("out"));
+    let walk = r["assets"][0]["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "walk")
+        .unwrap();
+    // fx_dust, gameplay_step_noise and the window's two edges; two markers.
+    assert_eq!(
+        (walk["events"].as_u64(), walk["markers"].as_u64()),
+        (Some(4), Some(2))
+    );
     let pkg = package_path(&d.join("out"), &r, 0);
     let bytes = std::fs::read(&pkg).unwrap();
     let p = Package::load(&bytes).unwrap();

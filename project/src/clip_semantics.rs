@@ -249,4 +249,39 @@ mod tests {
         };
         assert!(g.invalid().unwrap().contains("max_rate"));
     }
+
+    #[test]
+    fn the_manifest_tables_parse_and_reach_every_job() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fuzz/seeds/manifest/example.toml"),
+        )
+        .unwrap();
+        let text = text.replace(
+            "[asset.clips.walk_start]",
+            "contacts = [ { name = \"plant\", start_s = 0.1, end_s = 0.4 } ]\n\n[asset.clips.walk_start]",
+        );
+        let m = crate::manifest::Manifest::parse(&text, "x").unwrap();
+        assert_eq!(m.sync_groups[0].max_rate, Some(2.0));
+        assert_eq!(m.event_channels[0].kind, ChannelKind::Control);
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let jobs = m.jobs(&root).unwrap();
+        assert_eq!(jobs[0].settings.sync_groups, m.sync_groups);
+        assert_eq!(jobs[0].settings.event_channels, m.event_channels);
+        assert_eq!(jobs[0].settings.clips["idle"].contacts[0].end_s, 0.4);
+        assert_eq!(
+            memberships(&m.sync_groups, "walk_start")[0].markers,
+            ["foot_l"]
+        );
+        let e = crate::manifest::Manifest::parse(
+            &text.replace("max_rate = 2.0", "max_rate = 0.5"),
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("max_rate 0.5 must be a number of at least 1"),
+            "{e}"
+        );
+    }
 }
