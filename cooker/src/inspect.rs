@@ -34,6 +34,7 @@ pub fn describe(p: &Package<'_>) -> String {
     for c in p.clips() {
         describe_clip(&mut s, p, c);
     }
+    crate::inspect_sync::describe(&mut s, p);
     s
 }
 
@@ -248,6 +249,7 @@ pub fn describe_json(p: &Package<'_>) -> Value {
             "identity": sk.identity().to_hex(),
         },
         "clips": clips,
+        "sync_groups": crate::inspect_sync::describe_json(p),
     })
 }
 

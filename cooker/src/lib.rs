@@ -21,6 +21,7 @@ pub mod filelock;
 pub mod fsutil;
 pub mod inspect;
 pub mod inspect_retarget;
+pub mod inspect_sync;
 pub mod listing;
 pub mod merge;
 pub mod package_writer;
@@ -38,10 +39,13 @@ pub mod stage;
 pub mod stage_cache;
 pub mod stages;
 pub mod suggest;
+pub mod sync_groups;
 
 // The project model lives in its own crate; these re-exports keep the
 // cooker's paths (`crate::manifest`, ...) for its modules and callers.
-pub use ludus_anim_project::{keys, manifest, paths, profile, settings, source, stamps};
+pub use ludus_anim_project::{
+    clip_semantics, keys, manifest, paths, profile, settings, source, stamps,
+};
 
 /// The cooker's name and version as packages record it. Only what changes
 /// package bytes belongs here: the source revision is reported by

@@ -137,12 +137,15 @@ stage_list! {
     /// diagnostics).
     Resample: "resample", version 4, per Clip, reads [Normalize, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
+    /// 8: sync-group memberships checked and their marker intervals
+    /// stored; contact windows as markers; control events (once per time,
+    /// snapped to the loop start within 1 ms of a loop's end).
     /// 7: the resampling report it carries has per-joint errors. 6: the record carries the grid's resampling report (the grid
     /// itself is no longer stored). 5: loop seam error with the six-vertex metric (4: a warning when
     /// the root-motion joint's ancestor travels; 3: warnings as located
     /// diagnostics; 2: loops, root motion, additive and markers; was: loop
     /// only).
-    Prepare: "prepare", version 7, per Clip, reads [Resample];
+    Prepare: "prepare", version 8, per Clip, reads [Resample];
     /// Codec blob. 11: each joint aims at its threshold less its
     /// resampling error (`codec_thresholds`), so the error against the
     /// authored curves stays within the threshold. 10: the record holds no
@@ -177,9 +180,11 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 9, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 11: curve channels carry their resolved schema (manifest and
-    /// profile `curve_schema`, the importer's STEP); located warnings for
-    /// schema rules naming no channel and stepped changes between samples. 10: the report's clips carry `end_to_end` (error against the
+    /// 12: package format 3 (SYNC section, control and contact event
+    /// kinds); the `sync_rate_range` warning. 11: curve channels carry
+    /// their resolved schema (manifest and profile `curve_schema`, the
+    /// importer's STEP); located warnings for schema rules naming no
+    /// channel and stepped changes between samples. 10: the report's clips carry `end_to_end` (error against the
     /// authored curves and its cause). 9: the record's report holds no timings. 8: the record carries the proof of its key (`RecordProof`) and
     /// its clips' sidecar record keys. 7: VBR codec v4 blobs (codec version 4 in the clip records).
     /// 6: VBR codec v3 blobs (codec version 3 in the clip records).
@@ -187,7 +192,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 11, per Asset, reads [Verify];
+    Package: "package", version 12, per Asset, reads [Verify];
 }
 
 impl Stage {

@@ -17,24 +17,65 @@ pub struct Event {
     pub reversible: bool,
 }
 
-/// What an authored marker is for. Both kinds are delivered as event
-/// crossings; the kind tells a sync group which markers are gait contacts.
+/// What an authored marker is for. Every kind is delivered as an event
+/// crossing; the kind says who owns it (seed: "Gameplay owns damage ...
+/// visual clip notifies request sound, VFX, and contact presentation").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum MarkerKind {
     /// A named contact marker for locomotion synchronization.
     SyncMarker,
-    /// A notify (sound, VFX, presentation), delivered once per crossing.
+    /// A visual notify (sound, VFX, presentation): advisory, delivered once
+    /// per crossing, may be skipped with the pose.
     Event,
+    /// A control event: authoritative, cooked into the control timeline
+    /// that ticks independently of visibility.
+    Control,
+    /// The start of an authored contact window (a foot plant).
+    ContactStart,
+    /// The end of an authored contact window.
+    ContactEnd,
 }
 
 impl MarkerKind {
-    /// The kind's name in reports: "sync-marker" or "event".
+    /// The kind's name in reports: "sync-marker", "event", "control",
+    /// "contact-start" or "contact-end".
     pub fn as_str(self) -> &'static str {
         match self {
             MarkerKind::SyncMarker => "sync-marker",
             MarkerKind::Event => "event",
+            MarkerKind::Control => "control",
+            MarkerKind::ContactStart => "contact-start",
+            MarkerKind::ContactEnd => "contact-end",
         }
+    }
+
+    /// The kind bits of an EVNT record's flags
+    /// (`package::EVENT_FLAG_*`; a visual event sets none).
+    pub fn flags(self) -> u32 {
+        use crate::package::*;
+        match self {
+            MarkerKind::SyncMarker => EVENT_FLAG_SYNC_MARKER,
+            MarkerKind::Event => 0,
+            MarkerKind::Control => EVENT_FLAG_CONTROL,
+            MarkerKind::ContactStart => EVENT_FLAG_CONTACT_START,
+            MarkerKind::ContactEnd => EVENT_FLAG_CONTACT_END,
+        }
+    }
+
+    /// The kind of an EVNT record's flags: at most one kind bit may be set
+    /// (`None` for a combination).
+    pub fn from_flags(flags: u32) -> Option<MarkerKind> {
+        let bits = flags & crate::package::EVENT_FLAGS_KIND;
+        [
+            MarkerKind::Event,
+            MarkerKind::SyncMarker,
+            MarkerKind::Control,
+            MarkerKind::ContactStart,
+            MarkerKind::ContactEnd,
+        ]
+        .into_iter()
+        .find(|k| k.flags() == bits)
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`trajectory`]: root-motion trajectories (validation, sampling, the
 //!   playback delta; extraction and normalization for the cook side).
 //! - [`events`]: authored markers and the rules of a clip's event track.
+//! - [`sync`]: sync groups as a package stores them.
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
 //! - [`package`]: the package v2 byte layout and the checksum, and the
@@ -33,6 +34,7 @@ pub mod math;
 pub mod package;
 pub mod reference;
 pub mod rigid;
+pub mod sync;
 pub mod timing;
 pub mod trajectory;
 pub mod vbr;

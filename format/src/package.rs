@@ -4,7 +4,7 @@
 use crate::hash::fnv1a64;
 
 pub const MAGIC: [u8; 8] = *b"LUDANIM\0";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 pub const HEADER_SIZE: usize = 64;
 /// Header offset of the u64 checksum: FNV-1a 64 over every byte after
 /// the header.
@@ -43,6 +43,7 @@ pub const SECTION_CLIPS: u32 = fourcc(b"CLIP");
 pub const SECTION_CURVES: u32 = fourcc(b"CURV");
 pub const SECTION_DATA: u32 = fourcc(b"DATA");
 pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
+pub const SECTION_SYNC: u32 = fourcc(b"SYNC");
 
 /// Written by the cooker; the reader checks META through its field reads.
 pub const META_SIZE: usize = 48;
@@ -125,7 +126,14 @@ pub const ROOT_MOTION_FULL: u8 = 2;
 /// Event record flags.
 pub const EVENT_FLAG_REVERSIBLE: u32 = 1 << 0;
 pub const EVENT_FLAG_SYNC_MARKER: u32 = 1 << 1;
-pub const EVENT_FLAGS_KNOWN: u32 = EVENT_FLAG_REVERSIBLE | EVENT_FLAG_SYNC_MARKER;
+/// Version 3: a control event (authoritative), the start and the end of
+/// a contact window. At most one kind bit is set; none is a visual event.
+pub const EVENT_FLAG_CONTROL: u32 = 1 << 2;
+pub const EVENT_FLAG_CONTACT_START: u32 = 1 << 3;
+pub const EVENT_FLAG_CONTACT_END: u32 = 1 << 4;
+pub const EVENT_FLAGS_KIND: u32 =
+    EVENT_FLAG_SYNC_MARKER | EVENT_FLAG_CONTROL | EVENT_FLAG_CONTACT_START | EVENT_FLAG_CONTACT_END;
+pub const EVENT_FLAGS_KNOWN: u32 = EVENT_FLAG_REVERSIBLE | EVENT_FLAGS_KIND;
 
 /// Byte offsets of the fields of a CLIP record, in record order
 /// (`schemas/package-format.md`, "CLIP: clip table"). The reader and the

@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod clip_semantics;
 pub mod curve_schema;
 pub mod keys;
 pub mod manifest;

@@ -7,6 +7,7 @@
 //! command line, the `[project]` defaults, built-in defaults.
 
 use crate::curve_schema::{describe_invalid, CurveRule};
+use crate::clip_semantics::{ContactWindow, EventChannel, SyncGroupEntry};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
 use ludus_anim_model::limits::LimitOverrides;
@@ -28,6 +29,12 @@ pub struct Manifest {
     /// `ludus-anim report --fail-on-regression`.
     #[serde(default)]
     pub report: ludus_anim_report::rules::ReportConfig,
+    /// `[[sync_group]]`: clips synchronized by named contact markers.
+    #[serde(default, rename = "sync_group")]
+    pub sync_groups: Vec<SyncGroupEntry>,
+    /// `[[event_channel]]`: control or visual, by event name or prefix.
+    #[serde(default, rename = "event_channel")]
+    pub event_channels: Vec<EventChannel>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -158,6 +165,13 @@ pub struct AssetEntry {
     /// (set by [`Manifest::jobs`]).
     #[serde(skip)]
     pub project_curve_rules: usize,
+    /// The manifest's sync groups and event channels (not written in an
+    /// asset entry: [`Manifest::jobs`] copies them into each job, so they
+    /// reach every key the asset's clips are cooked under).
+    #[serde(skip)]
+    pub sync_groups: Vec<SyncGroupEntry>,
+    #[serde(skip)]
+    pub event_channels: Vec<EventChannel>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -175,6 +189,9 @@ pub struct ClipEntry {
     pub additive: Option<AdditiveReference>,
     #[serde(default)]
     pub markers: Vec<MarkerSpec>,
+    /// Contact windows (foot plants), cooked as markers.
+    #[serde(default)]
+    pub contacts: Vec<ContactWindow>,
     /// Skip this clip.
     #[serde(default)]
     pub skip: bool,
@@ -224,6 +241,14 @@ impl Manifest {
     }
 
     fn validate(&self, path: &str) -> Result<(), ManifestError> {
+        let semantics = self.sync_groups.iter().filter_map(SyncGroupEntry::invalid);
+        let channels = self.event_channels.iter().filter_map(EventChannel::invalid);
+        if let Some(message) = semantics.chain(channels).next() {
+            return Err(ManifestError::Parse {
+                path: path.to_string(),
+                message,
+            });
+        }
         if let Some(field) = self.project.limits.invalid_field() {
             return Err(ManifestError::Parse {
                 path: path.to_string(),
@@ -316,6 +341,8 @@ impl Manifest {
                         let mut settings = a.clone();
                         settings.limits = self.project.limits.then(&a.limits);
                         self.layer_curve_rules(&mut settings, i);
+                        settings.sync_groups = self.sync_groups.clone();
+                        settings.event_channels = self.event_channels.clone();
                         jobs.push(AssetJob { path: p, settings });
                     }
                 }
@@ -395,6 +422,8 @@ impl KeyInput for AssetEntry {
             clips,
             curve_schema,
             project_curve_rules,
+            sync_groups,
+            event_channels,
         } = self;
         k.put(profile)
             .put(&units.map(Units::meters))
@@ -403,7 +432,9 @@ impl KeyInput for AssetEntry {
             .put(retarget)
             .put(clips)
             .put(curve_schema)
-            .put(&(*project_curve_rules as u64));
+            .put(&(*project_curve_rules as u64))
+            .put(sync_groups)
+            .put(event_channels);
     }
 }
 
@@ -418,6 +449,7 @@ impl KeyInput for ClipEntry {
             root_motion,
             additive,
             markers,
+            contacts,
             skip,
         } = self;
         k.put(profile)
@@ -428,6 +460,7 @@ impl KeyInput for ClipEntry {
             .put(root_motion)
             .put(additive)
             .put(markers)
+            .put(contacts)
             .put(skip);
     }
 }

@@ -5,6 +5,7 @@
 //! stored forms in the runtime: `LoopMode`, `RootMotionPolicy`,
 //! `MarkerKind`.)
 
+use crate::clip_semantics::{ContactWindow, SyncMembership};
 use crate::keys::{KeyInput, KeyWriter};
 use ludus_anim_format::events::MarkerKind;
 use ludus_anim_format::package::RootMotionPolicy;
@@ -100,7 +101,8 @@ mod root_policy_name {
     }
 }
 
-/// `"sync"` / `"event"`, as the manifest writes them.
+/// `"sync"` / `"event"` / `"control"`, as the manifest writes them
+/// (contact markers come from a clip's `contacts`).
 mod marker_kind_name {
     use ludus_anim_format::events::MarkerKind;
     use serde::{Deserialize, Deserializer, Serializer};
@@ -112,7 +114,11 @@ mod marker_kind_name {
         match String::deserialize(d)?.as_str() {
             "sync" => Ok(MarkerKind::SyncMarker),
             "event" => Ok(MarkerKind::Event),
-            other => Err(serde::de::Error::unknown_variant(other, &["sync", "event"])),
+            "control" => Ok(MarkerKind::Control),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["sync", "event", "control"],
+            )),
         }
     }
 }
@@ -128,6 +134,9 @@ fn marker_kind_str(k: MarkerKind) -> &'static str {
     match k {
         MarkerKind::SyncMarker => "sync",
         MarkerKind::Event => "event",
+        MarkerKind::Control => "control",
+        MarkerKind::ContactStart => "contact-start",
+        MarkerKind::ContactEnd => "contact-end",
     }
 }
 
@@ -142,6 +151,12 @@ pub struct ClipPrepSettings {
     pub root_motion: Option<RootMotionSettings>,
     pub additive: Option<AdditiveReference>,
     pub markers: Vec<MarkerSpec>,
+    /// Contact windows, cooked as contact-start/-end markers.
+    #[serde(default)]
+    pub contacts: Vec<ContactWindow>,
+    /// The sync groups the clip is a member of.
+    #[serde(default)]
+    pub sync: Vec<SyncMembership>,
 }
 
 impl KeyInput for LoopPolicy {
@@ -194,11 +209,15 @@ impl KeyInput for ClipPrepSettings {
             root_motion,
             additive,
             markers,
+            contacts,
+            sync,
         } = self;
         k.put(loop_policy)
             .put(drop_duplicate_end)
             .put(root_motion)
             .put(additive)
-            .put(markers);
+            .put(markers)
+            .put(contacts)
+            .put(sync);
     }
 }

@@ -250,7 +250,8 @@ pub struct ClipReport {
     pub root_motion: Option<RootMotionReport>,
     /// Additive clips: the named, revisioned reference.
     pub additive_reference: Option<String>,
-    /// Gameplay/presentation events and sync markers stored with the clip.
+    /// Events (visual, control, contact-window edges) and sync markers
+    /// stored with the clip, by distinct name.
     pub events: usize,
     pub markers: usize,
     pub codec: String,

@@ -7,6 +7,7 @@
 //! stage's [`Prepared`] itself; a clip without one is a plain pose clip.
 
 mod curves;
+mod sync;
 
 pub use curves::{CurveEntry, QuantizedCurve};
 
@@ -53,6 +54,7 @@ struct StringTable {
 }
 
 impl StringTable {
+    /// The index of `s`, added if new.
     fn add(&mut self, s: &str) -> u32 {
         if let Some(&i) = self.index.get(s) {
             return i;
@@ -122,8 +124,8 @@ struct Sections {
 
 /// Serialize a package. `prepared[i]` holds clip `i`'s prepared semantics
 /// (clips past the end of `prepared` are plain). Layout: header, section
-/// table, then sections STRS, META, SKEL, CLIP, CURV, EVNT, DATA, each
-/// 16-byte aligned.
+/// table, then sections STRS, META, SKEL, CLIP, CURV, EVNT, SYNC, DATA,
+/// each 16-byte aligned.
 pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8> {
     let mut s = Sections::default();
     let meta = meta_section(p, &mut s.strings);
@@ -144,6 +146,8 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
         write_clip(&mut s, c, prepared.get(ci).copied());
     }
     pad_to(&mut s.data, ALIGN);
+    let groups = crate::sync_groups::summarize(&prepared[..prepared.len().min(p.clips.len())]);
+    let sync = sync::sync_section(&groups, &mut s.strings);
     let strs = s.strings.bytes();
     assemble(&[
         (SECTION_STRINGS, &strs),
@@ -152,6 +156,7 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
         (SECTION_CLIPS, &s.clips),
         (SECTION_CURVES, &s.curves),
         (SECTION_EVENTS, &s.events),
+        (SECTION_SYNC, &sync),
         (SECTION_DATA, &s.data),
     ])
 }
@@ -274,12 +279,9 @@ fn write_event(
     name: &str,
 ) {
     put_f32(&mut s.events, time_s);
-    let mut flags = 0u32;
+    let mut flags = kind.flags();
     if reversible {
         flags |= EVENT_FLAG_REVERSIBLE;
-    }
-    if kind == MarkerKind::SyncMarker {
-        flags |= EVENT_FLAG_SYNC_MARKER;
     }
     put_u32(&mut s.events, flags);
     put_u64(&mut s.events, id);

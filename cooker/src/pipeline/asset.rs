@@ -627,6 +627,11 @@ fn package_asset(
     let start = Instant::now();
     let sk = &a.norm.skeleton;
     let prepared: Vec<&Prepared> = cooked.iter().map(|c| &c.prepared).collect();
+    let names: Vec<&str> = cooked.iter().map(|c| c.report.name.as_str()).collect();
+    let groups = crate::sync_groups::summarize(&prepared);
+    for w in crate::sync_groups::rate_warnings(&groups, &names, a.file) {
+        r.diagnostics.push(report::diagnostic(&w));
+    }
     let packaged = package(
         &PackageHeader {
             asset_name: a.asset_name,

@@ -424,7 +424,8 @@ fn clip_report(
             drift_100_loops_m: t.drift_100_loops_m,
         }),
         additive_reference: prepared.additive.as_ref().map(|a| a.reference.clone()),
-        events: count(MarkerKind::Event),
+        // Visual and control events and contact-window edges.
+        events: prepared.event_names.len() - count(MarkerKind::SyncMarker),
         markers: count(MarkerKind::SyncMarker),
         codec: encoded.codec.name().to_string(),
         codec_version: encoded.codec_version,

@@ -408,6 +408,9 @@ pub fn cook_with(
         parts.push((r.report.source.clone(), r.sidecar));
         report.assets.push(r.report);
     }
+    if shard.is_none() {
+        sync_group_notices(&report, &jobs, observer);
+    }
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
     report.shard = shard;
@@ -435,6 +438,20 @@ pub fn cook_with(
         out: &options.out,
     });
     Ok(report)
+}
+
+/// Tell about sync-group clips no cooked asset has (the groups are the
+/// manifest's, copied into every job).
+fn sync_group_notices(report: &Report, jobs: &[&AssetJob], observer: &dyn Observer) {
+    let Some(job) = jobs.first() else { return };
+    let names: Vec<&str> = report
+        .assets
+        .iter()
+        .flat_map(|a| a.clips.iter().map(|c| c.name.as_str()))
+        .collect();
+    for n in crate::sync_groups::unknown_members(&job.settings.sync_groups, &names) {
+        observer.event(&CookEvent::Notice { message: &n });
+    }
 }
 
 /// Cook `jobs` on `pool`, each isolated (a panic fails its asset only),

@@ -29,19 +29,28 @@ pub fn plan_clips<'a>(
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Vec<ClipPlan<'a>>, Diagnostic> {
     let asset_profile = settings.profile.as_deref().unwrap_or(default_profile);
+    let settings = &AssetDefaults {
+        entry: settings,
+        profile: asset_profile,
+    };
     let mut plans = Vec::new();
     for c in clips {
-        let s = settings.clips.get(&c.name).cloned().unwrap_or_default();
+        let s = settings
+            .entry
+            .clips
+            .get(&c.name)
+            .cloned()
+            .unwrap_or_default();
         if !s.skip && s.from.is_none() {
-            plans.push(plan(c.name.clone(), c, None, &s, asset_profile));
+            plans.push(plan(c.name.clone(), c, None, &s, settings));
         }
     }
-    for (name, s) in &settings.clips {
+    for (name, s) in &settings.entry.clips {
         match (&s.from, s.range) {
             (Some(from), Some([start, end])) => {
                 let c = cut_source(clips, name, from, end, file)?;
                 let range = Some((start, end.min(c.duration_s)));
-                plans.push(plan(name.clone(), c, range, s, asset_profile));
+                plans.push(plan(name.clone(), c, range, s, settings));
             }
             _ if !clips.iter().any(|c| &c.name == name) => warnings.push(
                 Diagnostic::warning(
@@ -85,12 +94,18 @@ fn cut_source<'a>(
     }
 }
 
+/// The asset's settings and its profile after the command line.
+struct AssetDefaults<'a> {
+    entry: &'a AssetEntry,
+    profile: &'a str,
+}
+
 fn plan<'a>(
     name: String,
     source: &'a SourceClip,
     range: Option<(f32, f32)>,
     s: &ClipEntry,
-    asset_profile: &str,
+    asset: &AssetDefaults<'_>,
 ) -> ClipPlan<'a> {
     let mut prep = ClipPrepSettings {
         loop_policy: s.loop_mode.unwrap_or_default(),
@@ -98,6 +113,8 @@ fn plan<'a>(
         root_motion: s.root_motion.clone(),
         additive: s.additive.clone(),
         markers: s.markers.clone(),
+        contacts: s.contacts.clone(),
+        sync: crate::clip_semantics::memberships(&asset.entry.sync_groups, &name),
     };
     let imported = source_markers(source, range);
     let source_markers = imported.len();
@@ -110,11 +127,12 @@ fn plan<'a>(
             prep.markers.push(m);
         }
     }
+    crate::clip_semantics::classify_events(&asset.entry.event_channels, &mut prep.markers);
     ClipPlan {
         name,
         source,
         range,
-        profile_name: s.profile.clone().unwrap_or(asset_profile.to_string()),
+        profile_name: s.profile.clone().unwrap_or(asset.profile.to_string()),
         prep,
         source_markers,
     }

@@ -28,6 +28,7 @@ mod clip;
 mod clip_record;
 mod curve;
 mod records;
+mod sync;
 #[cfg(test)]
 mod tests;
 
@@ -47,6 +48,7 @@ use format::*;
 use ludus_anim_format::additive::ADDITIVE_IDENTITY;
 use ludus_anim_format::package as format;
 use ludus_anim_format::package::Meta;
+use ludus_anim_format::sync::SyncGroup;
 use records::{parse_events, parse_skeleton};
 use std::sync::Arc;
 
@@ -90,6 +92,8 @@ pub struct Package<'a> {
     skeleton: Skeleton,
     clips: Vec<Clip<'a>>,
     curves: Vec<CurveChannel<'a>>,
+    /// The SYNC section's groups, checked against the clips' markers.
+    sync_groups: Vec<SyncGroup<'a>>,
     /// The skeleton's rest pose: the defaults pose clips decode missing
     /// tracks with. Shared with every clip's static base, whose one-shot
     /// decode recognizes this very slice (see [`Clip::sample`]).
@@ -166,6 +170,7 @@ impl<'a> Package<'a> {
             events: &events,
         };
         let mut clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
+        let sync_groups = sync::parse_sync(section(SECTION_SYNC, "SYNC")?, &strings, &clips)?;
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -184,6 +189,7 @@ impl<'a> Package<'a> {
             skeleton,
             clips,
             curves,
+            sync_groups,
             rest_defaults,
             additive_defaults,
         })
@@ -206,6 +212,11 @@ impl<'a> Package<'a> {
     /// The clip named `name`.
     pub fn clip(&self, name: &str) -> Option<&Clip<'a>> {
         self.clips.iter().find(|c| c.name == name)
+    }
+    /// The package's sync groups (format version 3): member clips, their
+    /// shared sync markers in cycle order, the cook-time rate range.
+    pub fn sync_groups(&self) -> &[SyncGroup<'a>] {
+        &self.sync_groups
     }
     /// The scalar curve channels of `clip` (a clip of this package).
     pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {

@@ -32,10 +32,14 @@ pub(super) fn parse_events<'a>(
         let flags = sec.u32(at + 4)?;
         let id = sec.u64(at + 8)?;
         let name_index = sec.u32(at + 16)?;
-        if flags & !EVENT_FLAGS_KNOWN != 0 || sec.u32(at + 20)? != 0 {
+        let kind = MarkerKind::from_flags(flags);
+        let Some(kind) = kind.filter(|_| flags & !EVENT_FLAGS_KNOWN == 0) else {
             return Err(invalid(format!(
-                "event {i} has unknown flags or reserved bits"
+                "event {i} has unknown or conflicting flags {flags:#x}"
             )));
+        };
+        if sec.u32(at + 20)? != 0 {
+            return Err(invalid(format!("event {i} has reserved bits set")));
         }
         if name_index == NO_STRING {
             return Err(invalid(format!("event {i} has no name")));
@@ -55,11 +59,7 @@ pub(super) fn parse_events<'a>(
                 reversible: flags & EVENT_FLAG_REVERSIBLE != 0,
             },
             name,
-            kind: if flags & EVENT_FLAG_SYNC_MARKER != 0 {
-                MarkerKind::SyncMarker
-            } else {
-                MarkerKind::Event
-            },
+            kind,
         });
     }
     Ok(out)

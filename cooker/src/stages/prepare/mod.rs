@@ -27,7 +27,9 @@
 //! 4. Additive conversion against the named reference.
 //! 5. Dropping the duplicated end sample of a loop ([`LoopMode::LoopWrap`]);
 //!    the trajectory keeps its endpoint key at the exact duration.
-//! 6. Markers and events: validated, canonicalized for loops.
+//! 6. Markers and events: validated, canonicalized for loops; contact
+//!    windows as markers; control events once per time.
+//! 7. Sync groups: the group's markers present, in its cyclic order.
 //!
 //! Adapted ideas: the duplicated-loop-sample removal and keeping the root
 //! trajectory's endpoint follow ACL's documentation on looping clips
@@ -38,6 +40,7 @@
 mod additive;
 mod markers;
 mod root_motion;
+mod sync;
 
 pub use crate::settings::{
     AdditiveReference, ClipPrepSettings, LoopPolicy, MarkerSpec, RootMotionSettings,
@@ -46,10 +49,12 @@ pub use additive::{additive_skeleton, verify_additive, PreparedAdditive};
 pub use ludus_anim_format::events::MarkerKind;
 pub use ludus_anim_format::package::RootMotionPolicy;
 pub use root_motion::{drift_100_loops, PreparedTrajectory};
+pub use sync::PreparedSync;
 
 use additive::convert_additive;
 use markers::prepare_markers;
 use root_motion::{drift_figures, extract_root_motion};
+use sync::check_sync;
 
 use crate::keys::{KeyInput, KeyWriter};
 use crate::profile::{Profile, ShellSettings};
@@ -80,6 +85,8 @@ pub struct Prepared {
     pub events: Vec<Event>,
     /// One entry per distinct marker id: `(id, name, kind)`.
     pub event_names: Vec<(u64, String, MarkerKind)>,
+    /// The sync groups the clip is a member of, validated.
+    pub sync: Vec<PreparedSync>,
     pub additive: Option<PreparedAdditive>,
     pub decisions: Vec<Decision>,
     /// What the stage found wrong but cooked anyway (a loop that pops),
@@ -184,6 +191,12 @@ pub enum PrepareError {
         clip: String,
         marker: String,
         time_s: f32,
+        what: String,
+    },
+    #[error("clip '{clip}': sync group '{group}': {what}")]
+    Sync {
+        clip: String,
+        group: String,
         what: String,
     },
     #[error("clip '{clip}' has zero duration and cannot carry events (marker '{marker}' at t={time_s} s)")]
@@ -372,8 +385,10 @@ pub fn prepare(
         clip.duration_s,
         looping,
         &settings.markers,
+        &settings.contacts,
         &mut notes.decisions,
     )?;
+    let sync = check_sync(&name, &clip, &events, &event_names, &settings.sync)?;
 
     Ok(Prepared {
         clip,
@@ -381,6 +396,7 @@ pub fn prepare(
         trajectory,
         events,
         event_names,
+        sync,
         additive,
         decisions: notes.decisions,
         warnings: notes.warnings,
