@@ -214,3 +214,75 @@ fn a_group_clip_no_asset_has_is_told_with_a_suggestion() {
         text(&o)
     );
 }
+
+/// Two assets whose members of one group differ past its `max_rate`: no
+/// package alone shows it (one member each), the cook does.
+const ACROSS: &str = r#"
+[project]
+output = "out"
+
+[[sync_group]]
+name = "locomotion"
+clips = ["walk", "cmu"]
+markers = ["left_foot_down", "right_foot_down"]
+max_rate = 1.9
+
+[[asset]]
+sources = ["pab_locomotions.fbx"]
+
+[asset.clips.walk]
+loop = "loop"
+markers = [
+  { name = "left_foot_down", time_s = 0.0, kind = "sync" },
+  { name = "right_foot_down", time_s = 0.6667, kind = "sync" },
+]
+
+[[asset]]
+sources = ["cmu.bvh"]
+units = "cmu"
+
+[asset.clips.cmu]
+markers = [
+  { name = "left_foot_down", time_s = 0.2, kind = "sync" },
+  { name = "right_foot_down", time_s = 0.5, kind = "sync" },
+]
+"#;
+
+#[test]
+fn a_group_across_assets_is_measured_by_the_cook_and_by_merge() {
+    let Some(fixtures) = shared_fixtures() else {
+        return;
+    };
+    let tmp = project(&fixtures, ACROSS);
+    let d = tmp.path();
+    std::fs::copy(fixtures.join("bvh/cmu_12_01_walk.bvh"), d.join("cmu.bvh")).unwrap();
+    let o = ludus_anim(&["cook"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let told = "sync group 'locomotion': interval left_foot_down → right_foot_down lasts 0.6667 s in pab_locomotions.fbx:walk and 0.3000 s in cmu.bvh:cmu: a follower plays at 0.450x-2.222x, beyond the group's max_rate 1.9";
+    assert!(text(&o).contains(told), "{}", text(&o));
+    let groups = |dir: &str| report(&d.join(dir))["sync_groups"].clone();
+    let g = groups("out");
+    assert_eq!(
+        g[0]["clips"],
+        serde_json::json!(["pab_locomotions.fbx:walk", "cmu.bvh:cmu"])
+    );
+    assert!(
+        (g[0]["rate_max"].as_f64().unwrap() - 2.2223).abs() < 1e-3,
+        "{g}"
+    );
+
+    // Sharded so each shard holds one member: merge measures the group.
+    for s in ["1/2", "2/2"] {
+        let o = ludus_anim(&["cook", "--quiet", "--out", "shards", "--shard", s], d);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(
+            !text(&o).contains(told),
+            "a shard sees one member: {}",
+            text(&o)
+        );
+    }
+    let o = ludus_anim(&["merge", "shards", "--out", "merged"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains(told), "{}", text(&o));
+    assert_eq!(groups("merged"), g);
+}

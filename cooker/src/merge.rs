@@ -128,6 +128,9 @@ pub struct Merged {
     pub report: Report,
     /// Packages copied into the output directory.
     pub copied: usize,
+    /// Cook-wide findings only the merged cook can make (a sync group
+    /// whose members, in different shards, play past its `max_rate`).
+    pub notices: Vec<String>,
 }
 
 /// Merges the shard outputs found in `dirs` into `out` (which may be one
@@ -143,7 +146,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     check_set(&mut shards)?;
     let order = job_order(&shards[0].info);
     let manifest = merge_manifests(&shards, &order)?;
-    let report = merge_reports(&shards, &order)?;
+    let mut report = merge_reports(&shards, &order)?;
+    let notices = merge_sync_groups(&shards, &mut report);
     let sink = Staging::begin(out).map_err(|source| MergeError::Write {
         path: out.display().to_string(),
         source,
@@ -162,7 +166,30 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         manifest,
         report,
         copied,
+        notices,
     })
+}
+
+/// The cook's sync groups over the merged assets: each shard reports the
+/// groups its own clips belong to (markers and `max_rate` resolved), and
+/// the rate range is measured again over every shard's members, as an
+/// unsharded cook measures it.
+fn merge_sync_groups(shards: &[Shard], report: &mut Report) -> Vec<String> {
+    let mut defs: Vec<crate::clip_semantics::SyncGroupEntry> = Vec::new();
+    for g in shards.iter().flat_map(|s| &s.report.sync_groups) {
+        if !defs.iter().any(|d| d.name == g.name) {
+            defs.push(crate::clip_semantics::SyncGroupEntry {
+                name: g.name.clone(),
+                clips: Vec::new(),
+                markers: g.markers.clone(),
+                max_rate: Some(g.max_rate),
+            });
+        }
+    }
+    defs.sort_by(|a, b| a.name.cmp(&b.name));
+    let (groups, notices) = crate::sync_groups::cook_groups(&defs, report);
+    report.sync_groups = groups;
+    notices
 }
 
 /// The shards' sidecars as one (`report-sidecar.json`), clips in job
@@ -485,6 +512,7 @@ fn merge_reports(shards: &[Shard], order: &BTreeMap<String, usize>) -> Result<Re
         cache_notices: Vec::new(),
         remote: None,
         shard: None,
+        sync_groups: Vec::new(),
     };
     let (mut cook_ms, mut rss) = (0.0f64, 0.0f64);
     for s in shards {

@@ -167,7 +167,9 @@ stage_list! {
     /// random times (2: VBR codec v2, 16-bit rotation ranges, unranged
     /// segments))).
     Encode: "encode", version 11, per Clip, reads [Prepare];
-    /// Decode through the runtime and measure. 9: scalar curves measured
+    /// Decode through the runtime and measure. 10: each joint's velocity
+    /// error against the authored motion, where the profile sets
+    /// `velocity_threshold_mps` (the key covers it). 9: scalar curves measured
     /// as their schema says (stepped channels held, clamped ones clamped);
     /// the key covers the curve schema rules. 8: each joint's error
     /// against the authored curves is stored. 7: the record holds no
@@ -178,9 +180,10 @@ stage_list! {
     /// floor; the per-time error grid for the sidecar (3: measures the
     /// static-pose decode and checks it equals the direct decode; 2:
     /// additive clips measured applied; scalar curve errors)).
-    Verify: "verify", version 9, per Clip, reads [Encode];
+    Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 12: package format 3 (SYNC section, control and contact event
+    /// 13: the report's clips carry `velocity` (and the
+    /// `velocity_error` warning) and their sync-group intervals. 12: package format 3 (SYNC section, control and contact event
     /// kinds); the `sync_rate_range` warning. 11: curve channels carry
     /// their resolved schema (manifest and profile `curve_schema`, the
     /// importer's STEP); located warnings for schema rules naming no
@@ -192,7 +195,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 12, per Asset, reads [Verify];
+    Package: "package", version 13, per Asset, reads [Verify];
 }
 
 impl Stage {

@@ -62,18 +62,31 @@ pub fn summarize(prepared: &[&Prepared]) -> Vec<GroupSummary> {
 
 /// The interval with the largest ratio of member lengths.
 fn widest(g: &GroupSummary, prepared: &[&Prepared]) -> Option<Widest> {
-    let lengths = |k: usize| {
-        g.clips.iter().filter_map(move |&c| {
+    let members: Vec<(u32, &[Option<f32>])> = g
+        .clips
+        .iter()
+        .filter_map(|&c| {
             let s = prepared
                 .get(c as usize)?
                 .sync
                 .iter()
                 .find(|s| s.group == g.name)?;
-            let len = (*s.intervals_s.get(k)?)?;
-            (len > 0.0).then_some((c, len))
+            Some((c, s.intervals_s.as_slice()))
+        })
+        .collect();
+    widest_of(&members, g.markers.len())
+}
+
+/// Over members `(label, intervals)`: the interval whose lengths differ
+/// most, with its longest and shortest member.
+fn widest_of(members: &[(u32, &[Option<f32>])], intervals: usize) -> Option<Widest> {
+    let lengths = |k: usize| {
+        members.iter().filter_map(move |(c, iv)| {
+            let len = (*iv.get(k)?)?;
+            (len > 0.0).then_some((*c, len))
         })
     };
-    (0..g.markers.len())
+    (0..intervals)
         .filter_map(|k| {
             let long = lengths(k).max_by(|a, b| a.1.total_cmp(&b.1))?;
             let short = lengths(k).min_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -84,6 +97,72 @@ fn widest(g: &GroupSummary, prepared: &[&Prepared]) -> Option<Widest> {
             })
         })
         .max_by(|a, b| (a.long.1 / a.short.1).total_cmp(&(b.long.1 / b.short.1)))
+}
+
+/// Each manifest group over every clip of the cook's report (members in
+/// any asset), by name, with a notice for a range past its `max_rate`.
+pub fn cook_groups(
+    groups: &[crate::clip_semantics::SyncGroupEntry],
+    report: &crate::report::Report,
+) -> (Vec<ludus_anim_report::sync::SyncGroupReport>, Vec<String>) {
+    let (mut out, mut notices) = (Vec::new(), Vec::new());
+    for g in groups {
+        let mut labels = Vec::new();
+        let mut members = Vec::new();
+        for a in &report.assets {
+            for c in &a.clips {
+                if let Some(s) = c.sync.iter().find(|s| s.group == g.name) {
+                    members.push((labels.len() as u32, s.intervals_s.as_slice()));
+                    labels.push(format!("{}:{}", a.source, c.name));
+                }
+            }
+        }
+        if labels.is_empty() {
+            continue;
+        }
+        let max_rate = g
+            .max_rate
+            .unwrap_or(crate::clip_semantics::DEFAULT_MAX_RATE);
+        let w = widest_of(&members, g.markers.len());
+        let r = w.as_ref().map_or(1.0, |w| w.long.1 / w.short.1);
+        // One asset's members are warned about with its package.
+        let assets = report
+            .assets
+            .iter()
+            .filter(|a| {
+                a.clips
+                    .iter()
+                    .any(|c| c.sync.iter().any(|s| s.group == g.name))
+            })
+            .count();
+        if let Some(w) = w.as_ref().filter(|_| r > max_rate && assets > 1) {
+            let k = w.interval;
+            notices.push(format!(
+                "sync group '{}': interval {} → {} lasts {:.4} s in {} and {:.4} s in {}: a follower plays at {:.3}x-{:.3}x, beyond the group's max_rate {max_rate}",
+                g.name,
+                g.markers[k],
+                g.markers[(k + 1) % g.markers.len()],
+                w.long.1,
+                labels[w.long.0 as usize],
+                w.short.1,
+                labels[w.short.0 as usize],
+                1.0 / r,
+                r
+            ));
+        }
+        out.push(ludus_anim_report::sync::SyncGroupReport {
+            name: g.name.clone(),
+            markers: g.markers.clone(),
+            clips: labels,
+            rate_min: 1.0 / r,
+            rate_max: r,
+            max_rate,
+        });
+    }
+    // By name, so a merged cook (groups gathered from shards) lists them
+    // as the unsharded cook does.
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    (out, notices)
 }
 
 /// A warning for each group whose rate range exceeds its `max_rate`.

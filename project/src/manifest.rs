@@ -6,8 +6,8 @@
 //! Precedence, most specific first: clip settings, asset settings, the
 //! command line, the `[project]` defaults, built-in defaults.
 
-use crate::curve_schema::{describe_invalid, CurveRule};
 use crate::clip_semantics::{ContactWindow, EventChannel, SyncGroupEntry};
+use crate::curve_schema::{describe_invalid, CurveRule};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
 use ludus_anim_model::limits::LimitOverrides;

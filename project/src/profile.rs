@@ -72,6 +72,13 @@ pub struct Profile {
     /// (`crate::curve_schema`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub curve_schema: Vec<crate::curve_schema::CurveRule>,
+    /// When set, verification also measures each joint's velocity error
+    /// (decoded against the authored motion, joint origins in component
+    /// space, over each sample interval; `ludus_anim_verify::velocity`)
+    /// and warns where it exceeds this many meters per second. Unset: not
+    /// measured.
+    #[serde(default)]
+    pub velocity_threshold_mps: Option<f32>,
 }
 
 /// [`Profile::curve_error_threshold`] when a profile does not set it.
@@ -166,6 +173,9 @@ impl Profile {
         positive("error_threshold_m", self.error_threshold_m)?;
         positive("shell_distance_m", self.shell_distance_m)?;
         positive("curve_error_threshold", self.curve_error_threshold)?;
+        if let Some(v) = self.velocity_threshold_mps {
+            positive("velocity_threshold_mps", v)?;
+        }
         positive("sample_rate.rate_hz", self.sample_rate.rate_hz)?;
         positive("sample_rate.min_hz", self.sample_rate.min_hz)?;
         positive("sample_rate.max_hz", self.sample_rate.max_hz)?;
@@ -353,6 +363,8 @@ impl KeyInput for Profile {
             joint_overrides,
             curve_error_threshold,
             curve_schema,
+            // Verification's key holds it: it changes no encoding.
+            velocity_threshold_mps: _,
         } = self;
         k.put(name)
             .put(description)

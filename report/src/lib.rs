@@ -26,6 +26,7 @@ pub mod rules;
 pub mod schema;
 pub mod sidecar;
 pub mod sidecar_parts;
+pub mod sync;
 
 pub use farm::{RemoteReport, RemoteStageStats, ShardInfo};
 pub use manifest::{ManifestAsset, ManifestClip, PackageManifest};
@@ -126,6 +127,10 @@ pub struct Report {
     /// and merged reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// Sync groups over the whole cook (absent without groups, and in
+    /// sharded and merged reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_groups: Vec<sync::SyncGroupReport>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -230,6 +235,23 @@ pub struct EndToEnd {
     pub cause: Option<String>,
 }
 
+/// Decoded vs authored velocity, for profiles that ask for it
+/// (`velocity_threshold_mps`): the joint with the largest error over any
+/// sample interval.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VelocityReport {
+    /// Meters per second.
+    pub max_error_mps: f32,
+    pub joint: String,
+    /// Middle of the interval where it peaks.
+    pub time_s: f32,
+    pub threshold_mps: f32,
+    /// `max_error_mps <= threshold_mps`.
+    pub within: bool,
+    /// Sample intervals measured.
+    pub intervals: usize,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClipReport {
     pub name: String,
@@ -273,6 +295,9 @@ pub struct ClipReport {
     /// judged against that threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_to_end: Option<EndToEnd>,
+    /// Velocity error, where the profile asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub velocity: Option<VelocityReport>,
     pub threshold_m: f32,
     pub worst_joint: String,
     pub worst_time_s: f32,
@@ -295,6 +320,9 @@ pub struct ClipReport {
     /// Retargeted clips: the profile and what the retarget measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retarget: Option<RetargetReport>,
+    /// The sync groups the clip is a member of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync: Vec<sync::ClipSync>,
 }
 
 impl ClipReport {

@@ -50,6 +50,14 @@ fn clip(full: bool) -> ClipReport {
             within: true,
             cause: None,
         }),
+        velocity: full.then(|| VelocityReport {
+            max_error_mps: 0.004,
+            joint: "Hand".into(),
+            time_s: 0.25,
+            threshold_mps: 0.01,
+            within: true,
+            intervals: 30,
+        }),
         threshold_m: 0.0001,
         worst_joint: "Hand".into(),
         worst_time_s: 0.5,
@@ -91,6 +99,14 @@ fn clip(full: bool) -> ClipReport {
             target_identity: "cd".repeat(16),
             metrics: serde_json::json!({"clip": "walk", "frames": 31}),
         }),
+        sync: if full {
+            vec![ludus_anim_report::sync::ClipSync {
+                group: "locomotion".into(),
+                intervals_s: vec![Some(0.6), None],
+            }]
+        } else {
+            vec![]
+        },
     }
 }
 
@@ -180,6 +196,14 @@ fn report() -> Report {
             )]),
         }),
         shard: Some(shard()),
+        sync_groups: vec![ludus_anim_report::sync::SyncGroupReport {
+            name: "locomotion".into(),
+            markers: vec!["left_foot_down".into(), "right_foot_down".into()],
+            clips: vec!["walk.glb:walk".into(), "run.glb:run".into()],
+            rate_min: 0.5,
+            rate_max: 2.0,
+            max_rate: 2.0,
+        }],
     };
     r.compute_totals(12.0, 20.0);
     r

@@ -15,11 +15,13 @@
 
 pub mod floor;
 pub mod times;
+pub mod velocity;
 
 pub use floor::{f32_floor, FLOOR_FACTOR};
 pub use times::{
     check_plan, golden_max, CheckTimes, Grid, TimeCounts, CODEC_FRACTIONS, SOURCE_FRACTIONS,
 };
+pub use velocity::{velocity_errors, VelocityStats};
 
 use glam::{DAffine3, DQuat, DVec3};
 use ludus_anim_format::math::{rotation_angle, Quat, Transform};

@@ -30,6 +30,9 @@ pub fn run(a: MergeArgs, out: &Output) -> Exit {
     };
     match merge(&a.shards, &target) {
         Ok(m) => {
+            for n in &m.notices {
+                out.note(n);
+            }
             if !out.quiet {
                 outln!(
                     "merged {} shards: {} assets ({} failed), {} packages ({} copied) -> {}, {}",

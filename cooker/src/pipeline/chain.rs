@@ -135,6 +135,7 @@ impl ClipKeys {
             encode: &encode,
             curve_threshold: c.profile.curve_error_threshold,
             curves: c.curves,
+            velocity_threshold: c.profile.velocity_threshold_mps,
         });
         ClipKeys {
             resample,

@@ -24,7 +24,7 @@ use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
 use ludus_anim_report::sidecar_parts::SidecarPart;
-use ludus_anim_report::EndToEnd;
+use ludus_anim_report::{EndToEnd, VelocityReport};
 use ludus_anim_runtime::Skeleton;
 use std::cell::RefCell;
 
@@ -112,6 +112,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         encode: &job.keys.encode,
         curve_threshold: job.profile.curve_error_threshold,
         curves: job.spec.curves,
+        velocity_threshold: job.profile.velocity_threshold_mps,
     };
     let check = || match last_check.take() {
         Some((blob, v)) if blob == encoded.blob => Ok(v),
@@ -365,6 +366,7 @@ fn check(
         &js.shells,
         floor_m,
         job.kind,
+        job.profile.velocity_threshold_mps.is_some(),
         job.file,
     )
 }
@@ -442,6 +444,7 @@ fn clip_report(
         max_rotation_error_deg: v.codec.max_rotation_error_deg,
         source_error_m: v.source_error_m,
         end_to_end: None,
+        velocity: velocity_report(job, v),
         threshold_m: js.thresholds.iter().copied().fold(f32::INFINITY, f32::min),
         worst_joint: sk.name(v.codec.worst_joint).to_string(),
         worst_time_s: v.codec.worst_time_s,
@@ -469,6 +472,14 @@ fn clip_report(
         decode_ns_per_pose: v.decode_ns_per_pose,
         warnings: warnings.iter().map(|d| d.message.clone()).collect(),
         retarget: job.retarget.clone(),
+        sync: prepared
+            .sync
+            .iter()
+            .map(|s| ludus_anim_report::sync::ClipSync {
+                group: s.group.clone(),
+                intervals_s: s.intervals_s.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -495,11 +506,43 @@ fn clip_warnings(
     if let Some(d) = floor_warning(job, v, js) {
         out.push(d);
     }
+    if let Some(d) = velocity_warning(job, v) {
+        out.push(d);
+    }
     for d in &mut out {
         d.file = Some(job.file.to_string());
         d.clip = Some(job.plan.name.clone());
     }
     out
+}
+
+/// The velocity figure, where the profile asks for it.
+fn velocity_report(job: &ClipJob<'_>, v: &ClipVerification) -> Option<VelocityReport> {
+    let (threshold, s) = (job.profile.velocity_threshold_mps?, v.velocity.as_ref()?);
+    Some(VelocityReport {
+        max_error_mps: s.max_error_mps,
+        joint: job.norm.skeleton.name(s.worst_joint).to_string(),
+        time_s: s.worst_time_s,
+        threshold_mps: threshold,
+        within: s.max_error_mps <= threshold,
+        intervals: s.intervals,
+    })
+}
+
+/// A located warning for a velocity error over the profile's threshold.
+fn velocity_warning(job: &ClipJob<'_>, v: &ClipVerification) -> Option<Diagnostic> {
+    let r = velocity_report(job, v).filter(|r| !r.within)?;
+    Some(
+        Diagnostic::warning(
+            "velocity_error",
+            format!(
+                "decoded velocity departs from the authored motion by {:.4} m/s at joint '{}' around {:.3} s, over the profile's {} m/s ({} intervals measured)",
+                r.max_error_mps, r.joint, r.time_s, r.threshold_mps, r.intervals
+            ),
+        )
+        .joint(&r.joint)
+        .time(r.time_s),
+    )
 }
 
 /// The clip's end-to-end figure: each joint's error against the authored

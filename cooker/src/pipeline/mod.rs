@@ -408,9 +408,12 @@ pub fn cook_with(
         parts.push((r.report.source.clone(), r.sidecar));
         report.assets.push(r.report);
     }
-    if shard.is_none() {
-        sync_group_notices(&report, &jobs, observer);
-    }
+    // A shard reports the groups of its own clips (merged across shards
+    // by `merge`), but only the whole cook can tell about members no
+    // asset produced or ranges across assets.
+    let silent = crate::events::Silent;
+    let told: &dyn Observer = if shard.is_none() { observer } else { &silent };
+    report.sync_groups = sync_groups(&report, &jobs, told);
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
     report.shard = shard;
@@ -440,18 +443,28 @@ pub fn cook_with(
     Ok(report)
 }
 
-/// Tell about sync-group clips no cooked asset has (the groups are the
+/// The cook's sync groups over every asset; notices for clips no asset
+/// produced and for ranges past a group's bound (the groups are the
 /// manifest's, copied into every job).
-fn sync_group_notices(report: &Report, jobs: &[&AssetJob], observer: &dyn Observer) {
-    let Some(job) = jobs.first() else { return };
+fn sync_groups(
+    report: &Report,
+    jobs: &[&AssetJob],
+    observer: &dyn Observer,
+) -> Vec<ludus_anim_report::sync::SyncGroupReport> {
+    let Some(job) = jobs.first() else {
+        return Vec::new();
+    };
     let names: Vec<&str> = report
         .assets
         .iter()
         .flat_map(|a| a.clips.iter().map(|c| c.name.as_str()))
         .collect();
-    for n in crate::sync_groups::unknown_members(&job.settings.sync_groups, &names) {
-        observer.event(&CookEvent::Notice { message: &n });
+    let unknown = crate::sync_groups::unknown_members(&job.settings.sync_groups, &names);
+    let (groups, notices) = crate::sync_groups::cook_groups(&job.settings.sync_groups, report);
+    for n in unknown.iter().chain(&notices) {
+        observer.event(&CookEvent::Notice { message: n });
     }
+    groups
 }
 
 /// Cook `jobs` on `pool`, each isolated (a panic fails its asset only),
@@ -636,6 +649,7 @@ fn new_report(options: &CookOptions) -> Report {
         cache_notices: Vec::new(),
         remote: None,
         shard: None,
+        sync_groups: Vec::new(),
     }
 }
 

@@ -24,7 +24,8 @@ use ludus_anim_runtime::package::{Clip, CurveChannel};
 use ludus_anim_runtime::Package;
 use ludus_anim_runtime::{Player, Request, Skeleton, Transform};
 use ludus_anim_verify::{
-    check_plan, verify_clip, ErrorStats, Grid, TimeCounts, CODEC_FRACTIONS, SOURCE_FRACTIONS,
+    check_plan, velocity_errors, verify_clip, ErrorStats, Grid, TimeCounts, VelocityStats,
+    CODEC_FRACTIONS, SOURCE_FRACTIONS,
 };
 use std::time::Instant;
 
@@ -70,6 +71,12 @@ pub struct ClipVerification {
     /// Per scalar curve: largest difference between the decoded channel
     /// and the resampled one over the checked times.
     pub curve_errors: Vec<(String, f32)>,
+    /// Decoded vs authored velocity of each joint over each sample
+    /// interval, for profiles that set `velocity_threshold_mps`
+    /// (`None` otherwise, and for additive clips, whose deltas have no
+    /// motion of their own to compare).
+    #[serde(default)]
+    pub velocity: Option<VelocityStats>,
 }
 
 /// The verify stage.
@@ -83,6 +90,9 @@ pub struct VerifySpec<'a> {
     pub encode: &'a Key,
     pub curve_threshold: f32,
     pub curves: CurveLayers<'a>,
+    /// The profile's `velocity_threshold_mps` (whether velocity is
+    /// measured, and what the clip's warning is judged against).
+    pub velocity_threshold: Option<f32>,
 }
 
 impl KeyInput for VerifySpec<'_> {
@@ -91,8 +101,12 @@ impl KeyInput for VerifySpec<'_> {
             encode,
             curve_threshold,
             curves,
+            velocity_threshold,
         } = self;
-        k.put(*encode).put(curve_threshold).put(curves);
+        k.put(*encode)
+            .put(curve_threshold)
+            .put(curves)
+            .put(velocity_threshold);
     }
 }
 
@@ -125,6 +139,7 @@ pub fn verify_in_package(
     shells: &[f32],
     floor_m: f32,
     kind: SourceKind,
+    measure_velocity: bool,
     file: &str,
 ) -> Result<ClipVerification, Diagnostic> {
     let bytes = write_package(
@@ -163,6 +178,7 @@ pub fn verify_in_package(
         shells,
         floor_m,
         kind,
+        measure_velocity,
     ))
 }
 
@@ -182,6 +198,7 @@ pub fn verify(
     shells: &[f32],
     floor_m: f32,
     kind: SourceKind,
+    measure_velocity: bool,
 ) -> ClipVerification {
     let clip = &prepared.clip;
     let grid = Grid {
@@ -240,6 +257,8 @@ pub fn verify(
     };
     let source_error_m = source_error_m + floor_m;
     let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
+    let velocity = (measure_velocity && prepared.additive.is_none())
+        .then(|| velocity(skeleton, decoded, prepared, source));
     ClipVerification {
         codec,
         times_s,
@@ -255,6 +274,7 @@ pub fn verify(
         .to_string(),
         decode_ns_per_pose: decode_timing(skeleton, decoded, defaults),
         curve_errors,
+        velocity,
     }
 }
 
@@ -310,8 +330,6 @@ fn source_error(
             (t, 0.0, counts)
         }
     };
-    let src = SourcePose::new(source, skeleton);
-    let dur = clip.duration_s;
     let total = verify_clip(
         skeleton,
         decoded,
@@ -319,20 +337,55 @@ fn source_error(
         h,
         shells,
         thresholds,
-        |t, out| {
-            let t = if looping && dur > 0.0 {
-                t.rem_euclid(dur)
-            } else {
-                t
-            };
-            src.evaluate(t, out);
-            if let Some(tr) = &prepared.trajectory {
-                tr.remove_from_pose(skeleton, t, out);
-            }
-        },
+        authored(skeleton, prepared, source),
     );
     counts.refined = total.counts.refined;
     (total.max_error_m, counts, total.per_joint_max_m)
+}
+
+/// The authored local pose at any time, as the package means it: looping
+/// clips wrap, the extracted root motion is taken out.
+fn authored<'a>(
+    skeleton: &'a Skeleton,
+    prepared: &'a Prepared,
+    source: &'a SourceClip,
+) -> impl FnMut(f32, &mut [Transform]) + 'a {
+    let src = SourcePose::new(source, skeleton);
+    let clip = &prepared.clip;
+    let (looping, dur) = (clip.loop_mode.is_looping(), clip.duration_s);
+    move |t, out| {
+        let t = if looping && dur > 0.0 {
+            t.rem_euclid(dur)
+        } else {
+            t
+        };
+        src.evaluate(t, out);
+        if let Some(tr) = &prepared.trajectory {
+            tr.remove_from_pose(skeleton, t, out);
+        }
+    }
+}
+
+/// Decoded vs authored velocity over each sample interval (the grid's
+/// samples and the end; a wrap loop's seam interval included).
+fn velocity(
+    skeleton: &Skeleton,
+    decoded: &Clip<'_>,
+    prepared: &Prepared,
+    source: &SourceClip,
+) -> VelocityStats {
+    let clip = &prepared.clip;
+    let mut times: Vec<f32> = (0..clip.num_samples)
+        .map(|i| (i as f32 / clip.sample_rate_hz).min(clip.duration_s))
+        .chain([clip.duration_s])
+        .collect();
+    times.dedup();
+    let rest = skeleton.rest_pose();
+    let mut reference = authored(skeleton, prepared, source);
+    velocity_errors(skeleton, &times, |t, expected, actual| {
+        reference(t, expected);
+        decoded.sample(t, rest, actual).is_ok()
+    })
 }
 
 /// Decoded scalar curves against the resampled ones, each interpolated

@@ -544,6 +544,7 @@ fn empty_report() -> Report {
         cache_notices: Vec::new(),
         remote: None,
         shard: None,
+        sync_groups: Vec::new(),
     }
 }
 

@@ -122,6 +122,7 @@ mod tests {
             cache_notices: Vec::new(),
             remote: None,
             shard: None,
+            sync_groups: Vec::new(),
         }
     }
 
