@@ -329,3 +329,38 @@ fn cubicspline_and_step_match_an_independent_evaluation() {
 fn bundled_biped_matches_its_curves() {
     check_against_gltf(&repo().join("fixtures/biped.glb"), true);
 }
+
+/// Khronos' InterpolationTest at the standard profile: the STEP clips jump
+/// between grid samples, so a sampled runtime is over the bound against the
+/// authored curves there; every clip over it says by how much.
+#[test]
+fn a_clip_over_the_bound_is_warned_with_its_figure() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = fx.join("gltf/khronos_InterpolationTest/interpolation_test.gltf");
+    let o = ludus_anim(
+        &["cook", file.to_str().unwrap(), "--no-cache", "--out", "o"],
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let r = report(&tmp.path().join("o"));
+    let mut over = 0;
+    for c in r["assets"][0]["clips"].as_array().unwrap() {
+        let e = &c["end_to_end"];
+        if e["within"] == true {
+            continue;
+        }
+        over += 1;
+        let figure = format!(
+            "is {:.4} mm from the authored curves",
+            e["error_m"].as_f64().unwrap() as f32 * 1000.0
+        );
+        let warned = c["warnings"].as_array().unwrap().iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains(&figure) && w.contains(e["joint"].as_str().unwrap())
+        });
+        assert!(warned, "{} ({}): {}", c["name"], e["cause"], c["warnings"]);
+    }
+    // Step Scale, Step Rotation, Step Translation, CubicSpline Translation.
+    assert!(over >= 3, "{over}");
+}

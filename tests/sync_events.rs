@@ -6,10 +6,9 @@
 //! snapped to the loop start near the end; contact windows as markers; all
 //! read back from the package.
 
-use ludus_anim_cooker::clip_semantics::{
-    classify_events, ChannelKind, ContactWindow, EventChannel, SyncMembership,
-};
+use ludus_anim_cooker::clip_semantics::{ChannelKind, ContactWindow, EventChannel, SyncMembership};
 use ludus_anim_cooker::package_writer::{write_package, PackageClip, PackageContents};
+use ludus_anim_cooker::settings::classify_events;
 use ludus_anim_cooker::stages::prepare::{
     prepare, ClipPrepSettings, LoopPolicy, MarkerKind, MarkerSpec, PrepareError, Prepared,
 };

@@ -183,7 +183,9 @@ stage_list! {
     Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
     /// 13: the report's clips carry `velocity` (and the
-    /// `velocity_error` warning) and their sync-group intervals. 12: package format 3 (SYNC section, control and contact event
+    /// `velocity_error` warning) and their sync-group intervals; a clip
+    /// over its bound by STEP keys between samples is warned with the
+    /// figure (`end_to_end_error`). 12: package format 3 (SYNC section, control and contact event
     /// kinds); the `sync_rate_range` warning. 11: curve channels carry
     /// their resolved schema (manifest and profile `curve_schema`, the
     /// importer's STEP); located warnings for schema rules naming no

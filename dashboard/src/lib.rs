@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+mod build;
 pub mod cli;
 pub mod error;
 mod fmt;

@@ -184,23 +184,26 @@ fn build_index(cooks: &[Cook]) -> Vec<RowIndex> {
 }
 
 impl Dashboard {
-    /// Merge `cooks` (the current results) and compare with `baseline`.
-    pub fn new(cooks: Vec<Cook>, baseline: Option<Cook>, rules: RegressionRules) -> Dashboard {
+    /// Merge `cooks` (the current results) and compare with `baseline`;
+    /// the gate is left empty (`Dashboard::new`, in `build.rs`, fills it).
+    pub(crate) fn assemble(
+        cooks: Vec<Cook>,
+        baseline: Option<Cook>,
+        rules: RegressionRules,
+    ) -> Dashboard {
         let comparison = baseline.as_ref().map(|b| {
             let cur: Vec<_> = cooks.iter().map(|c| &c.report).collect();
             compare(&[&b.report], &cur, &rules)
         });
         let index = build_index(&cooks);
-        let mut d = Dashboard {
+        Dashboard {
             cooks,
             baseline,
             rules,
             comparison,
             gate: Vec::new(),
             index,
-        };
-        d.gate = crate::gate::over_threshold(&d.rows(), &d.rules);
-        d
+        }
     }
 
     /// Every failed rule: the threshold gate, then the baseline's.

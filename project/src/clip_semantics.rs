@@ -139,17 +139,6 @@ pub fn memberships(groups: &[SyncGroupEntry], clip: &str) -> Vec<SyncMembership>
         .collect()
 }
 
-/// Give every authored event (`kind = "event"`) its channel's kind: a
-/// control channel makes it a control event; others stay visual.
-pub fn classify_events(channels: &[EventChannel], markers: &mut [crate::settings::MarkerSpec]) {
-    use ludus_anim_format::events::MarkerKind;
-    for m in markers.iter_mut().filter(|m| m.kind == MarkerKind::Event) {
-        if channel_of(channels, &m.name) == Some(ChannelKind::Control) {
-            m.kind = MarkerKind::Control;
-        }
-    }
-}
-
 fn repeated(v: &[String]) -> Option<&str> {
     v.iter()
         .enumerate()

@@ -221,3 +221,18 @@ impl KeyInput for ClipPrepSettings {
             .put(sync);
     }
 }
+
+/// Give every authored event (`kind = "event"`) its channel's kind: a
+/// control channel makes it a control event; others stay visual.
+pub fn classify_events(
+    channels: &[crate::clip_semantics::EventChannel],
+    markers: &mut [MarkerSpec],
+) {
+    use crate::clip_semantics::{channel_of, ChannelKind};
+    use ludus_anim_format::events::MarkerKind;
+    for m in markers.iter_mut().filter(|m| m.kind == MarkerKind::Event) {
+        if channel_of(channels, &m.name) == Some(ChannelKind::Control) {
+            m.kind = MarkerKind::Control;
+        }
+    }
+}

@@ -603,8 +603,8 @@ fn end_to_end(
 }
 
 /// A located warning for a clip over its threshold against the authored
-/// curves, saying by how much and why. STEP keys between samples have
-/// their own warning (`step_between_samples`).
+/// curves, saying by how much and why (STEP keys between samples also
+/// have the resampler's count of such intervals, `step_between_samples`).
 fn end_to_end_warning(
     prepared: &Prepared,
     rs: &ResampleReport,
@@ -612,7 +612,7 @@ fn end_to_end_warning(
     e2e: &EndToEnd,
 ) -> Option<Diagnostic> {
     let cause = e2e.cause.as_deref()?;
-    if prepared.additive.is_some() || cause == "step_between_samples" {
+    if prepared.additive.is_some() {
         return None;
     }
     let mm = |m: f32| m * 1000.0;
@@ -626,6 +626,10 @@ fn end_to_end_warning(
         "f32_floor" => format!(
             "f32 arithmetic alone moves this rig's vertices by up to {:.4} mm (its joints lie far from the origin: check the source's units)",
             mm(v.floor_m)
+        ),
+        "step_between_samples" => format!(
+            "a STEP key changes value between two grid samples and the runtime interpolates across the jump within one sample interval (1/{} s); put STEP keys on the grid or raise the sample rate",
+            prepared.clip.sample_rate_hz
         ),
         _ => "the encoder could not meet it, raw tracks included".to_string(),
     };

@@ -127,7 +127,7 @@ fn plan<'a>(
             prep.markers.push(m);
         }
     }
-    crate::clip_semantics::classify_events(&asset.entry.event_channels, &mut prep.markers);
+    crate::settings::classify_events(&asset.entry.event_channels, &mut prep.markers);
     ClipPlan {
         name,
         source,
