@@ -180,7 +180,9 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 9, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 12: package format 3 (SYNC section, control and contact event
+    /// 13: its clips' sidecar records carry the sampled poses (the
+    /// records' keys it lists changed; an older record would bring back
+    /// records without them). 12: package format 3 (SYNC section, control and contact event
     /// kinds); the `sync_rate_range` warning. 11: curve channels carry
     /// their resolved schema (manifest and profile `curve_schema`, the
     /// importer's STEP); located warnings for schema rules naming no
@@ -192,7 +194,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 12, per Asset, reads [Verify];
+    Package: "package", version 13, per Asset, reads [Verify];
 }
 
 impl Stage {

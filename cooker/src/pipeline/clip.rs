@@ -12,6 +12,7 @@ use crate::profile::Profile;
 use crate::report::{
     ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks,
 };
+use crate::sidecar_poses::source_poses;
 use crate::stage::Stage;
 use crate::stages::encode::{Encode, EncodeInput, EncodeSpec, Encoded};
 use crate::stages::normalize::Normalized;
@@ -48,6 +49,9 @@ pub(crate) struct ClipJob<'a> {
     pub retarget: Option<RetargetReport>,
     /// Retargeted assets: the clip's foot tracks for the sidecar.
     pub retarget_sidecar: Option<ClipSidecar>,
+    /// Retargeted assets: the normalized source, whose clip the sidecar
+    /// samples beside the result.
+    pub retarget_source: Option<&'a Normalized>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -205,6 +209,11 @@ fn clip_part(
         .retarget_sidecar
         .as_ref()
         .and_then(|p| p.retarget.clone());
+    record.source_poses = job.retarget_source.and_then(|src| {
+        let clip = src.clips.iter().find(|c| c.name == job.plan.source.name)?;
+        let start = job.plan.range.map_or(0.0, |r| r.0);
+        source_poses(&src.skeleton, clip, start, cooked.entry.duration_s)
+    });
     let part = SidecarPart::of(vec![record]);
     cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
     Ok(ClipPart { key, part })

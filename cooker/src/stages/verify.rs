@@ -62,6 +62,11 @@ pub struct ClipVerification {
     pub source_counts: TimeCounts,
     /// Source kind the figures are for: `curves` (any time) or `frames`.
     pub contract: String,
+    /// The decoded clip sampled for the dashboard's player
+    /// (`crate::sidecar_poses`); `None` for additive clips (deltas, not
+    /// poses). Not stored, like `times_s`.
+    #[serde(skip)]
+    pub poses: Option<ludus_anim_report::sidecar::Poses>,
     /// Runtime decode time per pose, measured in this cook. Not stored,
     /// so an entry is the same bytes on every machine: 0 when served from
     /// the cache.
@@ -240,10 +245,15 @@ pub fn verify(
     };
     let source_error_m = source_error_m + floor_m;
     let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
+    let poses = match prepared.additive {
+        Some(_) => None,
+        None => crate::sidecar_poses::decoded_poses(skeleton, decoded, defaults),
+    };
     ClipVerification {
         codec,
         times_s,
         error_q,
+        poses,
         floor_m,
         source_error_m,
         source_per_joint_m,
