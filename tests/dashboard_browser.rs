@@ -16,6 +16,10 @@
 //! 390, 1400 and 2560 px no element is wider than the viewport or reaches
 //! past it (outside a horizontally scrolling box) and no table row is
 //! taller than its tallest cell's content needs.
+//! Player (`tests/dashboard_player_check.py`): the bundled biped's walk
+//! and a retargeted clip (the CMU walk on the Knight) draw their stick
+//! figures (source and result side by side for the retarget) on every
+//! canvas, and playing and scrubbing move the clock.
 //! Chromium is installed with apt-get when missing (as `.ci/run` does);
 //! the test skips with a message only if that is impossible.
 //! `LUDUS_DASHBOARD_SCREENSHOTS=DIR` also copies the screenshots there
@@ -230,6 +234,104 @@ fn the_layout_holds_at_phone_desktop_and_wide_widths() {
                 let name = p.file_name().unwrap_or_default();
                 std::fs::copy(&p, Path::new(&dir).join(name)).expect("screenshot copied");
             }
+        }
+    }
+}
+
+#[test]
+fn the_player_draws_the_biped_and_a_retargeted_clip() {
+    let Some(chromium) = chromium() else { return };
+    if found("python3").is_none() {
+        eprintln!("skipped: python3 not found (it drives Chromium)");
+        return;
+    }
+    let Some(fx) = common::shared_fixtures() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let biped_html = d.join("biped.html");
+    run(&ReportArgs {
+        outs: vec![biped(d, "standard", "standard", None)],
+        html: Some(biped_html.clone()),
+        ..Default::default()
+    })
+    .expect("report runs");
+    let rt = d.join("retarget");
+    common::retarget::project(&fx, &rt, "");
+    let o = common::ludus_anim(&["cook"], &rt);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let rt_html = d.join("retarget.html");
+    run(&ReportArgs {
+        outs: vec![rt.join("out")],
+        html: Some(rt_html.clone()),
+        ..Default::default()
+    })
+    .expect("report runs");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/dashboard_player_check.py");
+    let shots = d.join("shots");
+    let o = Command::new("python3")
+        .args([script.as_os_str(), chromium.as_os_str(), shots.as_os_str()])
+        .args([biped_html.as_os_str(), "clip-biped-walk-standard".as_ref()])
+        .arg("player-biped.png")
+        .args([
+            rt_html.as_os_str(),
+            "-".as_ref(),
+            "player-retarget.png".as_ref(),
+        ])
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(r["console_errors"], serde_json::json!([]), "console errors");
+    let requests = r["requests"].as_array().expect("requests");
+    assert!(
+        requests
+            .iter()
+            .filter_map(|u| u.as_str())
+            .all(|u| u.starts_with("file:") || u.starts_with("data:")),
+        "{requests:?}"
+    );
+    for (page, figures) in r["pages"].as_array().expect("pages").iter().zip([1, 2]) {
+        let clip = &page["clip"];
+        let before = &page["before"];
+        assert!(before.is_object(), "{clip}: no player");
+        assert_eq!(before["error"], serde_json::Value::Null, "{clip}");
+        assert_eq!(before["figures"], figures, "{clip}: figures drawn");
+        assert!(before["drawn"].as_u64().unwrap_or(0) >= 1, "{clip}");
+        let canvases = before["canvases"].as_array().expect("canvases");
+        assert_eq!(
+            canvases.len(),
+            figures * 2 + 1,
+            "{clip}: side + top per figure, timeline"
+        );
+        for c in canvases {
+            let (ink, area) = (
+                c["ink"].as_u64().unwrap_or(0),
+                c["w"].as_u64().unwrap_or(0) * c["h"].as_u64().unwrap_or(0),
+            );
+            assert!(
+                ink > 200 && ink < area / 2,
+                "{clip}: canvas {c} drew {ink} of {area} pixels"
+            );
+        }
+        let playing = &page["playing"];
+        assert!(
+            playing["drawn"].as_u64() > before["drawn"].as_u64(),
+            "{clip}: playing draws frames: {playing}"
+        );
+        assert!(
+            playing["t"].as_f64().unwrap_or(0.0) > 0.0,
+            "{clip}: the clock moves"
+        );
+        let scrubbed = page["scrubbed"]["t"].as_f64().unwrap_or(0.0);
+        assert!(scrubbed > 0.0, "{clip}: scrubbing seeks");
+        let p = PathBuf::from(page["screenshot"].as_str().unwrap_or_default());
+        let bytes = std::fs::read(&p).expect("screenshot written");
+        assert!(bytes.starts_with(b"\x89PNG"), "{}", p.display());
+        if let Some(dir) = std::env::var_os("LUDUS_DASHBOARD_SCREENSHOTS") {
+            let name = p.file_name().unwrap_or_default();
+            std::fs::copy(&p, Path::new(&dir).join(name)).expect("screenshot copied");
         }
     }
 }

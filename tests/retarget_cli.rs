@@ -361,8 +361,13 @@ fn inspect_and_the_sidecar_show_the_retarget() {
     }
     let o = ludus_anim(&["report", "out", "--html", "dash.html"], d);
     assert!(o.status.success(), "{}", text(&o));
-    let html = std::fs::read_to_string(d.join("dash.html")).unwrap();
+    // The clip's detail is in its asset's fragment beside the index.
+    let mut html = std::fs::read_to_string(d.join("dash.html")).unwrap();
+    for f in all_files(&d.join("dash-details")) {
+        html.push_str(&std::fs::read_to_string(f).unwrap());
+    }
     assert!(html.contains("Retarget ("), "retarget panel drawn");
+    assert!(html.contains("data-player"), "the player is drawn");
 }
 
 /// Facing is inferred (and said how); a person's `--target-forward` that

@@ -33,6 +33,7 @@ pub mod publish;
 pub mod remote;
 pub mod remote_verify;
 pub mod report;
+pub mod sidecar_poses;
 pub mod sidecar_retarget;
 pub mod sink;
 pub mod stage;

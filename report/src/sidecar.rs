@@ -8,7 +8,9 @@
 //! and names) the error at each checked time as a fraction of the joint's
 //! threshold in `u16` fixed point; bit rates per track and segment; the
 //! root trajectory; events and markers; and, for retargeted clips, foot
-//! height and speed with contact bands and skate flags. Numeric arrays are
+//! height and speed with contact bands and skate flags; the clip's poses
+//! decoded from the package and sampled for the dashboard's stick-figure
+//! player (and a retargeted clip's source poses). Numeric arrays are
 //! [`Packed`](crate::packed::Packed) base64 strings.
 
 use crate::packed::{F32s, U16s, U8s};
@@ -30,6 +32,13 @@ pub const BITS_DEFAULT: u8 = 255;
 pub const BITS_CONSTANT: u8 = 254;
 /// Bit-rate code: raw f32 components.
 pub const BITS_RAW: u8 = 32;
+/// Rate the player's poses are sampled at, unless the budget lowers it.
+pub const POSE_RATE_HZ: f32 = 30.0;
+/// Most joint positions (`frames × joints`) one clip's poses hold: about
+/// 128 KB of base64 (6 bytes each); a longer clip is sampled more sparsely.
+pub const POSE_BUDGET: usize = 16_384;
+/// Quantization levels per axis (`u16`): `q = 0..=POSE_Q_MAX`.
+pub const POSE_Q_MAX: f32 = 65_535.0;
 
 /// The sidecar of one cook.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,6 +83,142 @@ pub struct ClipSidecar {
     pub events: Vec<EventMark>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retarget: Option<RetargetSidecar>,
+    /// The clip decoded from its package, sampled for the player
+    /// (absent for additive clips, and when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poses: Option<Poses>,
+    /// Retargeted clips: the source clip's own skeleton and poses over
+    /// the same span, for the player's source/result view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_poses: Option<SourcePoses>,
+    /// The cook left `poses` and `source_poses` out: the sidecar would
+    /// have passed `sidecar_max_mb`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub poses_left_out: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Component-space joint positions at a uniform rate, quantized to `u16`
+/// per axis within the clip's bounding box: position of joint `j` in frame
+/// `f` is `origin_m + q * step_m` per axis, with `q` at index
+/// `(f * joints + j) * 3 + axis`. Frame `f` is at `min(f / rate_hz,
+/// duration)`; the error of a stored position is at most half a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Poses {
+    pub rate_hz: f32,
+    pub frames: u32,
+    /// Corner of the bounding box (meters, x y z).
+    pub origin_m: [f32; 3],
+    /// Box extent over [`POSE_Q_MAX`] per axis (meters; 0 on a flat axis).
+    pub step_m: [f32; 3],
+    pub q: U16s,
+}
+
+/// A retargeted clip's source: its skeleton (hierarchy order) and poses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourcePoses {
+    pub joints: Vec<String>,
+    /// Parent index per joint, -1 for a root.
+    pub parents: Vec<i32>,
+    pub poses: Poses,
+}
+
+impl Poses {
+    /// The player's sampling of a clip of `duration_s` on `joints` joints:
+    /// the frame count and rate ([`POSE_RATE_HZ`], lowered so that
+    /// `frames × joints` stays within [`POSE_BUDGET`]; at least 2 frames).
+    pub fn sampling(duration_s: f32, joints: usize) -> (u32, f32) {
+        let cap = (POSE_BUDGET / joints.max(1)).max(2);
+        if !(duration_s.is_finite() && duration_s > 0.0) {
+            return (1, POSE_RATE_HZ);
+        }
+        let want = (duration_s * POSE_RATE_HZ).ceil() as usize + 1;
+        if want <= cap {
+            return (want as u32, POSE_RATE_HZ);
+        }
+        (cap as u32, (cap - 1) as f32 / duration_s)
+    }
+
+    /// Frame `f`'s time.
+    pub fn time(&self, f: u32, duration_s: f32) -> f32 {
+        (f as f32 / self.rate_hz).min(duration_s)
+    }
+
+    /// Quantize `positions` (frame-major, `[x, y, z]` per joint) into
+    /// their bounding box. Non-finite values are stored as the box's
+    /// corner.
+    pub fn quantize(rate_hz: f32, frames: u32, positions: &[[f32; 3]]) -> Poses {
+        let mut lo = [f32::INFINITY; 3];
+        let mut hi = [f32::NEG_INFINITY; 3];
+        for p in positions {
+            for a in 0..3 {
+                if p[a].is_finite() {
+                    lo[a] = lo[a].min(p[a]);
+                    hi[a] = hi[a].max(p[a]);
+                }
+            }
+        }
+        let mut origin = [0.0; 3];
+        let mut step = [0.0; 3];
+        for a in 0..3 {
+            if lo[a] <= hi[a] {
+                origin[a] = lo[a];
+                step[a] = (hi[a] - lo[a]) / POSE_Q_MAX;
+            }
+        }
+        let mut q = Vec::with_capacity(positions.len() * 3);
+        for p in positions {
+            for a in 0..3 {
+                let v = if step[a] > 0.0 && p[a].is_finite() {
+                    ((p[a] - origin[a]) / step[a])
+                        .round()
+                        .clamp(0.0, POSE_Q_MAX) as u16
+                } else {
+                    0
+                };
+                q.push(v);
+            }
+        }
+        Poses {
+            rate_hz,
+            frames,
+            origin_m: origin,
+            step_m: step,
+            q: U16s::from(q),
+        }
+    }
+
+    /// Joints per frame (`q` holds `frames × joints × 3` values).
+    pub fn joints(&self) -> usize {
+        (self.q.len() / 3)
+            .checked_div(self.frames as usize)
+            .unwrap_or(0)
+    }
+
+    /// Joint `j`'s position in frame `f` (meters).
+    pub fn position(&self, f: usize, j: usize) -> [f32; 3] {
+        let at = (f * self.joints() + j) * 3;
+        std::array::from_fn(|a| {
+            self.origin_m[a] + f32::from(self.q.get(at + a).unwrap_or(0)) * self.step_m[a]
+        })
+    }
+
+    fn check(&self, joints: usize) -> Result<(), String> {
+        if self.q.len() != self.frames as usize * joints * 3 {
+            return Err(format!(
+                "poses hold {} values for {} frames x {joints} joints x 3",
+                self.q.len(),
+                self.frames
+            ));
+        }
+        if !(self.rate_hz.is_finite() && self.rate_hz > 0.0) {
+            return Err(format!("poses rate {} Hz", self.rate_hz));
+        }
+        Ok(())
+    }
 }
 
 /// Bits per component chosen for every track in every segment.
@@ -253,6 +398,9 @@ impl ClipSidecar {
             root_motion: None,
             events: Vec::new(),
             retarget: None,
+            poses: None,
+            source_poses: None,
+            poses_left_out: false,
         }
     }
 
@@ -378,6 +526,22 @@ impl ClipSidecar {
                 return Err(self.shape("trajectory x, z and yaw differ in length".into()));
             }
         }
+        if let Some(p) = &self.poses {
+            p.check(self.joint_count()).map_err(|e| self.shape(e))?;
+        }
+        if let Some(s) = &self.source_poses {
+            if s.parents.len() != s.joints.len()
+                || s.parents
+                    .iter()
+                    .enumerate()
+                    .any(|(j, &p)| p >= j as i32 || p < -1)
+            {
+                return Err(self.shape("source skeleton parents do not fit its joints".into()));
+            }
+            s.poses
+                .check(s.joints.len())
+                .map_err(|e| self.shape(format!("source {e}")))?;
+        }
         self.check_retarget()
     }
 
@@ -442,6 +606,39 @@ mod tests {
         assert!((c.error_m(1, 1) - 1e-4).abs() < 1e-9);
         assert_eq!(c.joint_worst(1), (2.0, 1));
         c.check().unwrap();
+    }
+
+    #[test]
+    fn poses_decode_within_half_a_step() {
+        let mut c = clip();
+        let pts: Vec<[f32; 3]> = (0..6)
+            .map(|i| {
+                let t = i as f32 * 0.37;
+                [t.sin(), 1.0 + 0.1 * t, -t.cos() * 0.5]
+            })
+            .collect();
+        let p = Poses::quantize(30.0, 3, &pts);
+        assert_eq!(p.joints(), 2);
+        for (i, want) in pts.iter().enumerate() {
+            let got = p.position(i / 2, i % 2);
+            for a in 0..3 {
+                let tol = p.step_m[a] * 0.5 + 1e-6;
+                assert!((got[a] - want[a]).abs() <= tol, "{i} {a}: {got:?} {want:?}");
+            }
+        }
+        c.poses = Some(p);
+        c.check().unwrap();
+        c.poses.as_mut().unwrap().frames = 4;
+        assert!(c.check().unwrap_err().to_string().contains("poses hold"));
+    }
+
+    #[test]
+    fn pose_sampling_keeps_to_the_budget() {
+        assert_eq!(Poses::sampling(1.0, 20), (31, POSE_RATE_HZ));
+        let (frames, rate) = Poses::sampling(100.0, 64);
+        assert_eq!(frames as usize, POSE_BUDGET / 64);
+        assert!((rate * 100.0 - (frames - 1) as f32).abs() < 1e-3);
+        assert_eq!(Poses::sampling(0.0, 20).0, 1);
     }
 
     #[test]

@@ -5,15 +5,16 @@
 //! bytes as they were stored.
 //!
 //! The size limit (`[report] sidecar_max_mb`) applies to the assembled
-//! whole: above it, every clip's per-time errors are left out, which is
-//! why each part is kept in both forms.
+//! whole: above it, every clip's per-time errors and sampled poses are
+//! left out (`poses_left_out` says so), which is why each part is kept in
+//! both forms.
 
 use crate::packed::Packed;
 use crate::sidecar::{ClipSidecar, SIDECAR_VERSION};
 use std::io::{self, Write};
 
 /// One asset's sidecar clip records as JSON, comma-separated (the inside
-/// of the `clips` array), with and without the per-time errors.
+/// of the `clips` array), with and without the per-time errors and poses.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SidecarPart {
     full: Vec<u8>,
@@ -26,6 +27,7 @@ impl SidecarPart {
         let full = join(&clips);
         for c in &mut clips {
             c.error_q = Packed(Vec::new());
+            c.poses_left_out |= c.poses.take().is_some() | c.source_poses.take().is_some();
         }
         SidecarPart {
             full,
@@ -166,6 +168,11 @@ mod tests {
         );
         c.set_errors(&[0.0, 0.5], &[0.0001, 0.0002, 0.0003, 0.0004])
             .unwrap();
+        c.poses = Some(crate::sidecar::Poses::quantize(
+            30.0,
+            1,
+            &[[0.0; 3], [0.0, 1.0, 0.0]],
+        ));
         c
     }
 
@@ -214,6 +221,10 @@ mod tests {
         ];
         let stripped = Sidecar::from_json(&assemble(&parts[..1], Some(1e-9), "")).unwrap();
         assert!(stripped.clips.iter().all(|c| c.error_q.0.is_empty()));
+        assert!(stripped
+            .clips
+            .iter()
+            .all(|c| c.poses.is_none() && c.poses_left_out));
         let kept = Sidecar::from_json(&assemble(&parts, Some(1.0), "")).unwrap();
         assert!(kept.clips.iter().all(|c| !c.error_q.0.is_empty()));
     }

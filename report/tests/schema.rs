@@ -333,6 +333,19 @@ fn sidecar(full: bool) -> sidecar::Sidecar {
                 }],
             }],
         });
+        let pts = [
+            [0.0, 1.0, 0.0],
+            [0.1, 0.5, 0.2],
+            [0.0, 1.1, 0.0],
+            [0.1, 0.4, 0.3],
+        ];
+        c.poses = Some(Poses::quantize(30.0, 2, &pts));
+        c.source_poses = Some(SourcePoses {
+            joints: names.clone(),
+            parents: vec![-1, 0],
+            poses: Poses::quantize(30.0, 2, &pts),
+        });
+        c.poses_left_out = false;
     }
     c.check().unwrap();
     let mut s = Sidecar::new("ludus-anim 0.1.0");

@@ -176,6 +176,7 @@ fn cook_format<'a>(
         keys: &keys,
         kind: ingested.import.kind,
         retarget: retargeted.as_ref().zip(retarget.as_ref()),
+        retarget_source: retargeted.as_ref().map(|_| norm),
         limits: src.limits,
         budget: &budget,
         settings: &job.settings,
@@ -404,6 +405,8 @@ struct AssetWork<'a> {
     kind: ludus_anim_model::SourceKind,
     /// The retarget stage's output and its plan, for retargeted assets.
     retarget: Option<(&'a RetargetedAsset, &'a super::retarget::RetargetPlan)>,
+    /// Retargeted assets: the normalized source (the player's source view).
+    retarget_source: Option<&'a Normalized>,
     limits: &'a Limits,
     /// Shared by the asset's clips.
     budget: &'a MemoryBudget,
@@ -492,6 +495,7 @@ impl<'a> KeyedClip<'a> {
             retarget_sidecar: a.retarget.and_then(|(out, plan)| {
                 super::retarget::clip_sidecar(plan, out, a.file, self.plan, &self.profile.name)
             }),
+            retarget_source: a.retarget_source,
             limits: a.limits,
             budget: a.budget,
         }

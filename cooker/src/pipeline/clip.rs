@@ -12,6 +12,7 @@ use crate::profile::Profile;
 use crate::report::{
     ClipReport, CurvesReport, JointError, RetargetReport, RootMotionReport, TimeChecks,
 };
+use crate::sidecar_poses::source_poses;
 use crate::stage::Stage;
 use crate::stages::encode::{Encode, EncodeInput, EncodeSpec, Encoded};
 use crate::stages::normalize::Normalized;
@@ -19,7 +20,9 @@ use crate::stages::prepare::{
     MarkerKind, Prepare, PrepareInput, PrepareSpec, Prepared, PreparedClip,
 };
 use crate::stages::resample::{GridLimits, Resample, ResampleInput, ResampleReport, ResampleSpec};
-use crate::stages::verify::{verify_in_package, ClipVerification, Verify, VerifyInput, VerifySpec};
+use crate::stages::verify::{
+    add_extras, verify_in_package, ClipVerification, Extras, Verify, VerifyInput, VerifySpec,
+};
 use ludus_anim_model::limits::{Limits, MemoryBudget, BYTES_PER_JOINT_SAMPLE};
 use ludus_anim_model::{Decision, Diagnostic, ResampledClip, SourceKind};
 use ludus_anim_report::sidecar::ClipSidecar;
@@ -48,6 +51,9 @@ pub(crate) struct ClipJob<'a> {
     pub retarget: Option<RetargetReport>,
     /// Retargeted assets: the clip's foot tracks for the sidecar.
     pub retarget_sidecar: Option<ClipSidecar>,
+    /// Retargeted assets: the normalized source, whose clip the sidecar
+    /// samples beside the result.
+    pub retarget_source: Option<&'a Normalized>,
 }
 
 /// A cooked clip: its report, package entry and what verification found.
@@ -114,9 +120,18 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
         curves: job.spec.curves,
         velocity_threshold: job.profile.velocity_threshold_mps,
     };
+    let extras = Extras {
+        velocity: job.profile.velocity_threshold_mps.is_some(),
+        poses: true,
+    };
     let check = || match last_check.take() {
-        Some((blob, v)) if blob == encoded.blob => Ok(v),
-        _ => check(job, &entry, &prepared, &js, encoded.floor_m),
+        Some((blob, mut v)) if blob == encoded.blob => {
+            let source = job.plan.authored();
+            let sk = &job.norm.skeleton;
+            add_extras(&mut v, extras, sk, &entry, &prepared, &source, job.file)?;
+            Ok(v)
+        }
+        _ => check(job, &entry, &prepared, &js, encoded.floor_m, extras),
     };
     let verification =
         cx.stage::<Verify>(job.file, Some(name), &spec, VerifyInput { check: &check })?;
@@ -191,7 +206,11 @@ fn clip_part(
     }
     let measured;
     let verification = if cooked.verification.times_s.is_empty() {
-        measured = check(job, &cooked.entry, &cooked.prepared, js, floor_m)?;
+        let extras = Extras {
+            velocity: false,
+            poses: true,
+        };
+        measured = check(job, &cooked.entry, &cooked.prepared, js, floor_m, extras)?;
         &measured
     } else {
         &cooked.verification
@@ -206,6 +225,11 @@ fn clip_part(
         .retarget_sidecar
         .as_ref()
         .and_then(|p| p.retarget.clone());
+    record.source_poses = job.retarget_source.and_then(|src| {
+        let clip = src.clips.iter().find(|c| c.name == job.plan.source.name)?;
+        let start = job.plan.range.map_or(0.0, |r| r.0);
+        source_poses(&src.skeleton, clip, start, cooked.entry.duration_s)
+    });
     let part = SidecarPart::of(vec![record]);
     cx.cache.put_bytes(Stage::Package, &key, &part.to_bytes());
     Ok(ClipPart { key, part })
@@ -327,6 +351,7 @@ fn run_encode(
             prepared,
             js,
             e.floor_m,
+            Extras::NONE,
         )?;
         *last_check.borrow_mut() = Some((e.blob.clone(), v.clone()));
         Ok(v)
@@ -356,6 +381,7 @@ fn check(
     prepared: &Prepared,
     js: &JointSettings,
     floor_m: f32,
+    extras: Extras,
 ) -> Result<ClipVerification, Diagnostic> {
     verify_in_package(
         &job.norm.skeleton,
@@ -366,7 +392,7 @@ fn check(
         &js.shells,
         floor_m,
         job.kind,
-        job.profile.velocity_threshold_mps.is_some(),
+        extras,
         job.file,
     )
 }

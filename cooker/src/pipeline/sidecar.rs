@@ -3,8 +3,9 @@
 //! error of every joint at every checked time (the codec figure, as
 //! measured; `report.json`'s `max_error_m` adds the clip's f32 floor), the
 //! encoder's bits per component per track and segment, the root-motion
-//! trajectory and the events. Built where the data already is (the clip's
-//! verification, its blob, its prepared trajectory), never recomputed.
+//! trajectory, the events and the decoded clip's sampled poses. Built where
+//! the data already is (the clip's verification, its blob, its prepared
+//! trajectory), never recomputed.
 
 use crate::package_writer::PackageClip;
 use crate::stages::prepare::Prepared;
@@ -73,6 +74,7 @@ pub(crate) fn clip_sidecar(
         s.times_s = Packed(Vec::new());
     }
     s.bit_rates = bit_rates(e.codec, &e.blob, sk.joint_count(), e.num_samples);
+    s.poses = v.poses.clone();
     s.root_motion = c.prepared.trajectory.as_ref().map(|t| {
         let yaw = |q: Quat| {
             let f = q * Vec3::Z;

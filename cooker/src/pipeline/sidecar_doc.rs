@@ -31,6 +31,10 @@ pub struct ClipPart {
     pub part: SidecarPart,
 }
 
+/// Revision of what a clip's record holds within [`SIDECAR_VERSION`]'s
+/// layout. 2: the sampled poses (and a retargeted clip's source poses).
+const CLIP_RECORD_REVISION: u32 = 2;
+
 /// What a clip's record is a function of: its verification (whose key
 /// chains every input and setting), the source path and profile name it
 /// names, and the record layout.
@@ -38,6 +42,7 @@ pub fn clip_part_key(verify: &Key, source: &str, profile: &str) -> Key {
     let mut k = KeyBuilder::new();
     k.str("clip-sidecar")
         .u32(SIDECAR_VERSION)
+        .u32(CLIP_RECORD_REVISION)
         .str(crate::COOKER_VERSION)
         .key(verify)
         .str(source)

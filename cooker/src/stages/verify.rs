@@ -63,6 +63,11 @@ pub struct ClipVerification {
     pub source_counts: TimeCounts,
     /// Source kind the figures are for: `curves` (any time) or `frames`.
     pub contract: String,
+    /// The decoded clip sampled for the dashboard's player
+    /// (`crate::sidecar_poses`); `None` for additive clips (deltas, not
+    /// poses). Not stored, like `times_s`.
+    #[serde(skip)]
+    pub poses: Option<ludus_anim_report::sidecar::Poses>,
     /// Runtime decode time per pose, measured in this cook. Not stored,
     /// so an entry is the same bytes on every machine: 0 when served from
     /// the cache.
@@ -127,21 +132,34 @@ impl CookStage for Verify {
     }
 }
 
+/// What verification measures besides the error bound: figures only the
+/// report and the sidecar read, so the encoder's checks of candidate blobs
+/// leave them out and the kept blob gets them once ([`add_extras`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extras {
+    /// Each joint's velocity error (the profile's `velocity_threshold_mps`).
+    pub velocity: bool,
+    /// The decoded poses the dashboard's player draws.
+    pub poses: bool,
+}
+
+impl Extras {
+    /// Nothing besides the bound (an encoder candidate's check).
+    pub const NONE: Extras = Extras {
+        velocity: false,
+        poses: false,
+    };
+}
+
 /// Write a one-clip package holding `entry`, load it through the runtime
-/// reader, and verify the decoded clip: exactly what a game would load.
-#[allow(clippy::too_many_arguments)]
-pub fn verify_in_package(
+/// reader, and give `f` the decoded clip: exactly what a game would load.
+fn with_decoded<R>(
     skeleton: &Skeleton,
     entry: &PackageClip,
     prepared: &Prepared,
-    source: &SourceClip,
-    thresholds: &[f32],
-    shells: &[f32],
-    floor_m: f32,
-    kind: SourceKind,
-    measure_velocity: bool,
     file: &str,
-) -> Result<ClipVerification, Diagnostic> {
+    f: impl FnOnce(&Package<'_>, &Clip<'_>) -> R,
+) -> Result<R, Diagnostic> {
     let bytes = write_package(
         &PackageContents {
             cooker_version: crate::COOKER_VERSION.to_string(),
@@ -167,19 +185,81 @@ pub fn verify_in_package(
     if let Some(what) = schema_mismatch(entry, package.clip_curves(decoded)) {
         return Err(invalid(what));
     }
-    Ok(verify(
-        skeleton,
-        decoded,
-        package.clip_curves(decoded),
-        package.sample_defaults(decoded),
-        prepared,
-        source,
-        thresholds,
-        shells,
-        floor_m,
-        kind,
-        measure_velocity,
-    ))
+    Ok(f(&package, decoded))
+}
+
+/// Verify the clip as a game loads it (a one-clip package holding
+/// `entry`, read back through the runtime).
+#[allow(clippy::too_many_arguments)]
+pub fn verify_in_package(
+    skeleton: &Skeleton,
+    entry: &PackageClip,
+    prepared: &Prepared,
+    source: &SourceClip,
+    thresholds: &[f32],
+    shells: &[f32],
+    floor_m: f32,
+    kind: SourceKind,
+    extras: Extras,
+    file: &str,
+) -> Result<ClipVerification, Diagnostic> {
+    with_decoded(skeleton, entry, prepared, file, |package, decoded| {
+        let mut v = verify(
+            skeleton,
+            decoded,
+            package.clip_curves(decoded),
+            package.sample_defaults(decoded),
+            prepared,
+            source,
+            thresholds,
+            shells,
+            floor_m,
+            kind,
+        );
+        measure_extras(&mut v, extras, skeleton, package, decoded, prepared, source);
+        v
+    })
+}
+
+/// Add `extras` to a verification made without them (the encoder's check
+/// of the blob it kept).
+pub fn add_extras(
+    v: &mut ClipVerification,
+    extras: Extras,
+    skeleton: &Skeleton,
+    entry: &PackageClip,
+    prepared: &Prepared,
+    source: &SourceClip,
+    file: &str,
+) -> Result<(), Diagnostic> {
+    if extras == Extras::NONE {
+        return Ok(());
+    }
+    with_decoded(skeleton, entry, prepared, file, |package, decoded| {
+        measure_extras(v, extras, skeleton, package, decoded, prepared, source)
+    })
+}
+
+fn measure_extras(
+    v: &mut ClipVerification,
+    extras: Extras,
+    skeleton: &Skeleton,
+    package: &Package<'_>,
+    decoded: &Clip<'_>,
+    prepared: &Prepared,
+    source: &SourceClip,
+) {
+    // Additive clips hold differences from a base pose, not poses.
+    if prepared.additive.is_some() {
+        return;
+    }
+    if extras.velocity {
+        v.velocity = Some(velocity(skeleton, decoded, prepared, source));
+    }
+    if extras.poses {
+        let defaults = package.sample_defaults(decoded);
+        v.poses = crate::sidecar_poses::decoded_poses(skeleton, decoded, defaults);
+    }
 }
 
 /// Verify one decoded clip. `defaults` are what the decoder fills stripped
@@ -198,7 +278,6 @@ pub fn verify(
     shells: &[f32],
     floor_m: f32,
     kind: SourceKind,
-    measure_velocity: bool,
 ) -> ClipVerification {
     let clip = &prepared.clip;
     let grid = Grid {
@@ -257,12 +336,11 @@ pub fn verify(
     };
     let source_error_m = source_error_m + floor_m;
     let curve_errors = curve_errors(decoded, decoded_curves, clip, &plan.times);
-    let velocity = (measure_velocity && prepared.additive.is_none())
-        .then(|| velocity(skeleton, decoded, prepared, source));
     ClipVerification {
         codec,
         times_s,
         error_q,
+        poses: None,
         floor_m,
         source_error_m,
         source_per_joint_m,
@@ -274,7 +352,7 @@ pub fn verify(
         .to_string(),
         decode_ns_per_pose: decode_timing(skeleton, decoded, defaults),
         curve_errors,
-        velocity,
+        velocity: None,
     }
 }
 

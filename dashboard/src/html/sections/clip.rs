@@ -1,5 +1,5 @@
-//! Section 3: one detail per clip (anchor = the row's id): figures, error
-//! over time of the worst joints with their thresholds, the joint × time
+//! Section 3: one detail per clip (anchor = the row's id): figures, the
+//! stick-figure player (`player`), error over time of the worst joints with their thresholds, the joint × time
 //! heat map, bit rates per track, the root trajectory, events and markers,
 //! the retarget panel, the profiles of the same clip and the change since
 //! the baseline.
@@ -187,6 +187,7 @@ fn figures(s: &mut String, r: &Row<'_>) {
 }
 
 fn plots(s: &mut String, sc: &ClipSidecar, r: &Row<'_>) {
+    super::player::render(s, sc);
     if sc.has_errors() && sc.time_count() > 0 {
         error_plot(s, sc);
         let cap = format!(

@@ -4,6 +4,7 @@ pub mod baseline;
 pub mod clip;
 pub mod data;
 pub mod pareto;
+pub mod player;
 pub mod rules;
 pub mod table;
 pub mod totals;
