@@ -261,10 +261,34 @@ fn pct(before: f64, after: f64) -> f64 {
 }
 
 fn new_warnings<'a>(b: &ClipFigures, a: &'a ClipFigures) -> Vec<&'a String> {
+    let old: BTreeSet<String> = b.warnings.iter().map(|w| shape(w)).collect();
     a.warnings
         .iter()
-        .filter(|w| !b.warnings.contains(w))
+        .filter(|w| !old.contains(&shape(w)))
         .collect()
+}
+
+/// A warning's text with its figures masked: the same warning with other
+/// numbers (a clip over its bound by a different amount, a threshold
+/// changed by the profile) is not a new warning; other words, another
+/// joint or clip are.
+fn shape(w: &str) -> String {
+    let mut out = String::with_capacity(w.len());
+    let mut chars = w.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_digit() || *n == '.')
+            {
+                chars.next();
+            }
+            out.push('#');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whether decode time moved past the noise margin, upwards.
@@ -522,6 +546,9 @@ fn asset_regressions(
     };
     for (source, a) in &cur {
         let Some(b) = base.get(source) else { continue };
+        let shapes = |warnings: BTreeSet<String>| -> BTreeSet<String> {
+            warnings.iter().map(|w| shape(w)).collect()
+        };
         if rules.asset_failed && b.status == AssetStatus::Ok && a.status == AssetStatus::Failed {
             push(
                 RegressionKind::AssetFailed,
@@ -530,8 +557,11 @@ fn asset_regressions(
             );
         }
         if rules.new_warnings {
-            let old = asset_warnings(b);
-            for w in asset_warnings(a).difference(&old) {
+            let old = shapes(asset_warnings(b));
+            for w in asset_warnings(a)
+                .iter()
+                .filter(|w| !old.contains(&shape(w)))
+            {
                 push(
                     RegressionKind::NewWarning,
                     source,

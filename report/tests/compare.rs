@@ -153,3 +153,21 @@ fn clips_match_by_file_name_across_roots_and_failures_are_reported_once() {
     let k = kinds(&base, &failed, &RegressionRules::default());
     assert_eq!(k, vec![RegressionKind::AssetFailed]);
 }
+
+#[test]
+fn a_warning_with_other_figures_is_not_new_but_another_joint_is() {
+    let warned = |w: &str| {
+        let mut c = clip("walk", 10, 0.05, 0.0);
+        c["warnings"] = json!([w]);
+        report("a.glb", vec![c])
+    };
+    let base = warned("the cooked clip is 0.1198 mm from the authored curves at joint 'Hand', over its 0.1000 mm threshold");
+    let tighter = warned("the cooked clip is 0.1201 mm from the authored curves at joint 'Hand', over its 0.0200 mm threshold");
+    let other = warned("the cooked clip is 0.1198 mm from the authored curves at joint 'Foot', over its 0.1000 mm threshold");
+    let rules = RegressionRules::default();
+    assert_eq!(kinds(&base, &tighter, &rules), vec![]);
+    assert_eq!(
+        kinds(&base, &other, &rules),
+        vec![RegressionKind::NewWarning]
+    );
+}
