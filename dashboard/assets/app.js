@@ -231,7 +231,9 @@
       }
       return out;
     }
-    // Bounds over every frame, per view, shared scale across figures; the
+    // Bounds over every frame, per view, each figure scaled to its own
+    // (a retarget's source and result are different rigs, often of
+    // different sizes, and each must be readable); the
     // side view follows the first joint along z (a source that walks off
     // stays in view; a result's root, its motion extracted, stays put).
     var bounds = figs.map(function (g) {
@@ -244,15 +246,14 @@
       if (g.world) for (var i = 0; i < traj.x.length; i++) add(b.top, traj.x[i], traj.z[i]);
       return b;
     });
-    function fit(view, canvas) {
-      var s = Infinity;
-      bounds.forEach(function (b) {
-        var bb = b[view], w = Math.max(bb[2] - bb[0], 0.05), h = Math.max(bb[3] - bb[1], 0.05);
-        s = Math.min(s, (canvas.width - 24) / w, (canvas.height - 24) / h);
-      });
-      return s;
+    function fit(bb, canvas) {
+      var w = Math.max(bb[2] - bb[0], 0.05), h = Math.max(bb[3] - bb[1], 0.05);
+      return Math.min((canvas.width - 24) / w, (canvas.height - 24) / h);
     }
-    var sideScale = fit("side", figs[0].side), topScale = fit("top", figs[0].top);
+    figs.forEach(function (g, k) {
+      g.sideScale = fit(bounds[k].side, g.side);
+      g.topScale = fit(bounds[k].top, g.top);
+    });
     function project(bb, scale, canvas, h, v, flip) {
       var cx = (bb[0] + bb[2]) / 2, cy = (bb[1] + bb[3]) / 2;
       return [canvas.width / 2 + (h - cx) * scale, canvas.height / 2 + (flip ? -1 : 1) * (v - cy) * scale];
@@ -299,16 +300,16 @@
         var p = pose(g, t), b = bounds[k], r = g.world ? trajAt(t) : null, w = toWorld(p, r);
         var ctx = g.side.getContext("2d");
         clear(ctx, g.side, "side");
-        var gy = project(b.side, sideScale, g.side, 0, 0, true)[1];
+        var gy = project(b.side, g.sideScale, g.side, 0, 0, true)[1];
         ctx.strokeStyle = "#c8c8ce"; ctx.lineWidth = 1; ctx.beginPath(); ctx.moveTo(0, gy); ctx.lineTo(g.side.width, gy); ctx.stroke();
-        bones(ctx, g, p, function (p, j) { return project(b.side, sideScale, g.side, p[j * 3 + 2] - p[2], p[j * 3 + 1], true); });
+        bones(ctx, g, p, function (p, j) { return project(b.side, g.sideScale, g.side, p[j * 3 + 2] - p[2], p[j * 3 + 1], true); });
         ctx = g.top.getContext("2d");
         clear(ctx, g.top, g.world ? "top, root trajectory" : "top");
-        var mapTop = function (p, j) { return project(b.top, topScale, g.top, p[j * 3], p[j * 3 + 2], true); };
+        var mapTop = function (p, j) { return project(b.top, g.topScale, g.top, p[j * 3], p[j * 3 + 2], true); };
         if (g.world) {
           ctx.strokeStyle = "#56b4e9"; ctx.lineWidth = 1.5; ctx.beginPath();
           for (var i = 0; i < traj.x.length; i++) {
-            var c = project(b.top, topScale, g.top, traj.x[i], traj.z[i], true);
+            var c = project(b.top, g.topScale, g.top, traj.x[i], traj.z[i], true);
             if (i) ctx.lineTo(c[0], c[1]); else ctx.moveTo(c[0], c[1]);
           }
           ctx.stroke();
