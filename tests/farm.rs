@@ -10,6 +10,10 @@
 //! - three shards on three caches, merged, equal an unsharded cook;
 //! - four cooks against one server at once are all correct.
 //!
+//! With `LUDUS_FAULT_TABLE=FILE`, each faulty-server cook appends a row
+//! (fault, wall time, result, notices) to FILE: the fault table of
+//! `docs/perf/farm.md` is these rows (run with `--test-threads 1`).
+//!
 //! Servers come from the remote-cache crate's test harness (a private
 //! nginx on 127.0.0.1, installed with apt-get when missing, and scripted
 //! fake servers), shared by path rather than copied.
@@ -103,6 +107,51 @@ fn cmd(cwd: &Path, args: &[&str]) -> Command {
         c.env_remove(v);
     }
     c
+}
+
+thread_local! {
+    /// What the next `cook_against` of this test faces (its table row).
+    static FAULT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Names the fault the next `cook_against` of this test faces, for the
+/// fault table (one row: the name is used once).
+fn fault(name: &str) {
+    FAULT.with(|f| *f.borrow_mut() = Some(name.to_string()));
+}
+
+/// Appends a fault-table row when `LUDUS_FAULT_TABLE` names a file: the
+/// cook has already been checked to ship exactly the cold cook's outputs.
+fn table_row(took: Duration, r: &Value) {
+    let (Ok(path), Some(name)) = (
+        std::env::var("LUDUS_FAULT_TABLE"),
+        FAULT.with(|f| f.borrow_mut().take()),
+    ) else {
+        return;
+    };
+    let said: Vec<&str> = r["cache_notices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // The first notice, without the server's port and the key's tail.
+    let first: String = said.first().map_or(String::new(), |n| {
+        n.chars().take(150).collect::<String>().replace('|', "/")
+    });
+    let row = format!(
+        "| {name} | {:.2} s | exit 0, outputs as the cold cook's | {} | {first} |\n",
+        took.as_secs_f64(),
+        said.len(),
+    );
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(row.as_bytes());
+    }
 }
 
 /// Runs a cook that must succeed; its output and wall time.
@@ -382,7 +431,9 @@ fn cook_against(fx: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> (
     }
     let (_, took) = cook_ok(&mut c);
     assert_same_results(small_reference(fx), &outputs(&proj.join("out")), url);
-    (report(&proj.join("out")), took)
+    let r = report(&proj.join("out"));
+    table_row(took, &r);
+    (r, took)
 }
 
 fn notices(r: &Value) -> String {
@@ -401,6 +452,7 @@ fn notices(r: &Value) -> String {
 fn a_server_that_is_not_running_costs_one_failure() {
     let Some(fx) = shared_fixtures() else { return };
     let url = format!("http://127.0.0.1:{}/cache", free_port());
+    fault("server not running");
     let (r, took) = cook_against(&fx, &url, &["--remote-cache-mode", "read-write"], &[]);
     assert!(took < Duration::from_secs(20), "{took:?}");
     let n = notices(&r);
@@ -415,6 +467,7 @@ fn a_server_that_is_not_running_costs_one_failure() {
 fn server_errors_and_cut_bodies_are_misses_with_notices() {
     let Some(fx) = shared_fixtures() else { return };
     let failing = FakeServer::start(|_| Reply::status(500));
+    fault("every answer HTTP 500");
     let (r, took) = cook_against(&fx, &failing.url(), &[], &[]);
     assert!(took < Duration::from_secs(30), "{took:?}");
     assert!(notices(&r).contains("HTTP 500"), "{}", notices(&r));
@@ -426,6 +479,7 @@ fn server_errors_and_cut_bodies_are_misses_with_notices() {
     assert_eq!(stage_sum(&r["remote"], "hits"), 0);
 
     let cut = FakeServer::start(|_| Reply::truncated(&[7u8; 400], 100));
+    fault("bodies cut short");
     let (r, took) = cook_against(&fx, &cut.url(), &[], &[]);
     assert!(took < Duration::from_secs(30), "{took:?}");
     let remote = &r["remote"];
@@ -441,6 +495,7 @@ fn server_errors_and_cut_bodies_are_misses_with_notices() {
 fn a_server_that_never_answers_is_bounded() {
     let Some(fx) = shared_fixtures() else { return };
     let hang = FakeServer::start(|_| Reply::Hang);
+    fault("never answers (1 s client timeout)");
     let (r, took) = cook_against(
         &fx,
         &hang.url(),
@@ -477,6 +532,10 @@ fn a_slow_server_costs_less_than_a_response() {
     let rw = ["--remote-cache-mode", "read-write"];
     for secs in [3, 10] {
         let slow = slow_server(Duration::from_secs(secs), Duration::from_secs(secs));
+        fault(&format!(
+            "every answer after {secs} s (cold here: {:.2} s)",
+            cold.as_secs_f64()
+        ));
         let (r, took) = cook_against(&fx, &slow.url(), &rw, &[]);
         assert!(took < bound, "{secs} s server: {took:?}, cold {cold:?}");
         let n = notices(&r);
@@ -487,6 +546,7 @@ fn a_slow_server_costs_less_than_a_response() {
     // Lookups answered at once, uploads slow: the flush is bounded, and
     // the uploads left are told.
     let puts = slow_server(Duration::ZERO, Duration::from_secs(10));
+    fault("uploads answered after 10 s");
     let (r, took) = cook_against(&fx, &puts.url(), &rw, &[]);
     assert!(took < bound, "slow uploads: {took:?}, cold {cold:?}");
     let n = notices(&r);
@@ -558,6 +618,7 @@ fn entries_corrupted_on_the_server_are_recomputed_and_healed() {
         }
         std::fs::write(e.path(), b).unwrap();
     }
+    fault("every object bit-flipped or truncated on the server (nginx)");
     let (r, _) = cook_against(&fx, &url, &rw, &[]);
     let remote = &r["remote"];
     assert_eq!(stage_sum(remote, "hits"), 0, "{remote}");
@@ -833,6 +894,7 @@ fn records_that_do_not_prove_their_key_never_ship() {
         &package_bytes_key(&b),
         |p| p,
     );
+    fault("another asset's record and bytes under a key (nginx)");
     let (r, _) = cook_against(&fx, &url, &[], &[]);
     assert_eq!(r["stages"]["package"]["rejected"], 1, "{}", r["stages"]);
     let n = notices(&r);
@@ -845,6 +907,7 @@ fn records_that_do_not_prove_their_key_never_ship() {
         let raw = String::from_utf8(unpack(&p)).unwrap();
         pack(raw.replace(&a.to_hex(), &b.to_hex()).as_bytes())
     });
+    fault("a forged record: another asset's, its key rewritten (nginx)");
     let (r, _) = cook_against(&fx, &url, &[], &[]);
     assert_eq!(r["stages"]["package"]["rejected"], 1, "{}", r["stages"]);
     assert!(notices(&r).contains("stored for source"), "{}", notices(&r));
@@ -857,6 +920,7 @@ fn records_that_do_not_prove_their_key_never_ship() {
         &package_bytes_key(&b),
         |p| p,
     );
+    fault("a record with another asset's package bytes (nginx)");
     let (r, _) = cook_against(&fx, &url, &[], &[]);
     assert!(
         notices(&r).contains("package bytes hash to"),
@@ -977,6 +1041,7 @@ fn signed_farms_use_only_what_ci_signed() {
     };
     wipe();
     let (_, _) = cook_against(&fx, &url, &rw, &[]);
+    fault("unsigned entries, reader requires CI's signature (nginx)");
     let (r, _) = cook_against(&fx, &url, &signed, &[]);
     assert_eq!(stage_sum(&r["remote"], "hits"), 0, "{}", r["remote"]);
     assert!(stage_sum(&r["remote"], "corrupt") > 0, "{}", r["remote"]);
@@ -1112,6 +1177,7 @@ fn a_read_write_cook_refills_a_wiped_server() {
     assert!(stage_sum(&r["remote"], "uploads") > 0, "{}", r["remote"]);
     assert!(objects() > 0, "nothing refilled");
     // A fresh agent finds the packages on the refilled server.
+    fault("server wiped, refilled by CI's warm read-write cook; a fresh agent (nginx)");
     let (r, _) = cook_against(&fx, &url, &[], &[]);
     assert!(stage_sum(&r["remote"], "hits") > 0, "{}", r["remote"]);
     assert_eq!(r["stages"]["package"]["misses"], 0, "{}", r["stages"]);
