@@ -146,6 +146,11 @@ fn a_misspelt_group_marker_fails_the_asset_with_a_suggestion() {
         out.contains("error[prepare_failed]: file 'pab_locomotions.fbx', clip 'jog': clip 'jog': sync group 'locomotion': the clip has no marker 'right_foot_down'; did you mean 'rigth_foot_down'?"),
         "{out}"
     );
+    // The group's clips are that failed asset's: the notice says so.
+    assert!(
+        out.contains("names clip 'walk', which no asset of this cook produced (asset 'pab_locomotions.fbx' failed: it may hold it)"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -197,7 +197,17 @@ pub fn rate_warnings(groups: &[GroupSummary], clip_names: &[&str], file: &str) -
 pub fn unknown_members(
     groups: &[crate::clip_semantics::SyncGroupEntry],
     clip_names: &[&str],
+    failed: &[&str],
 ) -> Vec<String> {
+    // A failed asset reports no clips: the clip may be one of its own.
+    let failed = match failed {
+        [] => String::new(),
+        [one] => format!(" (asset '{one}' failed: it may hold it)"),
+        [first, rest @ ..] => format!(
+            " ({} assets failed, '{first}' among them: one may hold it)",
+            rest.len() + 1
+        ),
+    };
     let mut out = Vec::new();
     for g in groups {
         for c in g.clips.iter().filter(|c| !clip_names.contains(&c.as_str())) {
@@ -205,7 +215,7 @@ pub fn unknown_members(
                 .map(|n| format!("; did you mean '{n}'?"))
                 .unwrap_or_default();
             out.push(format!(
-                "sync group '{}' names clip '{c}', which no asset of this cook produced{hint}",
+                "sync group '{}' names clip '{c}', which no asset of this cook produced{failed}{hint}",
                 g.name
             ));
         }

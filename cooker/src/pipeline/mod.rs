@@ -459,7 +459,13 @@ fn sync_groups(
         .iter()
         .flat_map(|a| a.clips.iter().map(|c| c.name.as_str()))
         .collect();
-    let unknown = crate::sync_groups::unknown_members(&job.settings.sync_groups, &names);
+    let failed: Vec<&str> = report
+        .assets
+        .iter()
+        .filter(|a| a.status == crate::report::AssetStatus::Failed)
+        .map(|a| a.source.as_str())
+        .collect();
+    let unknown = crate::sync_groups::unknown_members(&job.settings.sync_groups, &names, &failed);
     let (groups, notices) = crate::sync_groups::cook_groups(&job.settings.sync_groups, report);
     for n in unknown.iter().chain(&notices) {
         observer.event(&CookEvent::Notice { message: n });
