@@ -123,6 +123,7 @@ pub(crate) fn cook_clip(job: &ClipJob<'_>, cx: &Cook<'_>) -> Result<CookedClip, 
     let extras = Extras {
         velocity: job.profile.velocity_threshold_mps.is_some(),
         poses: true,
+        decode_timing: true,
     };
     let check = || match last_check.take() {
         Some((blob, mut v)) if blob == encoded.blob => {
@@ -209,6 +210,7 @@ fn clip_part(
         let extras = Extras {
             velocity: false,
             poses: true,
+            decode_timing: false,
         };
         measured = check(job, &cooked.entry, &cooked.prepared, js, floor_m, extras)?;
         &measured
