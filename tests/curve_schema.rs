@@ -253,3 +253,25 @@ fn bvh_has_no_channels_for_a_rule_to_name() {
         "project rules are not expected to match in every asset: {diags}"
     );
 }
+
+/// A project rule that names no channel of any asset of the cook is told
+/// once (a typo in a pattern otherwise changes nothing silently); the one
+/// that matches is not.
+#[test]
+fn a_project_rule_matching_no_channel_of_the_cook_is_told() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    step_cube(&fx, tmp.path());
+    let typo = RULES.replacen(
+        "[[asset]]",
+        "[[project.curve_schema]]\nmatch = \"*/wieghts/*\"\nclamp = true\n\n[[asset]]",
+        1,
+    );
+    std::fs::write(tmp.path().join("ludus-anim.toml"), typo).unwrap();
+    let (_, _, _, said) = cook(tmp.path());
+    assert!(
+        said.contains("ludus-anim.toml [[project.curve_schema]] 1: match \"*/wieghts/*\" names no curve channel of any asset of this cook"),
+        "{said}"
+    );
+    assert!(!said.contains("[[project.curve_schema]] 0:"), "{said}");
+}

@@ -414,6 +414,7 @@ pub fn cook_with(
     let silent = crate::events::Silent;
     let told: &dyn Observer = if shard.is_none() { observer } else { &silent };
     report.sync_groups = sync_groups(&report, &jobs, told);
+    unmatched_project_curve_rules(&report, &jobs, told);
     // Uploads finish (bounded) before the report counts them.
     cache.flush();
     report.shard = shard;
@@ -471,6 +472,43 @@ fn sync_groups(
         observer.event(&CookEvent::Notice { message: n });
     }
     groups
+}
+
+/// Notices for `[[project.curve_schema]]` rules that name no curve
+/// channel of any asset of the cook (a typo, or a rule for channels the
+/// project no longer has). Profile rules are shared across projects and
+/// are not expected to match in each; asset rules are warned per asset.
+fn unmatched_project_curve_rules(report: &Report, jobs: &[&AssetJob], observer: &dyn Observer) {
+    let Some(job) = jobs.first() else { return };
+    let (_, project) = job.settings.curve_layers();
+    if project.is_empty() {
+        return;
+    }
+    let channels: std::collections::BTreeSet<&str> = report
+        .assets
+        .iter()
+        .flat_map(|a| &a.clips)
+        .flat_map(|c| c.curves.max_error.keys().map(String::as_str))
+        .collect();
+    let failed = report
+        .assets
+        .iter()
+        .filter(|a| a.status == crate::report::AssetStatus::Failed)
+        .count();
+    let failed = match failed {
+        0 => String::new(),
+        n => format!(" ({n} failed asset(s) may hold it)"),
+    };
+    for r in project
+        .iter()
+        .filter(|r| !channels.iter().any(|c| r.matches(c)))
+    {
+        let message = format!(
+            "{}: match \"{}\" names no curve channel of any asset of this cook{failed}",
+            r.origin, r.pattern
+        );
+        observer.event(&CookEvent::Notice { message: &message });
+    }
 }
 
 /// Cook `jobs` on `pool`, each isolated (a panic fails its asset only),
