@@ -7,7 +7,6 @@
 
 mod common;
 use common::*;
-use ludus_anim_cooker::package_writer::{write_package, PackageClip, PackageContents};
 use ludus_anim_cooker::profile::Profile;
 use ludus_anim_cooker::stages::normalize::normalize;
 use ludus_anim_cooker::stages::prepare::{
@@ -16,11 +15,9 @@ use ludus_anim_cooker::stages::prepare::{
 };
 use ludus_anim_cooker::stages::resample::{resample, GridLimits, SourceKind};
 use ludus_anim_format::additive::apply_additive;
-use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::math::{interpolate, Affine3A, Quat, Transform, Vec3};
 use ludus_anim_format::package::HEADER_SIZE;
-use ludus_anim_format::reference;
 use ludus_anim_format::rigid::RigidTransform;
 use ludus_anim_format::timing::LoopMode;
 use ludus_anim_format::trajectory::extract_planar;
@@ -171,39 +168,6 @@ fn planar_walk(sk: &Skeleton, drop_end: bool) -> Prepared {
         &no_refs,
     )
     .expect("walk prepares")
-}
-
-/// A package of reference-codec clips with their prepared semantics.
-fn package_bytes(sk: &Skeleton, clips: &[&Prepared]) -> Vec<u8> {
-    let entries = clips
-        .iter()
-        .map(|p| PackageClip {
-            name: p.clip.name.clone(),
-            duration_s: p.clip.duration_s,
-            sample_rate_hz: p.clip.sample_rate_hz,
-            num_samples: p.clip.num_samples,
-            loop_mode: p.clip.loop_mode,
-            codec: CodecId::Reference,
-            codec_version: CodecId::Reference.version(),
-            profile: "test".into(),
-            source_hash: [7; 32],
-            resample_error_m: 0.0,
-            max_error_m: 0.0,
-            blob: reference::encode(&p.clip.samples),
-            curves: vec![],
-        })
-        .collect();
-    write_package(
-        &PackageContents {
-            cooker_version: "test".into(),
-            asset_name: "synthetic".into(),
-            source_path: "synthetic".into(),
-            source_hash: [7; 32],
-            skeleton: sk,
-            clips: entries,
-        },
-        clips,
-    )
 }
 
 // ---------------------------------------------------------------------------
@@ -432,7 +396,7 @@ fn biped_walk_root_motion_drift_is_bounded() {
     assert!(drift < 5e-5 * (1.0 + reach), "drift {drift} m");
 
     // Through the package: trajectory and wrap mode survive.
-    let bytes = package_bytes(sk, &[&p]);
+    let bytes = reference_package(sk, &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let clip = &pkg.clips()[0];
     assert_eq!(clip.loop_mode(), LoopMode::LoopWrap);
@@ -463,7 +427,7 @@ fn dropped_end_sample_wraps_last_to_first_with_the_same_duration() {
     // The trajectory keeps its endpoint key at the exact duration.
     assert_eq!(p.trajectory.as_ref().map(|t| t.keys.len()), Some(37));
 
-    let bytes = package_bytes(&sk, &[&p]);
+    let bytes = reference_package(&sk, &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let clip = &pkg.clips()[0];
     assert_eq!((clip.num_samples(), clip.duration_s()), (36, DUR));
@@ -517,14 +481,14 @@ fn wrap_loop_with_the_wrong_duration_does_not_load() {
     let sk = skeleton();
     let mut p = planar_walk(&sk, true);
     assert_eq!(p.clip.loop_mode, LoopMode::LoopWrap);
-    assert!(Package::load(&package_bytes(&sk, &[&p])).is_ok());
+    assert!(Package::load(&reference_package(&sk, &[&p])).is_ok());
     // 36 samples at 30 Hz are 1.2 s of wrap loop, not 1.1 s.
     p.clip.duration_s = 1.1;
     if let Some(t) = p.trajectory.as_mut() {
         t.duration_s = 1.1;
         t.keys.truncate(34);
     }
-    let e = Package::load(&package_bytes(&sk, &[&p]))
+    let e = Package::load(&reference_package(&sk, &[&p]))
         .unwrap_err()
         .to_string();
     assert!(e.contains("wrap loop") && e.contains("'walk'"), "{e}");
@@ -653,7 +617,7 @@ fn additive_round_trip_against_every_reference_kind() {
     // Through the package: flagged additive, reference named, decoded with
     // the additive identity as defaults, reconstructs at every sample.
     let refs_list: Vec<&Prepared> = prepared.iter().collect();
-    let bytes = package_bytes(&sk, &refs_list);
+    let bytes = reference_package(&sk, &refs_list);
     let pkg = Package::load(&bytes).expect("loads");
     let mut delta = vec![Transform::IDENTITY; 4];
     let mut back = vec![Transform::IDENTITY; 4];
@@ -779,7 +743,7 @@ fn markers_round_trip_and_cross_on_the_loaded_package() {
     assert_eq!(p.events.len(), 3);
     assert_eq!(p.events[2].id, id("contact_r"));
 
-    let bytes = package_bytes(&sk, &[&p]);
+    let bytes = reference_package(&sk, &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let clip = &pkg.clips()[0];
     let events: Vec<_> = clip.markers().iter().map(|m| m.event).collect();
@@ -983,7 +947,7 @@ fn package_v2_survives_every_truncation_and_byte_corruption() {
     )
     .expect("prepares");
     assert_eq!(wrap.clip.loop_mode, LoopMode::LoopWrap);
-    let original = package_bytes(&sk, &[&moving, &wrap]);
+    let original = reference_package(&sk, &[&moving, &wrap]);
     assert!(exercise(&original), "the original loads");
     let mut b = original.clone();
     b[original.len() / 2] ^= 0x40;
@@ -1032,7 +996,7 @@ fn inspect_shows_prepared_semantics() {
         &no_refs,
     )
     .expect("prepares");
-    let bytes = package_bytes(&sk, &[&p]);
+    let bytes = reference_package(&sk, &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let text = ludus_anim_cooker::inspect::describe(&pkg);
     for want in [

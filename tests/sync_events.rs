@@ -6,16 +6,15 @@
 //! snapped to the loop start near the end; contact windows as markers; all
 //! read back from the package.
 
+mod common;
+use common::reference_package;
 use ludus_anim_cooker::clip_semantics::{ChannelKind, ContactWindow, EventChannel, SyncMembership};
-use ludus_anim_cooker::package_writer::{write_package, PackageClip, PackageContents};
 use ludus_anim_cooker::settings::classify_events;
 use ludus_anim_cooker::stages::prepare::{
     prepare, ClipPrepSettings, LoopPolicy, MarkerKind, MarkerSpec, PrepareError, Prepared,
 };
 use ludus_anim_cooker::sync_groups::{rate_warnings, summarize};
-use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::math::{Quat, Transform, Vec3};
-use ludus_anim_format::reference;
 use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
@@ -97,46 +96,13 @@ fn looping(markers: Vec<MarkerSpec>, sync: Vec<SyncMembership>) -> ClipPrepSetti
     }
 }
 
-fn package(prepared: &[&Prepared]) -> Vec<u8> {
-    let sk = skeleton();
-    let clips = prepared
-        .iter()
-        .map(|p| PackageClip {
-            name: p.clip.name.clone(),
-            duration_s: p.clip.duration_s,
-            sample_rate_hz: p.clip.sample_rate_hz,
-            num_samples: p.clip.num_samples,
-            loop_mode: p.clip.loop_mode,
-            codec: CodecId::Reference,
-            codec_version: CodecId::Reference.version(),
-            profile: "test".into(),
-            source_hash: [7; 32],
-            resample_error_m: 0.0,
-            max_error_m: 0.0,
-            blob: reference::encode(&p.clip.samples),
-            curves: vec![],
-        })
-        .collect();
-    write_package(
-        &PackageContents {
-            cooker_version: "test".into(),
-            asset_name: "synthetic".into(),
-            source_path: "synthetic".into(),
-            source_hash: [7; 32],
-            skeleton: &sk,
-            clips,
-        },
-        prepared,
-    )
-}
-
 #[test]
 fn a_group_reaches_the_package_with_its_rate_range() {
     let walk = run("walk", 1.2, looping(sync(0.0, 0.6), locomotion())).expect("walk");
     let run_ = run("run", 0.8, looping(sync(0.1, 0.5), locomotion())).expect("run");
     let idle = run("idle", 1.0, looping(vec![], vec![])).expect("idle");
     assert_eq!(walk.sync[0].intervals_s, [Some(0.6), Some(0.6)]);
-    let bytes = package(&[&walk, &idle, &run_]);
+    let bytes = reference_package(&skeleton(), &[&walk, &idle, &run_]);
     let p = Package::load(&bytes).expect("loads");
     let g = &p.sync_groups()[0];
     assert_eq!(g.name, "locomotion");
@@ -324,7 +290,7 @@ fn contact_windows_become_markers_in_the_package() {
         ..Default::default()
     };
     let p = run("walk", 1.2, s).expect("a window across the seam of a loop");
-    let bytes = package(&[&p]);
+    let bytes = reference_package(&skeleton(), &[&p]);
     let pkg = Package::load(&bytes).expect("loads");
     let got: Vec<(f32, &str, MarkerKind)> = pkg.clips()[0]
         .markers()
@@ -367,7 +333,7 @@ fn a_corrupt_sync_section_is_an_error_not_a_panic() {
     use ludus_anim_format::package::{reseal_checksum, SECTION_SYNC};
     let walk = run("walk", 1.2, looping(sync(0.0, 0.6), locomotion())).expect("walk");
     let idle = run("idle", 1.0, looping(vec![], vec![])).expect("idle");
-    let bytes = package(&[&walk, &idle]);
+    let bytes = reference_package(&skeleton(), &[&walk, &idle]);
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     let count = u32_at(&bytes, 24) as usize;
     let entry = (0..count)

@@ -211,3 +211,43 @@ pub fn without_timings(mut v: serde_json::Value) -> serde_json::Value {
     }
     v
 }
+
+/// A package of reference-codec (uncompressed) clips with their prepared
+/// semantics (markers, sync, root motion), for tests of what the package
+/// carries rather than of the codec.
+pub fn reference_package(
+    sk: &ludus_anim_runtime::Skeleton,
+    clips: &[&ludus_anim_cooker::stages::prepare::Prepared],
+) -> Vec<u8> {
+    use ludus_anim_cooker::package_writer::{write_package, PackageClip, PackageContents};
+    use ludus_anim_format::codec::CodecId;
+    let entries = clips
+        .iter()
+        .map(|p| PackageClip {
+            name: p.clip.name.clone(),
+            duration_s: p.clip.duration_s,
+            sample_rate_hz: p.clip.sample_rate_hz,
+            num_samples: p.clip.num_samples,
+            loop_mode: p.clip.loop_mode,
+            codec: CodecId::Reference,
+            codec_version: CodecId::Reference.version(),
+            profile: "test".into(),
+            source_hash: [7; 32],
+            resample_error_m: 0.0,
+            max_error_m: 0.0,
+            blob: ludus_anim_format::reference::encode(&p.clip.samples),
+            curves: vec![],
+        })
+        .collect();
+    write_package(
+        &PackageContents {
+            cooker_version: "test".into(),
+            asset_name: "synthetic".into(),
+            source_path: "synthetic".into(),
+            source_hash: [7; 32],
+            skeleton: sk,
+            clips: entries,
+        },
+        clips,
+    )
+}
