@@ -460,18 +460,24 @@ fn sync_groups(
         .iter()
         .flat_map(|a| a.clips.iter().map(|c| c.name.as_str()))
         .collect();
-    let failed: Vec<&str> = report
-        .assets
-        .iter()
-        .filter(|a| a.status == crate::report::AssetStatus::Failed)
-        .map(|a| a.source.as_str())
-        .collect();
+    let failed = failed_sources(report);
     let unknown = crate::sync_groups::unknown_members(&job.settings.sync_groups, &names, &failed);
     let (groups, notices) = crate::sync_groups::cook_groups(&job.settings.sync_groups, report);
     for n in unknown.iter().chain(&notices) {
         observer.event(&CookEvent::Notice { message: n });
     }
     groups
+}
+
+/// Sources of the cook's failed assets (which report no clips or curves,
+/// so a cook-wide check cannot tell what they hold).
+fn failed_sources(report: &Report) -> Vec<&str> {
+    report
+        .assets
+        .iter()
+        .filter(|a| a.status == crate::report::AssetStatus::Failed)
+        .map(|a| a.source.as_str())
+        .collect()
 }
 
 /// Notices for `[[project.curve_schema]]` rules that name no curve
@@ -490,12 +496,7 @@ fn unmatched_project_curve_rules(report: &Report, jobs: &[&AssetJob], observer: 
         .flat_map(|a| &a.clips)
         .flat_map(|c| c.curves.max_error.keys().map(String::as_str))
         .collect();
-    let failed = report
-        .assets
-        .iter()
-        .filter(|a| a.status == crate::report::AssetStatus::Failed)
-        .count();
-    let failed = match failed {
+    let failed = match failed_sources(report).len() {
         0 => String::new(),
         n => format!(" ({n} failed asset(s) may hold it)"),
     };
