@@ -11,7 +11,7 @@ use crate::stage_cache::{CacheBackend, Tier};
 use ludus_anim_cache::{Backend, CacheError, Key, Store};
 use ludus_anim_remote_cache::{
     parse_signing_source, AuthSpec, CredentialSource, Lookup, Mode, RemoteCache, RemoteConfig,
-    RemoteError, RemoteStats, Tiered,
+    RemoteError, RemoteStats, Tiered, WaitBudget,
 };
 use ludus_anim_report::{RemoteReport, RemoteStageStats};
 use std::path::Path;
@@ -35,6 +35,19 @@ pub const ENV_TIMEOUT: &str = "LUDUS_ANIM_REMOTE_CACHE_TIMEOUT";
 /// remote off (default 0.2: `ludus_anim_remote_cache::DEFAULT_LOOKUP_WAIT`).
 /// Environment only, like the timeout: a property of the network.
 pub const ENV_WAIT: &str = "LUDUS_ANIM_REMOTE_CACHE_WAIT";
+
+/// Until the server's first answer, all of a cook's waits for lookups
+/// take at most 50 ms plus half the time the cook spent on anything
+/// else, so a server that never answers in time costs at most half again
+/// a cold cook plus 50 ms, however short the cook (a fixed 0.2 s first
+/// wait doubled a 0.2 s cook). A server that has answered nothing once a
+/// lookup has been in flight `lookup_wait` is still turned off with a
+/// notice, at the latest when the cook ends. `LUDUS_ANIM_REMOTE_CACHE_WAIT`
+/// sets the floor with the wait.
+pub const WAIT_BUDGET: WaitBudget = WaitBudget {
+    floor: Duration::from_millis(50),
+    share: 0.5,
+};
 
 /// The most the end of a cook waits for queued uploads (and never longer
 /// than half the cook took: `RemoteCache::flush_budgeted`).
@@ -117,6 +130,7 @@ pub fn resolve(
     config.mode = mode(flags, &var, manifest)?;
     config.auth = auth(flags, &var, manifest, root)?;
     config.signing = signing(flags, &var, manifest, root)?;
+    config.wait_budget = Some(WAIT_BUDGET);
     if let Some(t) = var(ENV_TIMEOUT) {
         let secs = parse_timeout(&t).ok_or_else(|| RemoteSettingError::Value {
             from: ENV_TIMEOUT.to_string(),
@@ -129,6 +143,9 @@ pub fn resolve(
             from: ENV_WAIT.to_string(),
             message: format!("{t:?} is not a number of seconds between 0.05 and 600"),
         })?;
+        if let Some(b) = config.wait_budget.as_mut() {
+            b.floor = config.lookup_wait;
+        }
     }
     Ok(Some(config))
 }

@@ -84,6 +84,17 @@ pub const DEFAULT_LOOKUP_THREADS: usize = 8;
 /// byte cannot hold a worker forever.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// How much of a run may be spent waiting for lookups: `floor` plus
+/// `share` of the time the run spent doing anything else. A cook that
+/// cooks for 100 ms with share 0.5 waits at most 50 ms (plus the floor)
+/// in all, so a slow server costs at most half again a cold cook, however
+/// short the cook; a healthy server answers well within the floor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WaitBudget {
+    pub floor: Duration,
+    pub share: f64,
+}
+
 /// Everything [`RemoteCache::open`](crate::RemoteCache::open) needs.
 /// Debug output shows no secret (credentials are only a [`AuthSpec`]: a
 /// path or a variable name).
@@ -106,6 +117,10 @@ pub struct RemoteConfig {
     pub lookup_wait: Duration,
     /// Lookups in flight at once ([`DEFAULT_LOOKUP_THREADS`]).
     pub lookup_threads: usize,
+    /// How much of the run all waits together may take (`None`: each wait
+    /// is bounded by `lookup_wait` alone). A cook sets it so a slow server
+    /// costs a share of the cook's own time, however short the cook.
+    pub wait_budget: Option<WaitBudget>,
     /// Wait for the response, and each body read ([`DEFAULT_IO_TIMEOUT`]).
     pub io_timeout: Duration,
     /// Whole-request limit ([`DEFAULT_REQUEST_TIMEOUT`]).
@@ -140,6 +155,7 @@ impl RemoteConfig {
             lookup_timeout: DEFAULT_LOOKUP_TIMEOUT,
             lookup_wait: DEFAULT_LOOKUP_WAIT,
             lookup_threads: DEFAULT_LOOKUP_THREADS,
+            wait_budget: None,
             io_timeout: DEFAULT_IO_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_entry_bytes: 1 << 30,

@@ -51,8 +51,8 @@ mod url;
 
 pub use auth::{Auth, AuthSpec, CredentialSource, Scheme, Secret, CREDENTIALS_REFRESH};
 pub use config::{
-    Mode, RemoteConfig, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IO_TIMEOUT, DEFAULT_LOOKUP_THREADS,
-    DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_WAIT, DEFAULT_REQUEST_TIMEOUT,
+    Mode, RemoteConfig, WaitBudget, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IO_TIMEOUT,
+    DEFAULT_LOOKUP_THREADS, DEFAULT_LOOKUP_TIMEOUT, DEFAULT_LOOKUP_WAIT, DEFAULT_REQUEST_TIMEOUT,
 };
 pub use error::RemoteError;
 pub use ludus_anim_cache::Backend;

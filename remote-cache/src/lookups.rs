@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use ludus_anim_cache::Key;
 
+use crate::config::WaitBudget;
 use crate::error::RemoteError;
 
 /// A download as the server answered it (an unchecked entry).
@@ -33,8 +34,15 @@ pub(crate) enum Answer {
     Got(Got),
     /// No answer in time. `silent`: the server answered no request within
     /// the limit while one was in flight that long (`in_flight` is the
-    /// oldest such request's age): it is slower than cooking.
-    Late { silent: bool, in_flight: Duration },
+    /// oldest such request's age): it is slower than cooking. `early`:
+    /// the wait budget ran out before the server had answered anything
+    /// and before it counted as silent (a first connection still being
+    /// set up, or a slow server not yet judged).
+    Late {
+        silent: bool,
+        early: bool,
+        in_flight: Duration,
+    },
     /// The remote was turned off meanwhile, or the key was never sent.
     Off,
 }
@@ -51,6 +59,9 @@ struct State {
     last_answer: Option<Instant>,
     /// Time from send to answer of every answered request.
     latencies: Vec<Duration>,
+    /// The length of every wait that ended without an answer, summed over
+    /// the callers' threads.
+    waited: Duration,
 }
 
 struct Shared {
@@ -73,6 +84,8 @@ pub(crate) struct Lookups {
     limit: Duration,
     /// The most one wait lasts, silent server or not.
     max_wait: Duration,
+    budget: Option<WaitBudget>,
+    started: Instant,
 }
 
 /// How often a waiting caller re-checks the clock and the off switch.
@@ -86,6 +99,7 @@ impl Lookups {
         threads: usize,
         limit: Duration,
         max_wait: Duration,
+        budget: Option<WaitBudget>,
     ) -> Option<Lookups> {
         let (tx, rx) = mpsc::channel();
         let rx = Arc::new(Mutex::new(rx));
@@ -106,7 +120,24 @@ impl Lookups {
             shared,
             limit,
             max_wait: max_wait.max(limit),
+            budget,
+            started: Instant::now(),
         })
+    }
+
+    /// The longest a wait that began at `start` may last: `max_wait`, or
+    /// while the server has answered nothing yet, what is left of the
+    /// run's wait budget (`budgeted`). Once the server answers, waiting
+    /// for it is what the remote is for.
+    fn wait_cap(&self, state: &State, start: Instant) -> (Duration, bool) {
+        let Some(b) = self.budget.filter(|_| state.last_answer.is_none()) else {
+            return (self.max_wait, false);
+        };
+        let waited = state.waited + start.elapsed();
+        let working = self.started.elapsed().saturating_sub(waited);
+        let allowed = b.floor + working.mul_f64(b.share.clamp(0.0, 1e6));
+        let cap = allowed.saturating_sub(state.waited);
+        (cap.min(self.max_wait), cap < self.max_wait)
     }
 
     /// Queues a download of `key` unless one is queued, in flight or
@@ -137,43 +168,63 @@ impl Lookups {
         let Some(mut state) = self.shared.lock() else {
             return Answer::Off;
         };
-        // Bounded: every pass waits at most TICK, and the clock checks
-        // below end the loop after `max_wait` at the latest.
-        loop {
+        let answer = loop {
+            // Bounded: every pass waits at most TICK, and the clock checks
+            // below end the loop after `cap` at the latest.
             match state.slots.get(key) {
-                None => return Answer::Off,
-                Some(Slot::Done(_)) => {
-                    if let Some(Slot::Done(got)) = state.slots.remove(key) {
-                        return Answer::Got(got);
-                    }
-                    return Answer::Off;
-                }
+                None => break Answer::Off,
+                Some(Slot::Done(_)) => match state.slots.remove(key) {
+                    Some(Slot::Done(got)) => break Answer::Got(got),
+                    _ => break Answer::Off,
+                },
                 Some(_) => {}
             }
             if off() {
-                return Answer::Off;
+                break Answer::Off;
             }
-            let in_flight = oldest_in_flight(&state);
-            let quiet = state.last_answer.is_none_or(|t| t.elapsed() >= self.limit);
-            if in_flight >= self.limit && quiet {
-                return Answer::Late {
-                    silent: true,
-                    in_flight,
-                };
+            if let Some(late) = self.silence(&state) {
+                break late;
             }
             let waited = start.elapsed();
-            if waited >= self.max_wait {
-                return Answer::Late {
+            let (cap, budgeted) = self.wait_cap(&state, start);
+            if waited >= cap {
+                break Answer::Late {
                     silent: false,
-                    in_flight,
+                    early: budgeted,
+                    in_flight: oldest_in_flight(&state),
                 };
             }
-            let left = (self.max_wait - waited).min(TICK);
+            let left = (cap - waited).min(TICK);
             state = match self.shared.answered.wait_timeout(state, left) {
                 Ok((s, _)) => s,
                 Err(_) => return Answer::Off,
             };
+        };
+        // Only waits that came away empty spend the budget: waiting for a
+        // server that answers is what the remote is for.
+        if !matches!(answer, Answer::Got(_)) {
+            state.waited += start.elapsed();
         }
+        answer
+    }
+
+    /// `Late { silent }` when a request has been in flight for the limit
+    /// and nothing was answered meanwhile.
+    fn silence(&self, state: &State) -> Option<Answer> {
+        let in_flight = oldest_in_flight(state);
+        let quiet = state.last_answer.is_none_or(|t| t.elapsed() >= self.limit);
+        (in_flight >= self.limit && quiet).then_some(Answer::Late {
+            silent: true,
+            early: false,
+            in_flight,
+        })
+    }
+
+    /// The server judged without waiting: `Some` if it is silent now (see
+    /// [`Lookups::wait`]); what a run asks before it ends, so a server that
+    /// never answered within a short run is still told.
+    pub fn judge(&self) -> Option<Answer> {
+        self.silence(&*self.shared.lock()?)
     }
 
     /// The answered requests' latencies: (count, median, max).
@@ -273,6 +324,14 @@ mod tests {
     }
 
     fn start(delay_ms: u64, threads: usize) -> (Arc<Slow>, Lookups) {
+        start_budgeted(delay_ms, threads, None)
+    }
+
+    fn start_budgeted(
+        delay_ms: u64,
+        threads: usize,
+        budget: Option<WaitBudget>,
+    ) -> (Arc<Slow>, Lookups) {
         let source = Arc::new(Slow {
             delay: Duration::from_millis(delay_ms),
             off: AtomicBool::new(false),
@@ -282,6 +341,7 @@ mod tests {
             threads,
             Duration::from_millis(100),
             Duration::from_millis(400),
+            budget,
         )
         .expect("start");
         (source, l)
@@ -309,7 +369,9 @@ mod tests {
         let (_, l) = start(2_000, 2);
         let begin = Instant::now();
         match l.wait(&Key([1; 32]), &|| false) {
-            Answer::Late { silent, in_flight } => {
+            Answer::Late {
+                silent, in_flight, ..
+            } => {
                 assert!(silent);
                 assert!(in_flight >= Duration::from_millis(100));
             }
@@ -326,5 +388,50 @@ mod tests {
         let begin = Instant::now();
         assert!(matches!(l.wait(&Key([2; 32]), &|| true), Answer::Off));
         assert!(begin.elapsed() < Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_budget_bounds_all_waits_together_by_the_work_between_them() {
+        let budget = WaitBudget {
+            floor: Duration::from_millis(20),
+            share: 0.5,
+        };
+        let (_, l) = start_budgeted(5_000, 8, Some(budget));
+        let begin = Instant::now();
+        let mut waited = Duration::ZERO;
+        for i in 0..6u8 {
+            std::thread::sleep(Duration::from_millis(10)); // "cooking"
+            let w = Instant::now();
+            match l.wait(&Key([i; 32]), &|| false) {
+                // Early while the oldest request is younger than the
+                // 100 ms limit, silent after.
+                Answer::Late { early, silent, .. } => assert!(early || silent),
+                _ => panic!("a 5 s server cannot have answered"),
+            }
+            waited += w.elapsed();
+        }
+        // 60 ms of work: at most 20 ms + 30 ms of waiting (and a tick of
+        // scheduling slack), far below one 100 ms silence limit per key.
+        assert!(waited < Duration::from_millis(80), "{waited:?}");
+        assert!(begin.elapsed() < Duration::from_millis(200));
+        // Not silent yet (100 ms limit): judged once the run is over.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(matches!(l.judge(), Some(Answer::Late { silent: true, .. })));
+    }
+
+    #[test]
+    fn a_budget_does_not_cost_a_healthy_server_its_hits() {
+        let budget = WaitBudget {
+            floor: Duration::from_millis(20),
+            share: 0.5,
+        };
+        let (_, l) = start_budgeted(2, 4, Some(budget));
+        for i in 0..20u8 {
+            assert!(matches!(
+                l.wait(&Key([i; 32]), &|| false),
+                Answer::Got(Ok(Some(_)))
+            ));
+        }
+        assert!(l.judge().is_none());
     }
 }

@@ -65,9 +65,13 @@ pub struct FlushReport {
 ///   known); [`RemoteCache::fetch`] waits for an answer at most
 ///   [`RemoteConfig::lookup_wait`](crate::RemoteConfig) while the server
 ///   answers nothing, then the remote is off for the rest of the run (one
-///   notice with the measured latency) and the caller cooks locally. The
-///   end-of-run flush ([`RemoteCache::flush_budgeted`]) waits for uploads
-///   at most half as long as the run took so far.
+///   notice with the measured latency) and the caller cooks locally. With
+///   a [`WaitBudget`](crate::WaitBudget), waits before the server's first
+///   answer also stop when the run's budget is spent (a miss, not held
+///   against the server), and the flush turns a server still silent off
+///   with the same notice. The end-of-run flush
+///   ([`RemoteCache::flush_budgeted`]) waits for uploads at most half as
+///   long as the run took so far.
 /// - **Integrity:** every download goes through
 ///   [`check_entry`](ludus_anim_cache::check_entry), the local store's own
 ///   entry check; a corrupt, truncated or misplaced object is a miss with a
@@ -134,6 +138,7 @@ impl RemoteCache {
             config.lookup_threads,
             config.lookup_wait,
             config.lookup_timeout.max(config.lookup_wait),
+            config.wait_budget,
         );
         let uploader = if config.mode.writes() {
             let sink: Arc<dyn Sink> = inner.clone();
@@ -201,9 +206,13 @@ impl RemoteCache {
                     inner.stats.update(tag, |s| s.skipped += 1);
                     return Ok(None);
                 }
-                Answer::Late { silent, in_flight } => {
+                Answer::Late {
+                    silent,
+                    early,
+                    in_flight,
+                } => {
                     inner.stats.update(tag, |s| s.errors += 1);
-                    return Err(self.late(l, silent, in_flight));
+                    return Err(self.late(l, silent, early, in_flight));
                 }
             },
         };
@@ -227,10 +236,21 @@ impl RemoteCache {
     }
 
     /// A lookup given up on: the remote goes off when the server is silent
-    /// or has been late too often, with one notice giving the latency.
-    fn late(&self, lookups: &Lookups, silent: bool, in_flight: Duration) -> RemoteError {
+    /// or has been late too often, with one notice giving the latency. An
+    /// `early` give-up (the wait budget spent before any answer came) is
+    /// not held against the server: the silence rule judges it.
+    fn late(
+        &self,
+        lookups: &Lookups,
+        silent: bool,
+        early: bool,
+        in_flight: Duration,
+    ) -> RemoteError {
         let inner = &*self.inner;
-        let late = inner.late.fetch_add(1, Ordering::AcqRel) + 1;
+        let late = match early {
+            true => inner.late.load(Ordering::Acquire),
+            false => inner.late.fetch_add(1, Ordering::AcqRel) + 1,
+        };
         let e = RemoteError::Timeout {
             url: inner.url.to_string(),
             phase: format!(
@@ -334,6 +354,7 @@ impl RemoteCache {
     /// Returns at once in read mode.
     pub fn flush(&self, timeout: Duration) -> FlushReport {
         let start = Instant::now();
+        self.judge();
         let off = || self.is_disabled();
         let pending = self.uploader.as_ref().map_or(0, |u| u.flush(timeout, &off));
         if pending > 0 {
@@ -348,6 +369,17 @@ impl RemoteCache {
         FlushReport {
             pending,
             waited: start.elapsed(),
+        }
+    }
+
+    /// A server that has answered nothing while a lookup was in flight
+    /// for the limit goes off now, with the usual notice, even if the run
+    /// never waited that long (a wait budget shorter than the limit): its
+    /// queued uploads are then skipped, not left pending.
+    fn judge(&self) {
+        let Some(l) = &self.lookups else { return };
+        if let Some(Answer::Late { in_flight, .. }) = l.judge() {
+            self.late(l, true, false, in_flight);
         }
     }
 
