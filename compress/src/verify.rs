@@ -1,6 +1,6 @@
 //! Final verification through the runtime decoder, with exactly the times
 //! and the metric the cooker's verification stage uses
-//! (`ludus_anim_verify::check_times` and `pose_errors`): every sample,
+//! (`ludus_anim_verify::check_times` and `position_errors`): every sample,
 //! every midpoint, the clip end and, for looping clips, both sides of the
 //! seam. A blob this accepts is a blob verification accepts.
 
@@ -10,7 +10,7 @@ use ludus_anim_format::timing::sample_position;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::package::CodecError;
 use ludus_anim_runtime::{Clip, Skeleton};
-use ludus_anim_verify::{check_times, pose_errors, Scratch};
+use ludus_anim_verify::{check_times, position_errors, Scratch};
 
 /// Errors measured through the runtime decoder.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -48,7 +48,6 @@ pub fn measure_errors(
     let mut raw = vec![Transform::IDENTITY; j];
     let mut scratch = Scratch::new(j);
     let mut pos_err = vec![0.0f32; j];
-    let mut rot_err = vec![0.0f32; j];
     let rest = skeleton.rest_pose();
     let looping = clip.loop_mode.is_looping();
     for t in check_times(clip.duration_s, clip.sample_rate_hz, n, looping) {
@@ -68,15 +67,7 @@ pub fn measure_errors(
                 interpolate(&a[k], &b[k], pos.alpha)
             };
         }
-        pose_errors(
-            skeleton,
-            &raw,
-            &decoded,
-            shells,
-            &mut scratch,
-            &mut pos_err,
-            &mut rot_err,
-        );
+        position_errors(skeleton, &raw, &decoded, shells, &mut scratch, &mut pos_err);
         for (k, &e) in pos_err.iter().enumerate() {
             let ratio = e / thresholds.get(k).copied().unwrap_or(f32::MIN_POSITIVE);
             report.per_joint[k] = report.per_joint[k].max(e);

@@ -21,7 +21,7 @@ use ludus_anim_model::limits::{Limit, LimitExceeded, Limits, BYTES_PER_JOINT_SAM
 use ludus_anim_model::resampled::{ResampledClip, ResampledCurve};
 use ludus_anim_model::{Decision, Diagnostic, SourceClip};
 use ludus_anim_runtime::{Skeleton, Transform};
-use ludus_anim_verify::{golden_max, pose_errors, Scratch, PEAK_SEARCHES, SOURCE_FRACTIONS};
+use ludus_anim_verify::{golden_max, position_errors, Scratch, PEAK_SEARCHES, SOURCE_FRACTIONS};
 
 /// Evaluates a clip's authored curves into a full local pose.
 pub struct SourcePose<'a> {
@@ -347,7 +347,6 @@ struct Probe<'a> {
     expected: Vec<Transform>,
     played: Vec<Transform>,
     pos: Vec<f32>,
-    rot: Vec<f32>,
 }
 
 impl<'a> Probe<'a> {
@@ -368,7 +367,6 @@ impl<'a> Probe<'a> {
             expected: vec![Transform::IDENTITY; joints],
             played: vec![Transform::IDENTITY; joints],
             pos: vec![0.0; joints],
-            rot: vec![0.0; joints],
         }
     }
 
@@ -381,14 +379,13 @@ impl<'a> Probe<'a> {
         );
         let g = self.grid;
         g.blend_grid(&g.samples, g.position(t, LoopMode::Once), &mut self.played);
-        pose_errors(
+        position_errors(
             self.skeleton,
             &self.expected,
             &self.played,
             self.shells,
             &mut self.scratch,
             &mut self.pos,
-            &mut self.rot,
         );
         let mut worst = 0.0f32;
         for (j, &e) in self.pos.iter().enumerate() {
