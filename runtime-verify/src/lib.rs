@@ -62,8 +62,16 @@ fn to_daffine(t: &Transform) -> DAffine3 {
         t.rotation.w as f64,
     );
     // The runtime normalizes nothing here either; a decoder's quaternion is
-    // unit to f32 precision.
-    DAffine3::from_scale_rotation_translation(t.scale.as_dvec3(), q, t.translation.as_dvec3())
+    // unit to f32 precision. A unit scale (most joints) multiplies by
+    // nothing: the same bits as `from_scale_rotation_translation`.
+    if t.scale == glam::Vec3::ONE {
+        DAffine3 {
+            matrix3: glam::DMat3::from_quat(q),
+            translation: t.translation.as_dvec3(),
+        }
+    } else {
+        DAffine3::from_scale_rotation_translation(t.scale.as_dvec3(), q, t.translation.as_dvec3())
+    }
 }
 
 /// f64 component transforms of a local pose (parents before children).
