@@ -457,3 +457,55 @@ fn suggest_fails_when_nothing_maps() {
         text(&o)
     );
 }
+
+/// A budget breach fails the asset (no package) by default; with
+/// `budgets.on_breach = "warn"` the same breach is a located warning and
+/// the package is written.
+#[test]
+fn a_budget_breach_fails_or_warns_per_profile() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    // A budget no real clip meets: 1e-4 limb lengths of end-effector error.
+    let tight = |p: &str| {
+        p.replacen(
+            "max_end_effector_error = 0.25",
+            "max_end_effector_error = 0.0001",
+            1,
+        )
+    };
+    let (code, log) = cook_with_profile(d, tight);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("FAILED src/cmu_walk.bvh"), "{log}");
+    assert!(
+        log.contains("error[retarget_end_effector]"),
+        "no located error in\n{log}"
+    );
+    let r = report(&d.join("out"));
+    assert_eq!(r["assets"][0]["status"], "failed", "{}", r["assets"][0]);
+    let warn = |p: &str| tight(p).replacen("[budgets]\n", "[budgets]\non_breach = \"warn\"\n", 1);
+    let (code, log) = cook_with_profile(d, warn);
+    assert_eq!(code, Some(0), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("warning[retarget_end_effector]"))
+        .unwrap_or_else(|| panic!("no breach warning in\n{log}"));
+    assert!(line.contains("on_breach"), "{line}");
+    let r = report(&d.join("out"));
+    let asset = &r["assets"][0];
+    assert_ne!(asset["status"], "failed", "{asset}");
+    let pkg = asset["package"].as_str().expect("package written");
+    assert!(d.join("out").join(pkg).exists(), "{pkg}");
+    let w = asset["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "retarget_end_effector")
+        .expect("the warning in report.json");
+    assert_eq!(w["severity"], "warning", "{w}");
+    assert!(
+        w["clip"].is_string() && w["joint"].is_string() && w["time_s"].is_number(),
+        "{w}"
+    );
+}
