@@ -190,6 +190,7 @@ fn ik_targets(
                 times,
                 fk: &fk,
                 loop_shift,
+                merge_gap_s: spec.blend_s,
             });
             times
                 .iter()
