@@ -509,3 +509,35 @@ fn a_budget_breach_fails_or_warns_per_profile() {
         "{w}"
     );
 }
+
+/// A profile that names a clip the file does not hold: the error names
+/// the profile file and the field, and lists the clips there are.
+#[test]
+fn a_wrong_clip_name_names_the_profile_field_and_lists_the_clips() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    let wrong = |p: &str| {
+        p.replacen(
+            "[source.pose]\nkind = \"rest\"\n",
+            "[source.pose]\nkind = \"clip_frame\"\nclip = \"cmu_walk_typo\"\ntime_s = 0.0\n",
+            1,
+        )
+    };
+    let (code, log) = cook_with_profile(d, wrong);
+    assert_eq!(code, Some(1), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.contains("cmu_walk_typo"))
+        .unwrap_or_else(|| panic!("no clip error in\n{log}"));
+    let profile = format!("profile '{PROFILE}'");
+    for want in [
+        profile.as_str(),
+        "source.pose.clip",
+        "not found",
+        "clips: 'cmu_walk'",
+    ] {
+        assert!(line.contains(want), "no {want:?} in {line}");
+    }
+}

@@ -129,6 +129,7 @@ pub fn run(
         target,
         profile: &plan.profile,
         file: &r.source,
+        profile_path: &plan.profile_path,
     };
     let out = cx.stage::<Retarget>(&r.source.clone(), None, &spec, input)?;
     // The package holds the target skeleton: the report describes it.
