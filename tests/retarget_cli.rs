@@ -541,3 +541,83 @@ fn a_wrong_clip_name_names_the_profile_field_and_lists_the_clips() {
         assert!(line.contains(want), "no {want:?} in {line}");
     }
 }
+
+/// Split `glb` into `dir/name.gltf` and a buffer file at `bin_uri`
+/// (relative to the .gltf).
+fn split_gltf(glb: &[u8], dir: &Path, name: &str, bin_uri: &str) {
+    let u32_at =
+        |o: usize| u32::from_le_bytes([glb[o], glb[o + 1], glb[o + 2], glb[o + 3]]) as usize;
+    let json_len = u32_at(12);
+    let json = &glb[20..20 + json_len];
+    let bin_at = 20 + json_len;
+    let bin = &glb[bin_at + 8..bin_at + 8 + u32_at(bin_at)];
+    let mut doc: Value = serde_json::from_slice(json).unwrap();
+    doc["buffers"][0]["uri"] = Value::String(bin_uri.to_string());
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.gltf")), doc.to_string()).unwrap();
+    let bin_path = dir.join(bin_uri);
+    std::fs::create_dir_all(bin_path.parent().unwrap()).unwrap();
+    std::fs::write(bin_path, bin).unwrap();
+}
+
+/// A split glTF target (.gltf + .bin in its own folder) cooks: its
+/// companion resolves relative to its own file, not the source's folder;
+/// a buffer outside the target's folder is still refused, naming it.
+#[test]
+fn a_split_gltf_target_resolves_its_companion_next_to_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let glb = std::fs::read(repo().join("fixtures/biped.glb")).unwrap();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/biped.glb"), &glb).unwrap();
+    split_gltf(&glb, &d.join("rig/split"), "biped", "biped.bin");
+    let o = ludus_anim(
+        &[
+            "retarget",
+            "suggest",
+            "src/biped.glb",
+            "rig/split/biped.gltf",
+            "-o",
+            "profiles/split.toml",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let (code, _, _, log) = cook_json(
+        d,
+        &[
+            "src/biped.glb",
+            "--retarget",
+            "profiles/split.toml",
+            "-o",
+            "out",
+        ],
+    );
+    assert_eq!(code, Some(0), "{log}");
+    assert!(!log.contains("outside"), "{log}");
+    // The same target with its buffer one folder up: refused.
+    split_gltf(&glb, &d.join("rig/up"), "biped", "../biped_up.bin");
+    let profile = std::fs::read_to_string(d.join("profiles/split.toml"))
+        .unwrap()
+        .replace("rig/split/biped.gltf", "rig/up/biped.gltf");
+    std::fs::write(d.join("profiles/up.toml"), profile).unwrap();
+    let o = ludus_anim(
+        &[
+            "cook",
+            "--color",
+            "never",
+            "src/biped.glb",
+            "--retarget",
+            "profiles/up.toml",
+            "-o",
+            "out-up",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let log = text(&o);
+    assert!(
+        log.contains("rig/up/biped.gltf") && log.contains("outside"),
+        "{log}"
+    );
+}
