@@ -171,6 +171,9 @@ def pair(binary, work, src, tgt):
             floor = p["target_m"]
             floor_at = f"{clip['name']} {p.get('joint')} {p.get('time_s', 0):.2f}s"
         floor_src = max(floor_src, p.get("source_m", 0.0))
+    if clips == 0:
+        # Nothing measured (the asset failed before its clips).
+        pop = floor = floor_src = None
     row.update(clips=clips, facing=facing, pop=pop, pop_at=pop_at, floor=floor, floor_src=floor_src, floor_at=floor_at)
     if src == tgt:
         row["identity_m"], row["bound_m"] = identity_error(os.path.join(work, out), report)
@@ -185,7 +188,7 @@ def verdict(r):
     # Floor: beyond the source's own (scaled) penetration, as the
     # cook's `retarget_floor` budget reads it (a rig onto itself keeps its
     # source's toe under the floor).
-    ok = ok and r.get("pop", 0.0) <= 1.0 and r.get("floor", 0.0) - r.get("floor_src", 0.0) <= 0.01
+    ok = ok and (r.get("pop") or 0.0) <= 1.0 and (r.get("floor") or 0.0) - (r.get("floor_src") or 0.0) <= 0.01
     if "identity_m" in r:
         ok = ok and r["identity_m"] is not None and r["identity_m"] <= 2 * max(r["bound_m"], 1e-4)
     return "yes" if ok else "NO"
