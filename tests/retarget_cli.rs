@@ -621,3 +621,43 @@ fn a_split_gltf_target_resolves_its_companion_next_to_itself() {
         "{log}"
     );
 }
+
+/// PAB's mocap onto MakeHuman's zombie rig from the command line: no foot
+/// pops and no toe under the floor beyond the source's own (the toe of a
+/// foot pitched by the source's heel-off went 4.1 cm under it before the
+/// foot's children were kept above the floor; two plants at different
+/// positions used to pop feet on other pairs).
+#[test]
+fn pab_onto_makehuman_keeps_toes_above_the_floor_without_pops() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (src, tgt) = (
+        fx.join("fbx/pab_locomotions.fbx"),
+        fx.join("bvh/makehuman_zombieWalk1.bvh"),
+    );
+    let (src, tgt) = (src.to_str().unwrap(), tgt.to_str().unwrap());
+    let o = ludus_anim(&["retarget", "suggest", src, tgt, "-o", "p.toml"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let (code, _, _, log) = cook_json(d, &[src, "--retarget", "p.toml", "-o", "out"]);
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&d.join("out"));
+    let clips = r["assets"][0]["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 3, "jog, run, walk");
+    for c in clips {
+        let m = &c["retarget"]["metrics"];
+        let p = &m["floor_penetration"];
+        let (t, s) = (
+            p["target_m"].as_f64().unwrap(),
+            p["source_m"].as_f64().unwrap(),
+        );
+        assert!(t <= s + 0.01, "{}: {p}", c["name"]);
+        for f in m["foot_speeds"].as_array().unwrap() {
+            assert!(
+                f["peak_ratio"].as_f64().unwrap() <= 1.0,
+                "{}: {f}",
+                c["name"]
+            );
+        }
+    }
+}
