@@ -457,3 +457,207 @@ fn suggest_fails_when_nothing_maps() {
         text(&o)
     );
 }
+
+/// A budget breach fails the asset (no package) by default; with
+/// `budgets.on_breach = "warn"` the same breach is a located warning and
+/// the package is written.
+#[test]
+fn a_budget_breach_fails_or_warns_per_profile() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    // A budget no real clip meets: 1e-4 limb lengths of end-effector error.
+    let tight = |p: &str| {
+        p.replacen(
+            "max_end_effector_error = 0.25",
+            "max_end_effector_error = 0.0001",
+            1,
+        )
+    };
+    let (code, log) = cook_with_profile(d, tight);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("FAILED src/cmu_walk.bvh"), "{log}");
+    assert!(
+        log.contains("error[retarget_end_effector]"),
+        "no located error in\n{log}"
+    );
+    let r = report(&d.join("out"));
+    assert_eq!(r["assets"][0]["status"], "failed", "{}", r["assets"][0]);
+    let warn = |p: &str| tight(p).replacen("[budgets]\n", "[budgets]\non_breach = \"warn\"\n", 1);
+    let (code, log) = cook_with_profile(d, warn);
+    assert_eq!(code, Some(0), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("warning[retarget_end_effector]"))
+        .unwrap_or_else(|| panic!("no breach warning in\n{log}"));
+    assert!(line.contains("on_breach"), "{line}");
+    let r = report(&d.join("out"));
+    let asset = &r["assets"][0];
+    assert_ne!(asset["status"], "failed", "{asset}");
+    let pkg = asset["package"].as_str().expect("package written");
+    assert!(d.join("out").join(pkg).exists(), "{pkg}");
+    let w = asset["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "retarget_end_effector")
+        .expect("the warning in report.json");
+    assert_eq!(w["severity"], "warning", "{w}");
+    assert!(
+        w["clip"].is_string() && w["joint"].is_string() && w["time_s"].is_number(),
+        "{w}"
+    );
+}
+
+/// A profile that names a clip the file does not hold: the error names
+/// the profile file and the field, and lists the clips there are.
+#[test]
+fn a_wrong_clip_name_names_the_profile_field_and_lists_the_clips() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    let wrong = |p: &str| {
+        p.replacen(
+            "[source.pose]\nkind = \"rest\"\n",
+            "[source.pose]\nkind = \"clip_frame\"\nclip = \"cmu_walk_typo\"\ntime_s = 0.0\n",
+            1,
+        )
+    };
+    let (code, log) = cook_with_profile(d, wrong);
+    assert_eq!(code, Some(1), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.contains("cmu_walk_typo"))
+        .unwrap_or_else(|| panic!("no clip error in\n{log}"));
+    let profile = format!("profile '{PROFILE}'");
+    for want in [
+        profile.as_str(),
+        "source.pose.clip",
+        "not found",
+        "clips: 'cmu_walk'",
+    ] {
+        assert!(line.contains(want), "no {want:?} in {line}");
+    }
+}
+
+/// Split `glb` into `dir/name.gltf` and a buffer file at `bin_uri`
+/// (relative to the .gltf).
+fn split_gltf(glb: &[u8], dir: &Path, name: &str, bin_uri: &str) {
+    let u32_at =
+        |o: usize| u32::from_le_bytes([glb[o], glb[o + 1], glb[o + 2], glb[o + 3]]) as usize;
+    let json_len = u32_at(12);
+    let json = &glb[20..20 + json_len];
+    let bin_at = 20 + json_len;
+    let bin = &glb[bin_at + 8..bin_at + 8 + u32_at(bin_at)];
+    let mut doc: Value = serde_json::from_slice(json).unwrap();
+    doc["buffers"][0]["uri"] = Value::String(bin_uri.to_string());
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.gltf")), doc.to_string()).unwrap();
+    let bin_path = dir.join(bin_uri);
+    std::fs::create_dir_all(bin_path.parent().unwrap()).unwrap();
+    std::fs::write(bin_path, bin).unwrap();
+}
+
+/// A split glTF target (.gltf + .bin in its own folder) cooks: its
+/// companion resolves relative to its own file, not the source's folder;
+/// a buffer outside the target's folder is still refused, naming it.
+#[test]
+fn a_split_gltf_target_resolves_its_companion_next_to_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let glb = std::fs::read(repo().join("fixtures/biped.glb")).unwrap();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/biped.glb"), &glb).unwrap();
+    split_gltf(&glb, &d.join("rig/split"), "biped", "biped.bin");
+    let o = ludus_anim(
+        &[
+            "retarget",
+            "suggest",
+            "src/biped.glb",
+            "rig/split/biped.gltf",
+            "-o",
+            "profiles/split.toml",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let (code, _, _, log) = cook_json(
+        d,
+        &[
+            "src/biped.glb",
+            "--retarget",
+            "profiles/split.toml",
+            "-o",
+            "out",
+        ],
+    );
+    assert_eq!(code, Some(0), "{log}");
+    assert!(!log.contains("outside"), "{log}");
+    // The same target with its buffer one folder up: refused.
+    split_gltf(&glb, &d.join("rig/up"), "biped", "../biped_up.bin");
+    let profile = std::fs::read_to_string(d.join("profiles/split.toml"))
+        .unwrap()
+        .replace("rig/split/biped.gltf", "rig/up/biped.gltf");
+    std::fs::write(d.join("profiles/up.toml"), profile).unwrap();
+    let o = ludus_anim(
+        &[
+            "cook",
+            "--color",
+            "never",
+            "src/biped.glb",
+            "--retarget",
+            "profiles/up.toml",
+            "-o",
+            "out-up",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let log = text(&o);
+    assert!(
+        log.contains("rig/up/biped.gltf") && log.contains("outside"),
+        "{log}"
+    );
+}
+
+/// PAB's mocap onto MakeHuman's zombie rig from the command line: no foot
+/// pops and no toe under the floor beyond the source's own (the toe of a
+/// foot pitched by the source's heel-off went 4.1 cm under it before the
+/// foot's children were kept above the floor; two plants at different
+/// positions used to pop feet on other pairs).
+#[test]
+fn pab_onto_makehuman_keeps_toes_above_the_floor_without_pops() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (src, tgt) = (
+        fx.join("fbx/pab_locomotions.fbx"),
+        fx.join("bvh/makehuman_zombieWalk1.bvh"),
+    );
+    let (src, tgt) = (src.to_str().unwrap(), tgt.to_str().unwrap());
+    let o = ludus_anim(&["retarget", "suggest", src, tgt, "-o", "p.toml"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    let (code, _, _, log) = cook_json(d, &[src, "--retarget", "p.toml", "-o", "out"]);
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&d.join("out"));
+    let clips = r["assets"][0]["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 3, "jog, run, walk");
+    for c in clips {
+        let m = &c["retarget"]["metrics"];
+        let p = &m["floor_penetration"];
+        let (t, s) = (
+            p["target_m"].as_f64().unwrap(),
+            p["source_m"].as_f64().unwrap(),
+        );
+        assert!(t <= s + 0.01, "{}: {p}", c["name"]);
+        for f in m["foot_speeds"].as_array().unwrap() {
+            assert!(
+                f["peak_ratio"].as_f64().unwrap() <= 1.0,
+                "{}: {f}",
+                c["name"]
+            );
+        }
+    }
+}

@@ -128,7 +128,10 @@ stage_list! {
     /// slide, floor penetration, reference first frame; a rig onto
     /// itself reproduces its clips; a floating rest pose is not a ground.
     /// 5: contact joints without contacts in a clip kept above the ground.
-    Retarget: "retarget", version 5, per Asset, reads [Normalize];
+    /// 6: contacts closer than `blend_s` are one plant; the foot goes from
+    /// plant to plant over the gap and lands at rest (no pops); a planted
+    /// foot's toes are kept above the floor.
+    Retarget: "retarget", version 6, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 4: the report carries each joint's resampling error (the
     /// encoder's budget is what is left of the threshold). 3: measured at eighths and the nlerp/slerp peaks of every

@@ -37,7 +37,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ),
     (
         "[budgets]",
-        "Budgets: a breach fails the asset, like the codec threshold (defaults; tune per project).",
+        "Budgets: a breach fails the asset, like the codec threshold (defaults; tune per project); on_breach = \"warn\" makes breaches located warnings and writes the package, to look at the result.",
     ),
     ("[bake]", "Rate of the baked target keys (Hz)."),
 ];

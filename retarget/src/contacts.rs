@@ -4,10 +4,14 @@
 //! `height_threshold * H_s` of its lowest point in the clip and its
 //! horizontal speed is below `speed_threshold * H_s` per second (`H_s` the
 //! source character height). One-frame blips and one-frame gaps are
-//! removed. During a contact the target joint is planted at one horizontal
-//! position, the mean of its transferred (FK) positions over the contact
-//! (its height is set elsewhere: [`crate::planting`]). Plants ease in and
-//! out over `blend_s`.
+//! removed. Contacts less than `blend_s` apart are one plant (the foot
+//! cannot travel between two plant positions in so short a gap without
+//! popping). During a plant the target joint holds one horizontal
+//! position, the mean of its transferred (FK) positions over the plant
+//! (its height is set elsewhere: [`crate::planting`]). Between two plants
+//! up to a swing apart the foot travels from one to the other over the
+//! whole gap, at rest at both ends; a plant alone is eased into and out of
+//! by position (see [`plant_target`]).
 //! For a clip detected as a loop, a contact across the seam is one plant
 //! (shifted by the clip's displacement at the end), so the seam closes.
 
@@ -67,9 +71,8 @@ pub(crate) struct Plant {
     /// Horizontal plant position (`y` = 0).
     pub at: Vec3,
     /// `at` minus the FK position at the first and the last contact frame,
-    /// horizontally: outside the contact the IK target is the FK position
-    /// plus this offset, eased out, so an already planted foot is left
-    /// untouched.
+    /// horizontally (where the transferred foot lands and lifts off, for
+    /// the swing between two plants).
     pub off0: Vec3,
     pub off1: Vec3,
 }
@@ -101,10 +104,30 @@ pub(crate) struct PlantInput<'a> {
     pub times: &'a [f32],
     pub fk: &'a [Vec3],
     pub loop_shift: Option<Vec3>,
+    /// Contacts separated by less than this (seconds) are one plant: the
+    /// foot cannot travel between two plant positions in so short a gap
+    /// without popping, and a source foot that lifts that briefly has not
+    /// stepped.
+    pub merge_gap_s: f32,
+}
+
+/// `runs` with every gap shorter than `gap_s` (by `times`) filled, then
+/// without the runs shorter than `gap_s`: a foot that slows for a moment
+/// mid-stride (a hop's shuffle) passes through; planting it there would
+/// stop it and send it to the next plant at a run.
+fn merge_runs(rs: Vec<(usize, usize)>, times: &[f32], gap_s: f32) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(rs.len());
+    for r in rs {
+        match out.last_mut() {
+            Some(last) if times[r.0] - times[last.1] < gap_s => last.1 = r.1,
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 pub(crate) fn plants(inp: &PlantInput) -> Vec<Plant> {
-    let mut rs = runs(inp.flags);
+    let mut rs = merge_runs(runs(inp.flags), inp.times, inp.merge_gap_s);
     let n = inp.flags.len();
     let dur = inp.times.last().copied().unwrap_or(0.0);
     let mut seam: Option<((usize, usize), (usize, usize))> = None;
@@ -166,31 +189,114 @@ fn flat(v: Vec3) -> Vec3 {
     Vec3::new(v.x, 0.0, v.z)
 }
 
+/// Longest gap between two plants taken as one step's swing, the foot
+/// travelling from plant to plant over the whole gap (a walk's or run's
+/// swing lasts 0.3-0.5 s). Longer gaps (a jump, a foot held up) ease each
+/// plant's offset out over `blend` and leave the transferred foot alone
+/// between.
+const MAX_SWING_S: f32 = 0.5;
+
 /// The horizontal IK target at time `t` for a joint whose transferred
-/// position is `fk` (its height kept): inside a contact the plant; outside,
-/// `fk` plus the plant's boundary offset eased out over `blend` seconds
-/// (smoothstep); the nearest plant wins; `fk` with no plant near.
+/// position is `fk` (its height kept): inside a contact the plant.
+/// Between two plants at most [`MAX_SWING_S`] (or `2 blend`) apart, the
+/// foot goes from one plant to the next over the whole gap ([`swing`]),
+/// leaving and landing at zero speed, so two plants at different
+/// positions never make a one-frame jump (the nearer plant winning, with
+/// eases of `blend` at each end, popped a foot at 4.6 m/s where CMU
+/// 01_01's source moved 0.7 m/s: the Knight's transferred foot slides
+/// 0.5 m during that contact, so its plant sits 28 cm from where it
+/// lands). Otherwise the target eases by position between `fk` and the
+/// plant over `blend` (smoothstep): continuous in time, at rest on
+/// reaching the plant.
 pub(crate) fn plant_target(plants: &[Plant], t: f32, blend: f32, fk: Vec3) -> Vec3 {
-    let mut best: Option<(f32, Vec3)> = None;
+    let smooth = |x: f32| {
+        let x = x.clamp(0.0, 1.0);
+        x * x * (3.0 - 2.0 * x)
+    };
+    // The plant ending last before `t` and the one starting first after.
+    let mut before: Option<&Plant> = None;
+    let mut after: Option<&Plant> = None;
     for p in plants {
-        let (dist, off) = if t < p.t0 {
-            (p.t0 - t, p.off0)
-        } else if t > p.t1 {
-            (t - p.t1, p.off1)
-        } else {
+        if (p.t0..=p.t1).contains(&t) {
             return Vec3::new(p.at.x, fk.y, p.at.z);
-        };
-        let w = if blend > 0.0 && dist < blend {
-            let x = 1.0 - dist / blend;
-            x * x * (3.0 - 2.0 * x)
-        } else {
-            0.0
-        };
-        if w > 0.0 && best.map(|(bw, _)| w > bw).unwrap_or(true) {
-            best = Some((w, fk + off * w));
+        }
+        if p.t1 < t && before.is_none_or(|b| p.t1 > b.t1) {
+            before = Some(p);
+        }
+        if p.t0 > t && after.is_none_or(|a| p.t0 < a.t0) {
+            after = Some(p);
         }
     }
-    best.map_or(fk, |(_, at)| at)
+    // A plant alone (or across a gap longer than a swing) is eased into
+    // and out of by position over `blend`: the foot's speed goes to zero
+    // at the plant (the transferred foot may land fast: the Knight's at
+    // 1.5 m/s where CMU 01_01's moves 0.7).
+    let reach = blend.max(1e-6);
+    let ease = |dist: f32| smooth(1.0 - dist / reach);
+    let toward = |at: Vec3, off: Vec3, w: f32| {
+        let k = distrust(off);
+        let pull = off * (1.0 - k) + (at - flat(fk)) * k;
+        let p = flat(fk) + pull * w;
+        Vec3::new(p.x, fk.y, p.z)
+    };
+    match (before, after) {
+        (Some(b), Some(a)) => {
+            let gap = a.t0 - b.t1;
+            if gap <= MAX_SWING_S.max(2.0 * blend) && gap > 0.0 {
+                return swing(b, a, (t - b.t1) / gap, gap, blend, fk);
+            }
+            // Eases that do not overlap: at most one is non-zero.
+            let (wb, wa) = (ease(t - b.t1), ease(a.t0 - t));
+            if wb >= wa {
+                toward(b.at, b.off1, wb)
+            } else {
+                toward(a.at, a.off0, wa)
+            }
+        }
+        (Some(b), None) => toward(b.at, b.off1, ease(t - b.t1)),
+        (None, Some(a)) => toward(a.at, a.off0, ease(a.t0 - t)),
+        (None, None) => fk,
+    }
+}
+
+/// The foot between plant `b` and the next plant `a`, `u` in [0, 1] of
+/// the gap (`gap` seconds): the transferred foot plus an offset faded
+/// from `b`'s lift-off offset to `a`'s landing offset by a smoothstep over
+/// the gap (so mid-swing it follows the transferred foot's arc, shifted),
+/// and within `blend` of either plant drawn to that plant by position
+/// (smoothstep): it lifts off and lands at rest, never a jump. Height is
+/// `fk`'s.
+fn swing(b: &Plant, a: &Plant, u: f32, gap: f32, blend: f32, fk: Vec3) -> Vec3 {
+    let smooth = |x: f32| {
+        let x = x.clamp(0.0, 1.0);
+        x * x * (3.0 - 2.0 * x)
+    };
+    let u = u.clamp(0.0, 1.0);
+    let s = smooth(u);
+    let base = flat(fk) + b.off1 * (1.0 - s) + a.off0 * s;
+    let window = blend.min(0.5 * gap).max(1e-6);
+    let (dt_b, dt_a) = (u * gap, (1.0 - u) * gap);
+    let (wb, wa) = (smooth(1.0 - dt_b / window), smooth(1.0 - dt_a / window));
+    let (kb, ka) = (distrust(b.off1), distrust(a.off0));
+    // Where the faded offset alone lands (`k` = 0): `fk` + the plant's
+    // offset, the plant itself at the gap's ends.
+    let (lb, la) = (flat(fk) + b.off1, flat(fk) + a.off0);
+    let to_b = (b.at - base) * kb + (lb - base) * (1.0 - kb);
+    let to_a = (a.at - base) * ka + (la - base) * (1.0 - ka);
+    let p = base + to_b * wb + to_a * wa;
+    Vec3::new(p.x, fk.y, p.z)
+}
+
+/// How far to distrust the transferred foot's own speed at a plant's edge,
+/// from the plant's offset there (0 below 1 mm, 1 from 5 mm, smoothstep
+/// between): a transferred foot that holds its plant (a rig onto a rig of
+/// the same proportions) keeps its own landing and lift-off, exactly; one
+/// that slides during the plant (proportions differ: the Knight's foot
+/// slides 0.5 m in a CMU 01_01 contact) lands no better than it holds, and
+/// is brought to rest at the plant by position instead.
+fn distrust(off: Vec3) -> f32 {
+    let x = ((off.length() - 0.002) / 0.008).clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
 }
 
 #[cfg(test)]
@@ -213,5 +319,50 @@ mod tests {
         let expect: Vec<bool> = (0..20).map(|i| (6..11).contains(&i)).collect();
         assert_eq!(c, expect);
         assert_eq!(runs(&c), vec![(6, 10)]);
+    }
+
+    /// Two plants at different positions with a gap shorter than two
+    /// blends: the target moves continuously from one to the other (the
+    /// nearest-plant rule jumped by the plants' distance mid-gap).
+    #[test]
+    fn the_foot_travels_between_plants_without_a_jump_and_lands_at_rest() {
+        let times: Vec<f32> = (0..=60).map(|i| i as f32 / 120.0).collect();
+        // The transferred foot slides at 1 m/s (a target whose FK foot
+        // does not hold still): each plant sits at its frames' mean, so
+        // the first plant's exit offset points back and the second's entry
+        // offset forward, 23 cm apart.
+        let fk: Vec<Vec3> = times.iter().map(|&t| Vec3::new(t, 0.05, 0.0)).collect();
+        let flags: Vec<bool> = (0..=60).map(|i| !(28..=32).contains(&i)).collect();
+        let pl = plants(&PlantInput {
+            flags: &flags,
+            times: &times,
+            fk: &fk,
+            loop_shift: None,
+            merge_gap_s: 0.0,
+        });
+        assert_eq!(pl.len(), 2);
+        let blend = 0.1;
+        let xs: Vec<f32> = times
+            .iter()
+            .zip(&fk)
+            .map(|(&t, &p)| plant_target(&pl, t, blend, p).x)
+            .collect();
+        let max_step = xs
+            .windows(2)
+            .map(|w| (w[1] - w[0]).abs())
+            .fold(0.0f32, f32::max);
+        // 23 cm over a 5-frame gap: the fade steps < 10 cm a frame; a
+        // switch to the nearer plant steps the whole 23 cm at once.
+        assert!(max_step < 0.1, "{max_step}: {xs:?}");
+        // Inside each plant the target is the plant.
+        assert_eq!(xs[0], pl[0].at.x);
+        assert_eq!(xs[60], pl[1].at.x);
+        // It lifts off and lands at rest: the steps out of the first plant
+        // and into the second are below the transferred foot's own step
+        // (1/120 m a frame; the window is three frames here), where a fade of
+        // offsets lands at the FK's speed and the nearest plant jumps.
+        let fk_step = 1.0 / 120.0;
+        assert!((xs[28] - xs[27]).abs() < fk_step, "{xs:?}");
+        assert!((xs[33] - xs[32]).abs() < fk_step, "{xs:?}");
     }
 }

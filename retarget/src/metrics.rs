@@ -3,7 +3,7 @@
 //! clip, the joint and the time, like the codec's error threshold.
 
 use crate::contacts::{detect, horizontal_speeds};
-use crate::profile::{Budgets, ContactSpec, Role};
+use crate::profile::{BreachPolicy, Budgets, ContactSpec, Role};
 use crate::rig::PoseFk;
 use crate::side::Side;
 use crate::transfer::Ctx;
@@ -517,11 +517,20 @@ fn twist_metrics(ctx: &Ctx, d: &ClipData) -> Vec<TwistMetrics> {
 }
 
 impl ClipMetrics {
-    /// Budget breaches as error diagnostics (code, clip, joint, time).
+    /// Budget breaches as diagnostics (code, clip, joint, time): errors,
+    /// or warnings when the budgets say `on_breach = "warn"`.
     pub fn breaches(&self, b: &Budgets) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let mut push = |code: &str, msg: String, joint: &str, t: Option<f32>| {
-            let mut d = Diagnostic::error(code, msg).clip(&self.clip).joint(joint);
+            let mut d = match b.on_breach {
+                BreachPolicy::Fail => Diagnostic::error(code, msg),
+                BreachPolicy::Warn => Diagnostic::warning(
+                    code,
+                    format!("{msg} (budgets.on_breach = \"warn\": package written)"),
+                ),
+            }
+            .clip(&self.clip)
+            .joint(joint);
             if let Some(t) = t {
                 d = d.time(t);
             }

@@ -190,6 +190,7 @@ fn ik_targets(
                 times,
                 fk: &fk,
                 loop_shift,
+                merge_gap_s: spec.blend_s,
             });
             times
                 .iter()
@@ -225,6 +226,8 @@ pub(crate) fn plant(
     if spec.pelvis_correction {
         correct_pelvis(ctx, spec, times, tgt, &targets, looping);
     }
+    let t = ctx.t;
+    let up = t.basis.conjugate() * Vec3::Y;
     for (f, pose) in tgt.iter_mut().enumerate() {
         for (c, tg) in ctx.setup.contacts.iter().zip(&targets) {
             if let Some(at) = tg[f] {
@@ -234,11 +237,35 @@ pub(crate) fn plant(
                     mid: c.mid,
                     end: c.target,
                 };
-                solve(ctx.t.skel, pose, &ik, at, pole);
+                solve(t.skel, pose, &ik, at, pole);
                 ctx.place_followers(pose);
+                // The foot's own children (toes, a ball) stay above the
+                // floor too: a foot pitched down by the source's heel-off on
+                // a longer target foot put MakeHuman's toe 4 cm under it
+                // (PAB's run). Raise the target by the deepest and solve
+                // again.
+                let sink = below_floor(ctx, pose, c.target);
+                if sink > 1e-4 {
+                    solve(t.skel, pose, &ik, at + up * sink, pole);
+                    ctx.place_followers(pose);
+                }
             }
         }
     }
+}
+
+/// How far (m) the deepest joint below `joint` (not itself) is under the
+/// target's floor, counted from its retarget-pose height when that is
+/// already under it (as the floor metric counts it); 0 when none is.
+fn below_floor(ctx: &Ctx, pose: &PoseFk, joint: usize) -> f32 {
+    let t = ctx.t;
+    let end = t.skel.subtree_ends()[joint] as usize;
+    (joint + 1..end)
+        .map(|j| {
+            let floor = t.canon(t.pose.position(j)).y.min(t.floor);
+            floor - t.canon(pose.position(j)).y
+        })
+        .fold(0.0f32, f32::max)
 }
 
 /// The source knee's offset from its hip-to-ankle line, in target axes.

@@ -57,8 +57,9 @@ fn resolve_side(
             .ok_or_else(|| RetargetError::BadPose {
                 side,
                 message: format!(
-                    "clip '{name}' not found{}",
-                    hint(name, clips.iter().map(|c| c.name.as_str()))
+                    "{side}.pose.clip: clip '{name}' not found{}; the {side} file's clips: {}",
+                    hint(name, clips.iter().map(|c| c.name.as_str())),
+                    clip_list(clips)
                 ),
             })?;
         if let Some(tr) = clip
@@ -79,7 +80,7 @@ fn resolve_side(
             .ok_or_else(|| RetargetError::BadPose {
                 side,
                 message: format!(
-                    "override joint '{}' not found{}",
+                    "{side}.pose.overrides: joint '{}' not found{}",
                     o.joint,
                     hint(&o.joint, skeleton.names().iter().map(String::as_str))
                 ),
@@ -103,6 +104,22 @@ fn resolve_side(
         }
     }
     Ok(local)
+}
+
+/// The clips' names, quoted, the first 20 and how many more (or "none").
+fn clip_list(clips: &[SourceClip]) -> String {
+    if clips.is_empty() {
+        return "none".to_string();
+    }
+    let mut out: Vec<String> = clips
+        .iter()
+        .take(20)
+        .map(|c| format!("'{}'", c.name))
+        .collect();
+    if clips.len() > 20 {
+        out.push(format!("and {} more", clips.len() - 20));
+    }
+    out.join(", ")
 }
 
 /// `Rz * Ry * Rx` from degrees (x applied first).

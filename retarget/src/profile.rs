@@ -467,6 +467,20 @@ pub struct Budgets {
     #[serde(default = "max_floor_penetration_m")]
     #[serde(serialize_with = "short::one")]
     pub max_floor_penetration_m: f32,
+    /// What a breach does: `fail` (an error: the asset fails, no package)
+    /// or `warn` (a located warning, the package is written so that the
+    /// result can be looked at and the breach judged).
+    #[serde(default)]
+    pub on_breach: BreachPolicy,
+}
+
+/// What a budget breach does (`[budgets] on_breach`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreachPolicy {
+    #[default]
+    Fail,
+    Warn,
 }
 
 impl Default for Budgets {
@@ -481,6 +495,7 @@ impl Default for Budgets {
             min_facing_agreement: min_facing_agreement(),
             max_foot_speed_ratio: max_foot_speed_ratio(),
             max_floor_penetration_m: max_floor_penetration_m(),
+            on_breach: BreachPolicy::Fail,
         }
     }
 }

@@ -69,9 +69,29 @@ pub fn plan(
         .display()
         .to_string();
     let limits = cx.options.limits_of(job);
-    let (src, hash) = Source::read(&target_file, snapshot, ImportOptions::default(), &limits)?;
-    let (target_digest, _) = companions(&src, &hash, cx)?;
-    let target = normalize_key(&import_key(&target_digest, &src.options), None);
+    // The target's companions (a split glTF's .bin) resolve relative to
+    // the target's own file and are confined to its directory, as in
+    // `run`, not to the source asset's: read it through its own snapshot,
+    // then count what it read as the asset's inputs.
+    let target_snapshot = Snapshot::with_policy(
+        cx.reader,
+        cx.options.project_root.as_deref(),
+        read_policy(&target_file, &limits),
+    );
+    let read_target = || -> Result<_, Stop> {
+        let (src, hash) = Source::read(
+            &target_file,
+            &target_snapshot,
+            ImportOptions::default(),
+            &limits,
+        )?;
+        let (target_digest, _) = companions(&src, &hash, cx)?;
+        Ok((target_digest, src.options.clone()))
+    };
+    let target_read = read_target();
+    snapshot.note_unread(target_snapshot.paths());
+    let (target_digest, options) = target_read?;
+    let target = normalize_key(&import_key(&target_digest, &options), None);
     Ok(Some(RetargetPlan {
         profile,
         profile_path,
@@ -129,6 +149,7 @@ pub fn run(
         target,
         profile: &plan.profile,
         file: &r.source,
+        profile_path: &plan.profile_path,
     };
     let out = cx.stage::<Retarget>(&r.source.clone(), None, &spec, input)?;
     // The package holds the target skeleton: the report describes it.

@@ -62,6 +62,9 @@ pub struct RetargetInput<'a> {
     pub target: &'a Normalized,
     pub profile: &'a Profile,
     pub file: &'a str,
+    /// The profile's path as recorded, for error messages only (never in
+    /// the output: a cached result is the same whatever the spelling).
+    pub profile_path: &'a str,
 }
 
 impl CookStage for Retarget {
@@ -71,21 +74,28 @@ impl CookStage for Retarget {
     type Output = RetargetedAsset;
 
     fn run(_: &RetargetSpec<'_>, i: RetargetInput<'_>) -> Result<RetargetedAsset, Diagnostic> {
-        retarget_asset(i.source, i.target, i.profile, i.file)
+        retarget_asset(i.source, i.target, i.profile, i.file, i.profile_path)
     }
 }
 
 /// Retarget `source` onto `target` with `profile` (read from
 /// `profile_path`, for messages). A rig the profile cannot map is a
-/// diagnostic naming the chain or joint.
+/// diagnostic naming the asset file, the profile file, and the chain,
+/// joint or field.
 pub fn retarget_asset(
     source: &Normalized,
     target: &Normalized,
     profile: &Profile,
     file: &str,
+    profile_path: &str,
 ) -> Result<RetargetedAsset, Diagnostic> {
-    let fail =
-        |e: ludus_anim_retarget::RetargetError| ludus_anim_retarget::error_diagnostic(file, &e);
+    let fail = |e: ludus_anim_retarget::RetargetError| {
+        let d = ludus_anim_retarget::error_diagnostic(file, &e);
+        Diagnostic {
+            message: format!("profile '{profile_path}': {}", d.message),
+            ..d
+        }
+    };
     let poses = RetargetPoses::resolve(
         profile,
         &source.skeleton,
