@@ -350,6 +350,47 @@ impl Manifest {
         }
         Ok(jobs)
     }
+
+    /// The job `jobs` would make for the file `rel` (relative to `root`),
+    /// without listing the project: the first entry with a pattern matching
+    /// it (a wildcard match skipping excluded files and editor leftovers,
+    /// as `jobs` does). A hermetic per-asset cook sees only its declared
+    /// files, where `jobs` would find other assets' sources missing.
+    pub fn job_for(&self, root: &Path, rel: &Path) -> Result<Option<AssetJob>, ManifestError> {
+        let excluded = self.excluded(root)?;
+        let file = crate::paths::normalize(rel);
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..Default::default()
+        };
+        for (i, a) in self.assets.iter().enumerate() {
+            for pattern in &a.sources {
+                let norm = crate::paths::normalize(Path::new(pattern));
+                let p = glob::Pattern::new(&norm.to_string_lossy()).map_err(|e| {
+                    ManifestError::Invalid {
+                        path: root.join(FILE_NAME).display().to_string(),
+                        index: i,
+                        message: format!("bad pattern '{pattern}': {e}"),
+                    }
+                })?;
+                let wildcard = pattern.contains(['*', '?', '[']);
+                if p.matches_path_with(&file, options)
+                    && !(wildcard && skipped(&root.join(&file), root, &excluded))
+                {
+                    let mut settings = a.clone();
+                    settings.limits = self.project.limits.then(&a.limits);
+                    self.layer_curve_rules(&mut settings, i);
+                    settings.sync_groups = self.sync_groups.clone();
+                    settings.event_channels = self.event_channels.clone();
+                    return Ok(Some(AssetJob {
+                        path: root.join(&file),
+                        settings,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
 }
 
 impl Manifest {
