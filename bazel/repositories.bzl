@@ -31,8 +31,8 @@ def _label(rctx, ws, path):
     parts = path.split("/")
     for cut in range(len(parts) - 1, -1, -1):
         pkg = "/".join(parts[:cut])
-        base = ws if pkg == "" else ws.get_child(pkg)
-        if base.get_child("BUILD.bazel").exists or base.get_child("BUILD").exists:
+        base = str(ws) if pkg == "" else str(ws) + "/" + pkg
+        if rctx.path(base + "/BUILD.bazel").exists or rctx.path(base + "/BUILD").exists:
             return "//%s:%s" % (pkg, "/".join(parts[cut:]))
     fail("no Bazel package holds %s (add a BUILD.bazel exporting it)" % path)
 

@@ -104,8 +104,13 @@ impl SourceReader for DeclaredReader {
         self.check(path)?;
         FileSystem.read_bounded(path, max_bytes)
     }
+    /// Lexical, not through links: a build sandbox links each declared
+    /// file to its real place, outside the sandbox's directories, and the
+    /// companion confinement compares resolved paths. The declared set
+    /// already bounds what can be read, links or not.
     fn resolve(&self, path: &Path) -> io::Result<PathBuf> {
-        FileSystem.resolve(path)
+        let cwd = std::env::current_dir()?;
+        Ok(crate::paths::normalize(&cwd.join(path)))
     }
     /// No stamps: a stamp stands for a hash only in a cache kept between
     /// runs, which a hermetic action does not have.
