@@ -9,7 +9,13 @@
 //!   the first build filled runs nothing: every action is a remote cache
 //!   hit, and the outputs are the same bytes;
 //! - the checked-in example workspace (`//example:all`) builds and equals
-//!   `ludus-anim cook --manifest example/ludus-anim.toml`.
+//!   `ludus-anim cook --manifest example/ludus-anim.toml`;
+//! - remote execution against BuildGrid (PyPI `buildgrid==0.0.97`, started
+//!   here on 127.0.0.1 with two bots from `tests/reapi/buildgrid_bot.py`)
+//!   runs every action on the workers and gives the same bytes. Its
+//!   Python is `LUDUS_BUILDGRID_PYTHON` (`.ci/run` installs the venv),
+//!   else `/tmp/ludus-buildgrid-venv/bin/python`; skipped with a message
+//!   when neither has BuildGrid.
 //!
 //! Every Bazel server started here has its own output base under a temp
 //! directory, exits after 30 idle seconds and is shut down at the end.
@@ -45,6 +51,14 @@ fn strip(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(strip),
         _ => {}
     }
+}
+
+/// One Bazel test at a time: each starts a Bazel server (a JVM) and the
+/// machine may have two cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `bazel` on PATH, or `None` with the reason printed.
@@ -185,6 +199,7 @@ fn spawns<'a>(log: &'a [Value], mnemonic: &str) -> Vec<&'a Value> {
 fn bazel_builds_the_cook_and_a_fresh_output_base_is_served_from_the_remote_cache() {
     let Some(fx) = shared_fixtures() else { return };
     let Some(bin) = bazel() else { return };
+    let _serial = one_at_a_time();
     let Some(nginx) = servers::Nginx::start() else {
         return;
     };
@@ -243,6 +258,7 @@ fn bazel_builds_the_cook_and_a_fresh_output_base_is_served_from_the_remote_cache
 #[test]
 fn the_example_workspace_builds_what_cook_writes() {
     let Some(bin) = bazel() else { return };
+    let _serial = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     // The checked-in workspace files over a copy of the repository's
     // example and fixtures (a build never writes into the checkout).
@@ -286,4 +302,126 @@ fn the_example_workspace_builds_what_cook_writes() {
         &b.bin_dir().join("example/anim"),
         "example",
     );
+}
+
+/// A Python with BuildGrid, or `None` with the reason printed.
+fn buildgrid_python() -> Option<PathBuf> {
+    let p = std::env::var_os("LUDUS_BUILDGRID_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/ludus-buildgrid-venv/bin/python"));
+    let ok = Command::new(&p)
+        .args(["-c", "import buildgrid.client.cas, buildgrid._app.cli"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "SKIPPED: no Python with BuildGrid at {} (set LUDUS_BUILDGRID_PYTHON; .ci/run makes \
+             one with `python3 -m venv /tmp/ludus-buildgrid-venv && \
+             /tmp/ludus-buildgrid-venv/bin/pip install buildgrid==0.0.97`); \
+             the remote-execution test did not run",
+            p.display()
+        );
+        return None;
+    }
+    Some(p)
+}
+
+/// BuildGrid and its bots on 127.0.0.1, killed when dropped.
+struct Grid {
+    children: Vec<std::process::Child>,
+    port: u16,
+}
+
+impl Grid {
+    fn start(python: &Path, dir: &Path, bots: usize) -> Grid {
+        let port = servers::free_port();
+        let config = std::fs::read_to_string(repo().join("tests/reapi/buildgrid.yml"))
+            .unwrap()
+            .replace("PORT", &port.to_string())
+            .replace("STATE", &dir.join("state.db").display().to_string());
+        std::fs::write(dir.join("buildgrid.yml"), config).unwrap();
+        let log = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
+        let bgd = python.with_file_name("bgd");
+        let server = Command::new(&bgd)
+            .args(["server", "start"])
+            .arg(dir.join("buildgrid.yml"))
+            .stdout(log("server.log"))
+            .stderr(log("server.err"))
+            .spawn()
+            .expect("start bgd server");
+        let mut grid = Grid {
+            children: vec![server],
+            port,
+        };
+        for i in 0..bots {
+            let bot = Command::new(python)
+                .arg(repo().join("tests/reapi/buildgrid_bot.py"))
+                .arg(format!("127.0.0.1:{port}"))
+                .arg(dir.join(format!("bot-{i}")))
+                .arg(format!("bot-{i}"))
+                .arg("300")
+                .stdout(log(&format!("bot-{i}.log")))
+                .stderr(log(&format!("bot-{i}.err")))
+                .spawn()
+                .expect("start bot");
+            grid.children.push(bot);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "BuildGrid did not listen within 60 s: {}",
+                std::fs::read_to_string(dir.join("server.err")).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        grid
+    }
+}
+
+impl Drop for Grid {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn remote_execution_on_buildgrid_gives_the_same_bytes() {
+    let Some(fx) = shared_fixtures() else { return };
+    let Some(bin) = bazel() else { return };
+    let _serial = one_at_a_time();
+    let Some(python) = buildgrid_python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    workspace(&fx, &ws);
+    let o = ludus_anim(
+        &["cook", "--quiet", "--no-cache", "--out", "../cooked"],
+        &ws.join("proj"),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let cooked = ws.join("cooked");
+    let assets = report(&cooked)["assets"].as_array().unwrap().len();
+    let grid_dir = tmp.path().join("grid");
+    std::fs::create_dir_all(&grid_dir).unwrap();
+    let grid = Grid::start(&python, &grid_dir, 2);
+    let b = Bazel {
+        bin,
+        workspace: ws.clone(),
+        user_root: tmp.path().join("user-root"),
+        output_base: tmp.path().join("base-remote"),
+    };
+    let flags = vec![format!("--remote_executor=grpc://127.0.0.1:{}", grid.port)];
+    let log = b.build("//proj:anim", &flags);
+    let cooks = spawns(&log, "LudusAnimCook");
+    assert_eq!(cooks.len(), assets, "one action per asset");
+    for s in cooks.iter().chain(&spawns(&log, "LudusAnimMerge")) {
+        assert_eq!(s["runner"], "remote", "ran on a BuildGrid bot: {s}");
+        assert_ne!(s["remoteCacheHit"], true);
+    }
+    assert_same_as_cook(&cooked, &b.bin_dir().join("proj/anim"), "remote execution");
 }
