@@ -301,3 +301,58 @@ fn merge_refuses_what_is_not_one_cook() {
     );
     assert!(!proj.join("m/manifest.json").exists(), "nothing published");
 }
+
+/// A build sandbox: each declared input a symbolic link to its real
+/// place, in a tree of its own. The action cooks the same package there
+/// (companion confinement compares the links' paths, not their targets),
+/// and a link that is not declared is still refused.
+#[cfg(unix)]
+#[test]
+fn a_sandbox_of_links_cooks_the_same_package() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("proj");
+    hermetic_project(&fx, &proj);
+    let q = query(&proj);
+    let gltf = &q["assets"][2];
+    assert!(cook_asset(&proj, gltf, &all_inputs(gltf)).status.success());
+    let sandbox = tmp.path().join("sandbox");
+    for i in all_inputs(gltf) {
+        let link = sandbox.join("proj").join(i);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(proj.join(i), &link).unwrap();
+    }
+    let inputs: Vec<String> = all_inputs(gltf)
+        .iter()
+        .map(|i| format!("proj/{i}"))
+        .collect();
+    let mut args = vec![
+        "--quiet",
+        "cook-asset",
+        "proj/gltf/khronos_InterpolationTest/interpolation_test.gltf",
+        "--manifest",
+        "proj/ludus-anim.toml",
+        "--out",
+        "out",
+    ];
+    for i in &inputs {
+        args.extend(["--input", i]);
+    }
+    let o = ludus_anim(&args, &sandbox);
+    assert!(o.status.success(), "{}", text(&o));
+    let name = gltf["name"].as_str().unwrap();
+    for f in ["asset.ludanim", "asset.manifest.json"] {
+        assert!(
+            std::fs::read(sandbox.join("out").join(f)).unwrap()
+                == std::fs::read(proj.join("frags").join(name).join(f)).unwrap(),
+            "{f} differs in the sandbox"
+        );
+    }
+    // The buffer's link is there but not declared: refused.
+    let bin = "proj/gltf/khronos_InterpolationTest/interpolation_test.bin";
+    let at = args.iter().position(|a| *a == bin).unwrap();
+    args.drain(at - 1..=at);
+    let o = ludus_anim(&args, &sandbox);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("is not a declared input"), "{}", text(&o));
+}
