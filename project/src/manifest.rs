@@ -644,6 +644,37 @@ range = [0.0, 0.6]
     }
 
     #[test]
+    fn job_for_finds_the_entry_jobs_would_without_listing_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        for f in ["a.bvh", "~a.bvh", "wip_b.bvh", "sub/c.bvh", "named.fbx"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let text = "[project]\nexclude = [\"wip_*\"]\n\
+            [[asset]]\nsources = [\"named.fbx\"]\nprofile = \"hero\"\n\
+            [[asset]]\nsources = [\"*.bvh\"]\nprofile = \"crowd\"\n\
+            [[asset]]\nsources = [\"**/*.bvh\", \"a.bvh\"]\n";
+        let m = Manifest::parse(text, "x").unwrap();
+        let root = dir.path();
+        for job in m.jobs(root).unwrap() {
+            let rel = job.path.strip_prefix(root).unwrap();
+            let found = m.job_for(root, rel).unwrap().expect("an asset");
+            assert_eq!(found.path, job.path);
+            assert_eq!(found.settings.profile, job.settings.profile, "{rel:?}");
+        }
+        for skipped in ["~a.bvh", "wip_b.bvh", "other.glb"] {
+            assert!(m.job_for(root, Path::new(skipped)).unwrap().is_none());
+        }
+        // Only the asset's own file present (a build sandbox): `jobs`
+        // fails on the other entries' missing files, `job_for` does not.
+        std::fs::remove_file(root.join("named.fbx")).unwrap();
+        assert!(m.jobs(root).is_err());
+        let walk = m.job_for(root, Path::new("./a.bvh")).unwrap().unwrap();
+        assert_eq!(walk.settings.profile.as_deref(), Some("crowd"));
+        assert_eq!(walk.path, root.join("a.bvh"));
+    }
+
+    #[test]
     fn globs_expand_relative_to_the_manifest() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let m = Manifest::parse(EXAMPLE, "x").unwrap();
