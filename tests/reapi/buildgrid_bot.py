@@ -5,7 +5,9 @@ registry this project can use), so this one speaks the Remote Workers API
 itself, with BuildGrid's own protos and CAS client.
 
 It takes one lease at a time: accepts it, fetches the action's input root
-into a fresh directory, runs the command there with exactly the
+into a fresh directory (files hard-linked from a local cache by digest, as
+BuildGrid's buildbox-casd keeps one: the tool binary is fetched once, not
+per action), runs the command there with exactly the
 command's environment, uploads the declared output files and directories
 (as Trees) with stdout and stderr, and completes the lease with the
 ActionResult. Not a sandbox: the action runs as this process's user.
@@ -39,11 +41,11 @@ def run_action(channel, payload, workdir):
         payload.Unpack(digest)
         with download(channel, instance=INSTANCE) as d:
             action = d.get_message(digest, re_pb2.Action())
-    root = tempfile.mkdtemp(dir=workdir)
+    root = tempfile.mkdtemp(dir=workdir, prefix="action-")
     try:
         with download(channel, instance=INSTANCE) as d:
             command = d.get_message(action.command_digest, re_pb2.Command())
-            d.download_directory(action.input_root_digest, root)
+            fetch_tree(d, action.input_root_digest, root, os.path.join(workdir, "cas"))
         wd = os.path.join(root, command.working_directory)
         for f in command.output_files:
             os.makedirs(os.path.dirname(os.path.join(wd, f)), exist_ok=True)
@@ -73,6 +75,25 @@ def run_action(channel, payload, workdir):
         return result
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def fetch_tree(d, digest, path, cache):
+    """The Directory `digest` at `path`, its files linked from `cache`."""
+    os.makedirs(path, exist_ok=True)
+    os.makedirs(cache, exist_ok=True)
+    directory = d.get_message(digest, re_pb2.Directory())
+    for f in directory.files:
+        cached = os.path.join(cache, "%s_%d%s" % (f.digest.hash, f.digest.size_bytes, "x" if f.is_executable else ""))
+        if not os.path.exists(cached):
+            partial = cached + ".partial"
+            d.download_file(f.digest, partial, is_executable=f.is_executable, queue=False)
+            os.chmod(partial, 0o555 if f.is_executable else 0o444)
+            os.replace(partial, cached)
+        os.link(cached, os.path.join(path, f.name))
+    for sub in directory.directories:
+        fetch_tree(d, sub.digest, os.path.join(path, sub.name), cache)
+    for link in directory.symlinks:
+        os.symlink(link.target, os.path.join(path, link.name))
 
 
 def _io(data):
