@@ -14,11 +14,14 @@
 // concern and boxing it everywhere would only add noise.
 #![allow(clippy::result_large_err)]
 
+pub mod asset_query;
 pub mod bench;
 pub mod events;
 pub mod fault;
 pub mod filelock;
+pub mod fragment_merge;
 pub mod fsutil;
+pub mod hermetic;
 pub mod inspect;
 pub mod inspect_retarget;
 pub mod inspect_sync;

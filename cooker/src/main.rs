@@ -33,6 +33,13 @@ enum Command {
     /// cooks the project in the current directory (ludus-anim.toml) or,
     /// without one, the bundled demo fixtures (with a note saying so).
     Cook(cli::cook::CookArgs),
+    /// Cook one asset as a hermetic build action: reads only the declared
+    /// inputs, writes only asset.ludanim and its manifest, report and
+    /// sidecar fragments into --out (merge them with `merge`).
+    CookAsset(cli::cook_asset::CookAssetArgs),
+    /// Print each asset's declared inputs and outputs as JSON (for build
+    /// systems making one `cook-asset` action per asset).
+    Query(cli::cook_asset::QueryArgs),
     /// Show what source files hold before cooking: clips, joints, rates,
     /// units and axes.
     List(cli::inspect::ListArgs),
@@ -44,9 +51,9 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Inspect or trim the stage cache.
     Cache(cli::cache::CacheArgs),
-    /// Merge the outputs of `cook --shard I/N` into one manifest.json and
-    /// report.json, as an unsharded cook writes them; refuses missing,
-    /// duplicate or conflicting shards.
+    /// Merge the outputs of `cook --shard I/N` (or of `cook-asset`) into
+    /// one manifest.json and report.json, as an unsharded cook writes them;
+    /// refuses missing, duplicate or conflicting shards.
     Merge(cli::merge::MergeArgs),
     /// Remove the packages in OUT/packages/ that no manifest in OUT names
     /// (never while a cook publishes there; nothing but packages).
@@ -69,6 +76,8 @@ fn main() -> ExitCode {
     let out = cli.output.resolve();
     let code = match cli.command {
         Command::Cook(a) => cli::cook::run(a, &out),
+        Command::CookAsset(a) => cli::cook_asset::cook_asset(a, &out),
+        Command::Query(a) => cli::cook_asset::query(a, &out),
         Command::List(a) => cli::inspect::list(a, &out),
         Command::Inspect(a) => cli::inspect::inspect(a, &out),
         Command::Cache(a) => cli::cache::run(a, &out),

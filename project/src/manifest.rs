@@ -350,6 +350,47 @@ impl Manifest {
         }
         Ok(jobs)
     }
+
+    /// The job `jobs` would make for the file `rel` (relative to `root`),
+    /// without listing the project: the first entry with a pattern matching
+    /// it (a wildcard match skipping excluded files and editor leftovers,
+    /// as `jobs` does). A hermetic per-asset cook sees only its declared
+    /// files, where `jobs` would find other assets' sources missing.
+    pub fn job_for(&self, root: &Path, rel: &Path) -> Result<Option<AssetJob>, ManifestError> {
+        let excluded = self.excluded(root)?;
+        let file = crate::paths::normalize(rel);
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..Default::default()
+        };
+        for (i, a) in self.assets.iter().enumerate() {
+            for pattern in &a.sources {
+                let norm = crate::paths::normalize(Path::new(pattern));
+                let p = glob::Pattern::new(&norm.to_string_lossy()).map_err(|e| {
+                    ManifestError::Invalid {
+                        path: root.join(FILE_NAME).display().to_string(),
+                        index: i,
+                        message: format!("bad pattern '{pattern}': {e}"),
+                    }
+                })?;
+                let wildcard = pattern.contains(['*', '?', '[']);
+                if p.matches_path_with(&file, options)
+                    && !(wildcard && skipped(&root.join(&file), root, &excluded))
+                {
+                    let mut settings = a.clone();
+                    settings.limits = self.project.limits.then(&a.limits);
+                    self.layer_curve_rules(&mut settings, i);
+                    settings.sync_groups = self.sync_groups.clone();
+                    settings.event_channels = self.event_channels.clone();
+                    return Ok(Some(AssetJob {
+                        path: root.join(&file),
+                        settings,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
 }
 
 impl Manifest {
@@ -600,6 +641,37 @@ range = [0.0, 0.6]
             .map(|j| j.path.file_name().unwrap().to_string_lossy().to_string())
             .collect();
         assert_eq!(names, ["a.bvh", ".a.bvh"], "a source named exactly is kept");
+    }
+
+    #[test]
+    fn job_for_finds_the_entry_jobs_would_without_listing_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        for f in ["a.bvh", "~a.bvh", "wip_b.bvh", "sub/c.bvh", "named.fbx"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let text = "[project]\nexclude = [\"wip_*\"]\n\
+            [[asset]]\nsources = [\"named.fbx\"]\nprofile = \"hero\"\n\
+            [[asset]]\nsources = [\"*.bvh\"]\nprofile = \"crowd\"\n\
+            [[asset]]\nsources = [\"**/*.bvh\", \"a.bvh\"]\n";
+        let m = Manifest::parse(text, "x").unwrap();
+        let root = dir.path();
+        for job in m.jobs(root).unwrap() {
+            let rel = job.path.strip_prefix(root).unwrap();
+            let found = m.job_for(root, rel).unwrap().expect("an asset");
+            assert_eq!(found.path, job.path);
+            assert_eq!(found.settings.profile, job.settings.profile, "{rel:?}");
+        }
+        for skipped in ["~a.bvh", "wip_b.bvh", "other.glb"] {
+            assert!(m.job_for(root, Path::new(skipped)).unwrap().is_none());
+        }
+        // Only the asset's own file present (a build sandbox): `jobs`
+        // fails on the other entries' missing files, `job_for` does not.
+        std::fs::remove_file(root.join("named.fbx")).unwrap();
+        assert!(m.jobs(root).is_err());
+        let walk = m.job_for(root, Path::new("./a.bvh")).unwrap().unwrap();
+        assert_eq!(walk.settings.profile.as_deref(), Some("crowd"));
+        assert_eq!(walk.path, root.join("a.bvh"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::output::Output;
 use super::Exit;
 use crate::cli::output::outln;
 use clap::Args;
+use ludus_anim_cooker::hermetic;
 use ludus_anim_cooker::merge::{merge, MergeError};
 use std::path::PathBuf;
 
@@ -17,9 +18,21 @@ pub struct MergeArgs {
     /// shard directory, when there is only one).
     #[arg(short, long)]
     out: Option<PathBuf>,
+    /// For `cook-asset` output directories: the `ludus-anim query` JSON
+    /// whose asset order (the project's job order) the merge follows and
+    /// whose every asset must be there (default: the order given).
+    #[arg(long, value_name = "QUERY.json")]
+    order: Option<PathBuf>,
 }
 
 pub fn run(a: MergeArgs, out: &Output) -> Exit {
+    if a.shards.iter().any(|d| hermetic::is_fragment_dir(d)) {
+        return super::merge_fragments::run(&a.shards, a.out.as_deref(), a.order.as_deref(), out);
+    }
+    if a.order.is_some() {
+        out.error("merge: --order is for `cook-asset` output directories, not shards");
+        return Exit::Usage;
+    }
     let target = match (&a.out, a.shards.as_slice()) {
         (Some(o), _) => o.clone(),
         (None, [one]) => one.clone(),
