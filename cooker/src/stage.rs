@@ -124,6 +124,9 @@ stage_list! {
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
     Normalize: "normalize", version 9, per Asset, reads [Import];
+    /// The normalized asset's clips on a project's shared skeleton (a
+    /// manifest `[[skeleton]]`), by joint name (bound assets only).
+    Bind: "bind", version 1, per Asset, reads [Normalize];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
@@ -139,7 +142,7 @@ stage_list! {
     /// interval plus a peak search, six-vertex metric, a last raise to the
     /// largest key-aligned rate within the maximum (2: warnings as located
     /// diagnostics).
-    Resample: "resample", version 4, per Clip, reads [Normalize, Retarget];
+    Resample: "resample", version 4, per Clip, reads [Normalize, Bind, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
     /// 8: sync-group memberships checked and their marker intervals
     /// stored; contact windows as markers; control events (once per time,
