@@ -5,13 +5,15 @@
 //! keys normalized and made hemisphere-continuous. Axes are already
 //! converted by the importers.
 //!
-//! **Owns:** [`normalize`], [`Normalized`], unit detection ([`units`]).
+//! **Owns:** [`normalize`], [`Normalized`], unit detection ([`units`]),
+//! the bind-pose oracle of skins on the cooked skeleton ([`skin`]).
 //! **Invariants:** pure functions, no I/O; depends on `model` and
 //! `runtime` only, so the retargeter and tools use it without the cooker.
 
 #![forbid(unsafe_code)]
 
 pub mod humanoid;
+pub mod skin;
 pub mod units;
 
 use ludus_anim_format::math::Transform;

@@ -164,6 +164,19 @@ fn cook_format<'a>(
         cx,
     )?;
     let norm = &ingested.norm;
+    let asset_profile = job
+        .settings
+        .profile
+        .as_deref()
+        .unwrap_or(&cx.options.default_profile);
+    let bind_pose_threshold = cx
+        .profiles
+        .get(asset_profile)
+        .and_then(|p| p.bind_pose_threshold_mm);
+    super::skins::check(norm, bind_pose_threshold, file, r)?;
+    if let (Some(sk), Some(name)) = (&mut r.skeleton, &job.settings.skeleton) {
+        sk.name = Some(name.clone());
+    }
     let retargeted = match (&retarget, &keys.retarget) {
         (Some(plan), Some(_)) => Some(super::retarget::run(plan, norm, &keys.normalize, r, cx)?),
         _ => None,

@@ -26,6 +26,7 @@ mod runner_tests;
 pub(crate) mod sidecar;
 pub mod sidecar_doc;
 mod skeleton;
+mod skins;
 
 use crate::events::{CookEvent, Observer};
 use crate::manifest::{AssetEntry, AssetJob};

@@ -110,6 +110,8 @@ pub fn run(
         identity: out.skeleton.identity().to_hex(),
         unit_scale_m: out.unit_scale_m,
         source_axes: ingested.import.source_axes.clone(),
+        name: Some(plan.inputs.name.clone()),
+        skins: Vec::new(),
     });
     if let Some(d) = out.decisions.last() {
         r.decisions.push(report::decision(d));
