@@ -24,14 +24,9 @@ const SKINNED: &[&str] = &[
     "fbx/quaternius_Skeleton.fbx",
 ];
 
-/// Files whose bind pose reproduces the mesh within 0.01 mm.
-const EXACT: &[&str] = &[
-    "quaternius_KnightCharacter.glb",
-    "khronos_RiggedSimple_embedded.gltf",
-    "khronos_SimpleSkin.gltf",
-    "ufbx_maya_game_sausage_7500_combined.fbx",
-    "ufbx_maya_game_sausage_7500_combined_ASCII.fbx",
-];
+/// Files whose bind pose does not reproduce the mesh within 0.01 mm (the
+/// rest must): Fox 0.024 mm, assimp 0.016 mm, both measured in f32.
+const OVER: &[&str] = &["khronos_Fox.glb", "assimp_animation_with_skeleton.fbx"];
 
 #[test]
 fn every_shared_skinned_fixture_reports_its_bind_pose_residual() {
@@ -48,8 +43,8 @@ fn every_shared_skinned_fixture_reports_its_bind_pose_residual() {
     let o = ludus_anim(&args, dir);
     assert!(o.status.success(), "{}", text(&o));
     let report = report(&dir.join("out"));
-    println!("| file | skin | vertices | joints | residual mm | weight-sum error |");
-    println!("|---|---|---|---|---|---|");
+    println!("| file | skin | vertices | unweighted | joints | residual mm | weight-sum error |");
+    println!("|---|---|---|---|---|---|---|");
     let mut skins = 0;
     for a in report["assets"].as_array().unwrap() {
         let source = a["source"].as_str().unwrap();
@@ -61,14 +56,15 @@ fn every_shared_skinned_fixture_reports_its_bind_pose_residual() {
         for s in &list {
             let residual = s["residual_mm"].as_f64().expect("a mesh was checked");
             println!(
-                "| {source} | {} | {} | {} | {residual:.6} | {:.4} |",
+                "| {source} | {} | {} | {} | {} | {residual:.6} | {:.4} |",
                 s["name"].as_str().unwrap(),
                 s["vertices"],
+                s["unweighted_vertices"],
                 s["joints"],
                 s["max_weight_sum_error"].as_f64().unwrap()
             );
             assert!(s["vertices"].as_u64().unwrap() > 0, "{source}");
-            if EXACT.contains(&source) {
+            if !OVER.contains(&source) {
                 assert!(residual < 0.01, "{source}: {residual} mm");
             }
             skins += 1;

@@ -231,6 +231,9 @@ pub struct SkinReport {
     /// check normalizes weights, as skinning runtimes do).
     #[serde(default)]
     pub max_weight_sum_error: f32,
+    /// Vertices no influence moves (left out of the residual).
+    #[serde(default)]
+    pub unweighted_vertices: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

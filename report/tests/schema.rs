@@ -148,6 +148,7 @@ fn asset(full: bool) -> AssetReport {
                 residual_mm: Some(0.0001),
                 threshold_mm: 0.01,
                 max_weight_sum_error: 0.0,
+                unweighted_vertices: 0,
             }],
         }),
         clips: if full {

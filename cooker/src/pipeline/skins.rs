@@ -23,7 +23,7 @@ pub fn check(
     for skin in &norm.skins {
         let c = check_bind_pose(&norm.skeleton, skin);
         let residual_mm = c.max_residual_m.map(|m| m * 1000.0);
-        if let Some(mm) = residual_mm.filter(|mm| !(*mm <= threshold_mm)) {
+        if let Some(mm) = residual_mm.filter(|mm| mm.is_nan() || *mm > threshold_mm) {
             let vertex = c
                 .worst_vertex
                 .map_or(String::new(), |v| format!(" at vertex {v}"));
@@ -58,6 +58,7 @@ pub fn check(
             residual_mm,
             threshold_mm,
             max_weight_sum_error: c.max_weight_sum_error,
+            unweighted_vertices: c.unweighted_vertices,
         });
     }
     if let Some(sk) = &mut r.skeleton {
