@@ -54,6 +54,7 @@ fn fingerprints(fx: &Path, dir: &Path) -> Vec<(Stage, [u8; 32])> {
         jobs.push(plain(dir.join(clip)));
     }
     jobs.push(retargeted_job(fx, dir));
+    jobs.extend(bound_jobs(dir));
     let mut options = CookOptions::for_files(vec![], dir.join("out"), "standard");
     options.project_root = Some(dir.to_path_buf());
     options.jobs = jobs.clone();
@@ -63,6 +64,38 @@ fn fingerprints(fx: &Path, dir: &Path) -> Vec<(Stage, [u8; 32])> {
         assert!(r.package.is_some(), "{:?}", r.report.diagnostics);
     }
     cache.stage_fingerprints()
+}
+
+/// The generated biped-split project's walk bound to its rig (`[[skeleton]]`),
+/// and the rig's own skeleton package.
+fn bound_jobs(dir: &Path) -> Vec<AssetJob> {
+    let split = repo().join("fixtures/biped-split");
+    std::fs::create_dir_all(dir.join("split")).unwrap();
+    for f in ["rig/biped_rig.glb", "anim/biped_walk.glb"] {
+        let name = Path::new(f).file_name().unwrap();
+        std::fs::copy(split.join(f), dir.join("split").join(name)).unwrap();
+    }
+    let skeleton = Some("biped".to_string());
+    let rig = ludus_anim_cooker::manifest::AssetEntry {
+        skeleton: skeleton.clone(),
+        skeleton_package: true,
+        ..Default::default()
+    };
+    let walk = ludus_anim_cooker::manifest::AssetEntry {
+        skeleton,
+        skeleton_source: Some("split/biped_rig.glb".into()),
+        ..Default::default()
+    };
+    vec![
+        AssetJob {
+            path: dir.join("split/biped_rig.glb"),
+            settings: rig,
+        },
+        AssetJob {
+            path: dir.join("split/biped_walk.glb"),
+            settings: walk,
+        },
+    ]
 }
 
 /// The CMU walk retargeted onto the Knight with the shipped profile (its

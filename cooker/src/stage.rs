@@ -106,21 +106,27 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
-    /// 5: FBX boolean, integer and constant-keyed custom properties are
+    /// 6: an FBX's rest is its scene default local transforms, never its
+    /// bind pose; skins (palette, inverse binds, bind pose, mesh vertices
+    /// and influences) kept for glTF and FBX. 5: FBX boolean, integer and constant-keyed custom properties are
     /// STEP curves. 4: the importer sees the source's recorded path (relative to the
     /// project root, normalized), which its key now covers. (3: format and
     /// marker kind as enums; companions read through the cook's source
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
-    Import: "import", version 5, per Asset, reads [];
+    Import: "import", version 6, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 8: carries import 5's STEP custom-property curves.
+    /// continuity. 9: carries import 6's rest and skins (in skeleton
+    /// order, meters). 8: carries import 5's STEP custom-property curves.
     /// 7: a humanoid's units judged by its feet-to-head height, the likely
     /// unit named. 6: the record carries the import's notes (the import
     /// itself is no longer stored). 5: the recorded (root-relative) path in its located
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 8, per Asset, reads [Import];
+    Normalize: "normalize", version 9, per Asset, reads [Import];
+    /// The normalized asset's clips on a project's shared skeleton (a
+    /// manifest `[[skeleton]]`), by joint name (bound assets only).
+    Bind: "bind", version 1, per Asset, reads [Normalize];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
@@ -131,14 +137,15 @@ stage_list! {
     /// 6: contacts closer than `blend_s` are one plant; the foot goes from
     /// plant to plant over the gap and lands at rest (no pops); a planted
     /// foot's toes are kept above the floor.
-    Retarget: "retarget", version 6, per Asset, reads [Normalize];
+    /// 7: carries the target's skins (with 6's contacts).
+    Retarget: "retarget", version 7, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 4: the report carries each joint's resampling error (the
     /// encoder's budget is what is left of the threshold). 3: measured at eighths and the nlerp/slerp peaks of every
     /// interval plus a peak search, six-vertex metric, a last raise to the
     /// largest key-aligned rate within the maximum (2: warnings as located
     /// diagnostics).
-    Resample: "resample", version 4, per Clip, reads [Normalize, Retarget];
+    Resample: "resample", version 4, per Clip, reads [Normalize, Bind, Retarget];
     /// Loops, root motion, additive deltas, markers/events.
     /// 8: sync-group memberships checked and their marker intervals
     /// stored; contact windows as markers; control events (once per time,

@@ -233,6 +233,7 @@ fn convert(path: &Path, file: &BvhFile, options: &ImportOptions) -> SourceAsset 
         diagnostics,
         decisions,
         companions: Vec::new(),
+        skins: Vec::new(),
     }
 }
 

@@ -38,6 +38,7 @@
 mod clips;
 mod custom;
 mod skeleton;
+mod skin;
 
 use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::Limits;
@@ -104,11 +105,11 @@ fn import_limited(
     let frame_rate = frame_rate(&scene, &mut decisions);
     warn_timeline_markers(&scene, &file, &mut diagnostics);
 
-    let mut candidates = skeleton::select(&scene, &mut decisions);
+    let candidates = skeleton::select(&scene, &mut decisions);
     limits
         .check_joints(candidates.len())
         .map_err(|e| ImportError::limit(path, e))?;
-    skeleton::compute_rest(&scene, &mut candidates, &mut decisions);
+    skeleton::rest_decision(&scene, &mut decisions);
     let sampled = clips::sample_stacks(
         &scene,
         &candidates,
@@ -122,6 +123,7 @@ fn import_limited(
     .map_err(|e| ImportError::limit(path, e))?;
     let (joints, remap) = skeleton::finish(&candidates, &sampled.animated, options, &mut decisions);
 
+    let skins = skin::skins(&scene, &candidates, &remap, &mut decisions);
     let mut clips = sampled.clips;
     for clip in &mut clips {
         clip.tracks
@@ -148,6 +150,7 @@ fn import_limited(
         diagnostics,
         decisions,
         companions: Vec::new(),
+        skins,
     })
 }
 
@@ -164,10 +167,9 @@ fn load_options(limits: &Limits) -> ufbx::LoadOpts<'static> {
     ufbx::LoadOpts {
         temp_allocator: allocator(),
         result_allocator: allocator(),
-        // Only the node graph, deformers (for skin clusters and blend
-        // channels) and animation are needed; skipping vertex data is most
-        // of the load time for character files.
-        ignore_geometry: true,
+        // Vertex positions and skin weights are read for the bind-pose
+        // check of each skin (the cook's oracle); embedded media never.
+        ignore_geometry: false,
         ignore_embedded: true,
         load_external_files: false,
         target_axes: ufbx::CoordinateAxes {

@@ -349,6 +349,7 @@ fn convert(path: &Path, doc: &[Member], limits: &Limits) -> Result<SourceAsset> 
         diagnostics: notes.diagnostics,
         decisions: notes.decisions,
         companions: Vec::new(),
+        skins: Vec::new(),
     })
 }
 

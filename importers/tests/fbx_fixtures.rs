@@ -194,9 +194,10 @@ fn every_fixture_imports_cleanly_with_manifest_clip_counts() {
     );
 }
 
-/// Rest FK against ufbx: `node_to_world` when the rest comes from the scene
-/// defaults; the skin-cluster / bind-pose matrices when it comes from the
-/// bind pose (only joints that have one are compared then).
+/// Rest FK against ufbx: always the scene's `node_to_world` (the rest is
+/// the default local transforms, never the bind pose); each skin's bind
+/// matrices are its clusters' `bind_to_world` and its inverse binds their
+/// `geometry_to_bone`.
 #[test]
 fn rest_pose_fk_matches_ufbx_globals() {
     let Some(dir) = fixtures_dir() else {
@@ -211,32 +212,22 @@ fn rest_pose_fk_matches_ufbx_globals() {
         "fbx/quaternius_Skeleton.fbx",
         "fbx/assimp_animation_with_skeleton.fbx",
         "fbx/ufbx_maya_slime_7500.fbx",
+        "fbx/quaternius_KnightCharacter.fbx",
+        "fbx/ufbx_blender_293_barbarian_7400.fbx",
     ];
     for rel in files {
         let a = import(&dir, rel);
         let bytes = std::fs::read(dir.join(rel)).unwrap();
         let scene = load_reference(&bytes);
-        let from_bind = a
-            .decisions
-            .iter()
-            .any(|d| d.kind == "rest_pose" && d.detail.starts_with("bind pose"));
+        assert!(
+            a.decisions
+                .iter()
+                .any(|d| d.kind == "rest_pose" && d.detail.contains("default local transforms")),
+            "{rel}: rest_pose decision"
+        );
         let mut by_name: HashMap<String, Vec<&ufbx::Node>> = HashMap::new();
         for n in scene.nodes.iter() {
             by_name.entry(node_joint_name(n)).or_default().push(n);
-        }
-        let mut bind: HashMap<u32, ufbx::Matrix> = HashMap::new();
-        if from_bind {
-            for c in scene.skin_clusters.iter() {
-                if let Some(b) = c.bone_node.as_ref() {
-                    bind.entry(b.element.element_id).or_insert(c.bind_to_world);
-                }
-            }
-            for p in scene.poses.iter().filter(|p| p.is_bind_pose) {
-                for bp in p.bone_poses.iter() {
-                    bind.entry(bp.bone_node.element.element_id)
-                        .or_insert(bp.bone_to_world);
-                }
-            }
         }
         let fk = rest_worlds(&a);
         let mut compared = 0;
@@ -244,15 +235,7 @@ fn rest_pose_fk_matches_ufbx_globals() {
             let Some([node]) = by_name.get(&j.name).map(|v| v.as_slice()) else {
                 continue;
             };
-            let expected = if from_bind {
-                match bind.get(&node.element.element_id) {
-                    Some(m) => ufbx_affine(m),
-                    None => continue,
-                }
-            } else {
-                ufbx_affine(&node.node_to_world)
-            };
-            let d = max_affine_diff(w, &expected);
+            let d = max_affine_diff(w, &ufbx_affine(&node.node_to_world));
             assert!(
                 d < 1e-3,
                 "{rel}: joint {} rest FK differs from ufbx by {d}",
@@ -260,20 +243,89 @@ fn rest_pose_fk_matches_ufbx_globals() {
             );
             compared += 1;
         }
-        println!(
-            "{rel}: {compared}/{} joints compared against {}",
-            a.skeleton.joints.len(),
-            if from_bind {
-                "bind matrices"
-            } else {
-                "node_to_world"
-            }
-        );
         assert!(
             compared * 2 >= a.skeleton.joints.len(),
             "{rel}: too few joints compared ({compared})"
         );
+        // Skins: palette joints and matrices are the clusters'.
+        let mut clusters: HashMap<(String, String), &ufbx::SkinCluster> = HashMap::new();
+        for node in scene.nodes.iter() {
+            let Some(mesh) = node.mesh.as_ref() else {
+                continue;
+            };
+            for d in mesh.skin_deformers.iter() {
+                for c in d.clusters.iter() {
+                    if let Some(b) = c.bone_node.as_ref() {
+                        clusters.insert((node_joint_name(node), node_joint_name(b)), c);
+                    }
+                }
+            }
+        }
+        let mut checked = 0;
+        for skin in &a.skins {
+            assert_eq!(skin.joints.len(), skin.inverse_bind.len(), "{rel}");
+            for (i, &j) in skin.joints.iter().enumerate() {
+                let key = (skin.name.clone(), a.skeleton.joints[j].name.clone());
+                let Some(c) = clusters.get(&key) else {
+                    continue;
+                };
+                let bind = ludus_anim_model::skin::affine(&skin.bind_world[i]);
+                let ibm = ludus_anim_model::skin::affine(&skin.inverse_bind[i]);
+                assert!(
+                    max_affine_diff(&bind, &ufbx_affine(&c.bind_to_world)) < 1e-3,
+                    "{rel}"
+                );
+                assert!(
+                    max_affine_diff(&ibm, &ufbx_affine(&c.geometry_to_bone)) < 1e-3,
+                    "{rel}"
+                );
+                checked += 1;
+            }
+        }
+        println!(
+            "{rel}: {compared}/{} joints against node_to_world, {} skins, {checked} palette entries against clusters",
+            a.skeleton.joints.len(),
+            a.skins.len()
+        );
+        assert_eq!(
+            a.skins.is_empty(),
+            scene.skin_clusters.is_empty(),
+            "{rel}: skins kept"
+        );
     }
+}
+
+/// Where an FBX's bind pose differs from its rest pose, both are kept:
+/// the rest FK is the scene's and the skin's bind matrix the cluster's
+/// (the importer once used the bind pose as the rest).
+#[test]
+fn rest_and_bind_pose_stay_distinct() {
+    let Some(dir) = fixtures_dir() else {
+        println!("skipped: shared fixtures not found (set LUDUS_SHARED_FIXTURES)");
+        return;
+    };
+    let mut differing = Vec::new();
+    for (rel, _) in manifest(&dir) {
+        let a = import(&dir, &rel);
+        let fk = rest_worlds(&a);
+        let mut worst = 0.0f32;
+        for skin in &a.skins {
+            for (i, &j) in skin.joints.iter().enumerate() {
+                let bind = ludus_anim_model::skin::affine(&skin.bind_world[i]);
+                worst = worst.max(max_affine_diff(&bind, &fk[j]));
+            }
+        }
+        if worst > 1e-2 {
+            differing.push(format!("{rel} ({worst:.3})"));
+        }
+    }
+    println!("bind differs from rest: {differing:?}");
+    assert!(
+        differing
+            .iter()
+            .any(|d| d.contains("quaternius_KnightCharacter.fbx")),
+        "expected the Knight FBX's bind pose to differ from its rest: {differing:?}"
+    );
 }
 
 /// Local pose of every joint at time `t` (track or rest).

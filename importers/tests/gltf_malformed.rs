@@ -703,3 +703,66 @@ fn mutated_files_never_panic() {
         }
     }
 }
+
+/// A skin bound with the arm bent (its inverse bind matrices) while the
+/// nodes rest straight: the rest stays the nodes' transforms, the bind
+/// pose and inverse binds go with the skin, and the mesh's vertices and
+/// influences come along for the bind-pose check.
+#[test]
+fn gltf_rest_and_bind_pose_stay_distinct() {
+    use ludus_anim_format::math::{Affine3A, Quat, Vec3};
+    let mut d = arm();
+    // Bind pose: root at the origin, arm at (0, 1, 0) turned 90 degrees
+    // about Z (rest: not turned).
+    let root_bind = Affine3A::IDENTITY;
+    let arm_bind = Affine3A::from_rotation_translation(
+        Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+        Vec3::new(0.0, 1.0, 0.0),
+    );
+    let mut ibm = Vec::new();
+    for b in [root_bind, arm_bind] {
+        let c = b.inverse().to_cols_array();
+        ibm.extend_from_slice(&[
+            c[0], c[1], c[2], 0.0, c[3], c[4], c[5], 0.0, c[6], c[7], c[8], 0.0, c[9], c[10],
+            c[11], 1.0,
+        ]);
+    }
+    let ibm = d.floats(&ibm, "MAT4");
+    let pos = d.floats(&[0.0, 0.5, 0.0, 0.0, 1.5, 0.0, -0.5, 1.0, 0.0], "VEC3");
+    let joints: Vec<u8> = vec![0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0];
+    let joints = d.raw(&joints, "VEC4", 5121, 3, false);
+    let weights = d.floats(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0],
+        "VEC4",
+    );
+    d.meshes.push(json!({"primitives": [{"attributes": {
+        "POSITION": pos, "JOINTS_0": joints, "WEIGHTS_0": weights}}]}));
+    d.node(json!({"name": "body", "mesh": 0, "skin": 0}));
+    d.skins
+        .push(json!({"name": "rig", "joints": [0, 1], "inverseBindMatrices": ibm}));
+    let a = import("bent.gltf", &d.bytes()).expect("imports");
+    let arm = a.skeleton.find("arm").expect("arm joint");
+    assert_eq!(
+        a.skeleton.joints[arm].rest.rotation,
+        Quat::IDENTITY,
+        "rest is the node's"
+    );
+    assert_eq!(a.skins.len(), 1);
+    let skin = &a.skins[0];
+    assert_eq!(skin.name, "rig");
+    let palette_arm = skin
+        .joints
+        .iter()
+        .position(|&j| j == arm)
+        .expect("arm in palette");
+    let bind = ludus_anim_model::skin::affine(&skin.bind_world[palette_arm]);
+    assert!(bind.abs_diff_eq(arm_bind, 1e-6), "bind is the inverse IBM");
+    assert!(
+        !bind.abs_diff_eq(Affine3A::from_translation(Vec3::Y), 1e-3),
+        "bind differs from rest"
+    );
+    let mesh = skin.mesh.as_ref().expect("mesh read");
+    assert_eq!(mesh.positions.len(), 3);
+    assert_eq!(mesh.vertex(2), &[(0, 0.5), (1, 0.5)]);
+    assert!(a.decisions.iter().any(|d| d.kind == "bind_pose"));
+}

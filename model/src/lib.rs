@@ -18,6 +18,7 @@ pub mod format;
 pub mod limits;
 pub mod names;
 pub mod resampled;
+pub mod skin;
 pub mod source;
 pub mod suggest;
 pub mod units;
@@ -27,6 +28,7 @@ pub use diagnostics::{Decision, Diagnostic, Diagnostics, Severity};
 pub use format::{SourceFormat, SourceKind};
 pub use limits::{CompanionRoot, LimitExceeded, LimitOverrides, Limits, MemoryBudget};
 pub use resampled::{ResampledClip, ResampledCurve};
+pub use skin::{SkinMesh, SourceSkin};
 pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
 };

@@ -234,6 +234,10 @@ pub struct SourceAsset {
     /// Other files the importer read (a .gltf's .bin buffers): their bytes
     /// are part of the asset's content hash.
     pub companions: Vec<String>,
+    /// Mesh skin bindings (glTF skins, FBX skin deformers); their bind
+    /// pose is theirs, never the skeleton's rest.
+    #[serde(default)]
+    pub skins: Vec<crate::skin::SourceSkin>,
 }
 
 /// Scale components below this ratio of the largest one make a transform
@@ -501,6 +505,7 @@ mod tests {
             diagnostics: Diagnostics::default(),
             decisions: vec![],
             companions: vec![],
+            skins: Vec::new(),
         }
     }
 

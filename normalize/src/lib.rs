@@ -5,18 +5,21 @@
 //! keys normalized and made hemisphere-continuous. Axes are already
 //! converted by the importers.
 //!
-//! **Owns:** [`normalize`], [`Normalized`], unit detection ([`units`]).
+//! **Owns:** [`normalize`], [`Normalized`], unit detection ([`units`]),
+//! the bind-pose oracle of skins on the cooked skeleton ([`skin`]).
 //! **Invariants:** pure functions, no I/O; depends on `model` and
 //! `runtime` only, so the retargeter and tools use it without the cooker.
 
 #![forbid(unsafe_code)]
 
 pub mod humanoid;
+pub mod skin;
 pub mod units;
 
 use ludus_anim_format::math::Transform;
 use ludus_anim_model::curve::Interpolation;
-use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint};
+use ludus_anim_model::skin::Matrix;
+use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint, SourceSkin};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::{Skeleton, SkeletonError};
 
@@ -35,6 +38,11 @@ pub struct Normalized {
     pub decisions: Vec<Decision>,
     /// What looks wrong but does not stop the cook (an implausible unit).
     pub warnings: Vec<ludus_anim_model::Diagnostic>,
+    /// The asset's skin bindings: palette entries index the skeleton's
+    /// order, lengths (matrix translations, vertices) in meters. Their
+    /// bind pose is theirs; the skeleton's rest stays the authored rest.
+    #[serde(default)]
+    pub skins: Vec<SourceSkin>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +80,11 @@ pub fn normalize(
         }
         out
     });
+    let skins = asset
+        .skins
+        .iter()
+        .map(|s| normalize_skin(s, &order.new_index, unit))
+        .collect();
     Ok(Normalized {
         skeleton,
         clips,
@@ -79,6 +92,7 @@ pub fn normalize(
         unit_scale_m: unit,
         decisions,
         warnings: units.warnings,
+        skins,
     })
 }
 
@@ -230,6 +244,32 @@ fn child_path_hash(parent: u64, name: &str) -> u64 {
     fnv1a64_extend(fnv1a64_extend(parent, b"/"), name.as_bytes())
 }
 
+/// A skin in the skeleton's order and meters: `S * M * S^-1` for every
+/// matrix (S the unit scale: translations scale, linear parts do not) and
+/// `S * p` for every vertex.
+fn normalize_skin(s: &SourceSkin, new_index: &[usize], unit: f32) -> SourceSkin {
+    let scale = |m: &Matrix| {
+        let mut m = *m;
+        for v in &mut m[12..15] {
+            *v *= unit;
+        }
+        m
+    };
+    let mut s = s.clone();
+    for j in &mut s.joints {
+        *j = new_index.get(*j).copied().unwrap_or(*j);
+    }
+    s.inverse_bind = s.inverse_bind.iter().map(scale).collect();
+    s.bind_world = s.bind_world.iter().map(scale).collect();
+    if let Some(m) = &mut s.mesh {
+        for p in &mut m.positions {
+            *p *= unit;
+        }
+        m.geometry_to_skeleton = scale(&m.geometry_to_skeleton);
+    }
+    s
+}
+
 fn normalize_clip(c: &SourceClip, new_index: &[usize], unit: f32) -> SourceClip {
     let mut c = c.clone();
     for tr in &mut c.tracks {
@@ -289,6 +329,7 @@ mod tests {
             diagnostics: Diagnostics::default(),
             decisions: vec![],
             companions: vec![],
+            skins: Vec::new(),
         }
     }
 

@@ -295,6 +295,7 @@ mod tests {
                 vec![]
             },
             companions: vec![],
+            skins: Vec::new(),
         }
     }
 

@@ -35,6 +35,34 @@ pub struct Manifest {
     /// `[[event_channel]]`: control or visual, by event name or prefix.
     #[serde(default, rename = "event_channel")]
     pub event_channels: Vec<EventChannel>,
+    /// `[[skeleton]]`: shared skeletons, each cooked once into its own
+    /// package; assets naming one are bound to it.
+    #[serde(default, rename = "skeleton")]
+    pub skeletons: Vec<SkeletonEntry>,
+}
+
+/// A shared skeleton: a rig file, or the skeleton of one of the project's
+/// assets (`asset`, that asset's source file). Its `name` is the
+/// skeleton's authoring identity (declared, stable across re-exports);
+/// its compatibility identity is the cooked skeleton's hash.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SkeletonEntry {
+    pub name: String,
+    /// The rig file (relative to the manifest).
+    pub source: Option<String>,
+    /// Or: the source file of an `[[asset]]` whose skeleton this is.
+    pub asset: Option<String>,
+}
+
+impl SkeletonEntry {
+    /// The file the skeleton is read from.
+    pub fn file(&self) -> &str {
+        self.source
+            .as_deref()
+            .or(self.asset.as_deref())
+            .unwrap_or("")
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -148,6 +176,17 @@ pub struct AssetEntry {
     /// manifest) that bakes this asset's clips onto the profile's target
     /// skeleton. Never applied implicitly.
     pub retarget: Option<String>,
+    /// The `[[skeleton]]` (by name) these assets' clips are bound to, by
+    /// joint name; their packages then carry that skeleton.
+    pub skeleton: Option<String>,
+    /// The named skeleton's file, relative to the project root (set by
+    /// [`Manifest::jobs`]).
+    #[serde(skip)]
+    pub skeleton_source: Option<String>,
+    /// This job cooks the named skeleton's own package (no clips), set by
+    /// [`Manifest::jobs`] for each `[[skeleton]]`.
+    #[serde(skip)]
+    pub skeleton_package: bool,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
@@ -263,6 +302,26 @@ impl Manifest {
                 });
             }
         }
+        for (i, sk) in self.skeletons.iter().enumerate() {
+            let bad = |message: String| ManifestError::Parse {
+                path: path.to_string(),
+                message: format!("[[skeleton]] {i}: {message}"),
+            };
+            if sk.name.is_empty() || sk.name.contains(['/', '\\']) {
+                return Err(bad("`name` must be a non-empty name without '/'".into()));
+            }
+            if sk.source.is_some() == sk.asset.is_some() {
+                return Err(bad("give exactly one of `source` and `asset`".into()));
+            }
+            if self.skeletons[..i].iter().any(|o| o.name == sk.name) {
+                return Err(bad(format!("skeleton '{}' is declared twice", sk.name)));
+            }
+            if let Some(a) = &sk.asset {
+                if !self.assets.iter().any(|e| e.sources.iter().any(|s| s == a)) {
+                    return Err(bad(format!("`asset` '{a}' is no [[asset]] source")));
+                }
+            }
+        }
         for (i, a) in self.assets.iter().enumerate() {
             let bad = |message: String| ManifestError::Invalid {
                 path: path.to_string(),
@@ -281,6 +340,16 @@ impl Manifest {
                 return Err(bad(
                     "`sources` must name at least one file or pattern".into()
                 ));
+            }
+            if let Some(name) = &a.skeleton {
+                if !self.skeletons.iter().any(|s| &s.name == name) {
+                    return Err(bad(format!("`skeleton` '{name}' is no [[skeleton]] name")));
+                }
+                if a.retarget.is_some() {
+                    return Err(bad(
+                        "`skeleton` and `retarget` cannot both be set (a retarget bakes onto its own target)".into(),
+                    ));
+                }
             }
             for (name, c) in &a.clips {
                 if let Some([s, e]) = c.range {
@@ -313,6 +382,24 @@ impl Manifest {
     pub fn jobs(&self, root: &Path) -> Result<Vec<AssetJob>, ManifestError> {
         let excluded = self.excluded(root)?;
         let mut jobs: Vec<AssetJob> = Vec::new();
+        // Each shared skeleton's own package first.
+        for (i, sk) in self.skeletons.iter().enumerate() {
+            let path = root.join(sk.file());
+            if !path.is_file() {
+                return Err(ManifestError::Parse {
+                    path: root.join(FILE_NAME).display().to_string(),
+                    message: format!("[[skeleton]] {i}: '{}' is not a file", sk.file()),
+                });
+            }
+            let settings = AssetEntry {
+                sources: vec![sk.file().to_string()],
+                skeleton: Some(sk.name.clone()),
+                skeleton_package: true,
+                limits: self.project.limits.clone(),
+                ..AssetEntry::default()
+            };
+            jobs.push(AssetJob { path, settings });
+        }
         for (i, a) in self.assets.iter().enumerate() {
             for pattern in &a.sources {
                 let full = root.join(pattern);
@@ -337,8 +424,15 @@ impl Manifest {
                     });
                 }
                 for p in matched {
-                    if !jobs.iter().any(|j| j.path == p) {
+                    if !jobs
+                        .iter()
+                        .any(|j| j.path == p && !j.settings.skeleton_package)
+                    {
                         let mut settings = a.clone();
+                        settings.skeleton_source = a.skeleton.as_ref().and_then(|n| {
+                            let sk = self.skeletons.iter().find(|s| &s.name == n)?;
+                            Some(sk.file().to_string())
+                        });
                         settings.limits = self.project.limits.then(&a.limits);
                         self.layer_curve_rules(&mut settings, i);
                         settings.sync_groups = self.sync_groups.clone();
@@ -460,6 +554,9 @@ impl KeyInput for AssetEntry {
             keep_unused_leaves,
             curves,
             retarget,
+            skeleton,
+            skeleton_source,
+            skeleton_package,
             clips,
             curve_schema,
             project_curve_rules,
@@ -471,6 +568,9 @@ impl KeyInput for AssetEntry {
             .put(keep_unused_leaves)
             .put(curves)
             .put(retarget)
+            .put(skeleton)
+            .put(skeleton_source)
+            .put(skeleton_package)
             .put(clips)
             .put(curve_schema)
             .put(&(*project_curve_rules as u64))

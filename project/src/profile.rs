@@ -79,7 +79,18 @@ pub struct Profile {
     /// measured.
     #[serde(default)]
     pub velocity_threshold_mps: Option<f32>,
+    /// Largest allowed bind-pose residual of a skin (millimetres): when
+    /// set, skinning the source mesh with the cooked bind pose must
+    /// reproduce the undeformed mesh within it, or the asset fails. Unset:
+    /// every skin is still measured and reported, and a residual above
+    /// [`DEFAULT_BIND_POSE_THRESHOLD_MM`] is a located warning.
+    #[serde(default)]
+    pub bind_pose_threshold_mm: Option<f32>,
 }
+
+/// The bind-pose residual above which a skin is warned about when the
+/// profile sets no [`Profile::bind_pose_threshold_mm`].
+pub const DEFAULT_BIND_POSE_THRESHOLD_MM: f32 = 0.01;
 
 /// [`Profile::curve_error_threshold`] when a profile does not set it.
 pub const DEFAULT_CURVE_ERROR_THRESHOLD: f32 = 0.001;
@@ -173,6 +184,9 @@ impl Profile {
         positive("error_threshold_m", self.error_threshold_m)?;
         positive("shell_distance_m", self.shell_distance_m)?;
         positive("curve_error_threshold", self.curve_error_threshold)?;
+        if let Some(v) = self.bind_pose_threshold_mm {
+            positive("bind_pose_threshold_mm", v)?;
+        }
         if let Some(v) = self.velocity_threshold_mps {
             positive("velocity_threshold_mps", v)?;
         }
@@ -365,6 +379,7 @@ impl KeyInput for Profile {
             curve_schema,
             // Verification's key holds it: it changes no encoding.
             velocity_threshold_mps: _,
+            bind_pose_threshold_mm,
         } = self;
         k.put(name)
             .put(description)
@@ -376,7 +391,8 @@ impl KeyInput for Profile {
             .put(sample_rate)
             .put(joint_overrides)
             .put(curve_error_threshold)
-            .put(curve_schema);
+            .put(curve_schema)
+            .put(bind_pose_threshold_mm);
     }
 }
 

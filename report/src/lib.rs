@@ -207,6 +207,33 @@ pub struct SkeletonReport {
     pub identity: String,
     pub unit_scale_m: f32,
     pub source_axes: String,
+    /// The `[[skeleton]]` name (authoring identity) of a shared skeleton.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The bind-pose check of each skin of the asset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skins: Vec<SkinReport>,
+}
+
+/// One skin's bind-pose check: skinning the source mesh's vertices (with
+/// their authored influences) with the cooked bind pose, against the
+/// undeformed mesh.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkinReport {
+    pub name: String,
+    pub vertices: usize,
+    /// Palette entries.
+    pub joints: usize,
+    /// Largest residual (mm); absent when the file gave no mesh to check.
+    pub residual_mm: Option<f32>,
+    pub threshold_mm: f32,
+    /// Largest distance of a vertex's authored weight sum from one (the
+    /// check normalizes weights, as skinning runtimes do).
+    #[serde(default)]
+    pub max_weight_sum_error: f32,
+    /// Vertices no influence moves (left out of the residual).
+    #[serde(default)]
+    pub unweighted_vertices: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -140,6 +140,16 @@ fn asset(full: bool) -> AssetReport {
             identity: "ab".repeat(16),
             unit_scale_m: 1.0,
             source_axes: "+Y up".into(),
+            name: Some("hero".into()),
+            skins: vec![ludus_anim_report::SkinReport {
+                name: "body".into(),
+                vertices: 100,
+                joints: 3,
+                residual_mm: Some(0.0001),
+                threshold_mm: 0.01,
+                max_weight_sum_error: 0.0,
+                unweighted_vertices: 0,
+            }],
         }),
         clips: if full {
             vec![clip(true), clip(false)]

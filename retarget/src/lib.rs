@@ -72,7 +72,7 @@ use transfer::Ctx;
 
 /// Bumped whenever the output for the same inputs can change; part of the
 /// retarget stage's cache key.
-pub const RETARGET_VERSION: u32 = 6;
+pub const RETARGET_VERSION: u32 = 7;
 
 /// The retargeted clips with their metrics.
 #[derive(Clone, Debug)]

@@ -135,13 +135,14 @@ fn cook_format<'a>(
     remember_stamps(file, snapshot, &digest, &source_hash, cx);
     r.source_hash = blake3::Hash::from_bytes(source_hash).to_hex().to_string();
     let retarget = super::retarget::plan(job, file, snapshot, cx)?;
+    let bind = super::skeleton::plan(job, snapshot, cx)?;
     let keys = asset_keys(
         job,
         file,
         &digest,
         &source_hash,
         &src.options,
-        &retarget,
+        (&retarget, &bind),
         cx,
     );
     prefetch_asset(&keys, cx);
@@ -163,10 +164,28 @@ fn cook_format<'a>(
         cx,
     )?;
     let norm = &ingested.norm;
+    let asset_profile = job
+        .settings
+        .profile
+        .as_deref()
+        .unwrap_or(&cx.options.default_profile);
+    let bind_pose_threshold = cx
+        .profiles
+        .get(asset_profile)
+        .and_then(|p| p.bind_pose_threshold_mm);
+    super::skins::check(norm, bind_pose_threshold, file, r)?;
+    if let (Some(sk), Some(name)) = (&mut r.skeleton, &job.settings.skeleton) {
+        sk.name = Some(name.clone());
+    }
     let retargeted = match (&retarget, &keys.retarget) {
         (Some(plan), Some(_)) => Some(super::retarget::run(plan, norm, &keys.normalize, r, cx)?),
         _ => None,
     };
+    let bound = match (&bind, &keys.bind) {
+        (Some(plan), Some(_)) => Some(super::skeleton::run(plan, norm, &keys.normalize, r, cx)?),
+        _ => None,
+    };
+    let norm = bound.as_ref().unwrap_or(norm);
     let asset_name = asset_name(job);
     let asset = AssetWork {
         file,
@@ -195,6 +214,9 @@ fn import_options(job: &AssetJob, cx: &Cook<'_>) -> ImportOptions {
 }
 
 fn asset_name(job: &AssetJob) -> String {
+    if let (true, Some(name)) = (job.settings.skeleton_package, &job.settings.skeleton) {
+        return format!("{name}.skeleton");
+    }
     job.path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -216,7 +238,10 @@ fn asset_keys(
     digest: &SourceDigest,
     source_hash: &[u8; 32],
     options: &ImportOptions,
-    retarget: &Option<super::retarget::RetargetPlan>,
+    (retarget, bind): (
+        &Option<super::retarget::RetargetPlan>,
+        &Option<super::skeleton::SkeletonPlan>,
+    ),
     cx: &Cook<'_>,
 ) -> AssetKeys {
     let import = import_key(digest, options);
@@ -233,6 +258,7 @@ fn asset_keys(
             .referenced_by(&job.settings, &cx.options.default_profile),
         default_profile: &cx.options.default_profile,
         retarget: retarget.as_ref().map(|p| p.inputs.clone()),
+        skeleton: bind.as_ref().map(|p| p.inputs.clone()),
     })
 }
 
@@ -263,13 +289,14 @@ fn unchanged_asset(
         companions: memo.companions.clone(),
     };
     let retarget = super::retarget::plan(job, file, snapshot, cx)?;
+    let bind = super::skeleton::plan(job, snapshot, cx)?;
     let keys = asset_keys(
         job,
         file,
         &digest,
         &memo.source_hash,
         options,
-        &retarget,
+        (&retarget, &bind),
         cx,
     );
     prefetch_asset(&keys, cx);
@@ -290,6 +317,7 @@ fn prefetch_asset(keys: &AssetKeys, cx: &Cook<'_>) {
         keys.normalize,
     ];
     plan.extend(keys.retarget);
+    plan.extend(keys.bind);
     cx.cache.prefetch(&plan);
 }
 
@@ -423,8 +451,14 @@ fn cook_clips(
     cx: &Cook<'_>,
 ) -> Result<AssetResult, Stop> {
     let mut warnings = Vec::new();
+    // A shared skeleton's own package holds the skeleton alone.
+    let clips: &[ludus_anim_model::SourceClip] = if job.settings.skeleton_package {
+        &[]
+    } else {
+        &a.norm.clips
+    };
     let plans = plan_clips(
-        &a.norm.clips,
+        clips,
         &job.settings,
         &cx.options.default_profile,
         a.file,

@@ -14,6 +14,7 @@ use crate::keys::SourceDigest;
 use crate::profile::Profile;
 use crate::settings::ClipPrepSettings;
 use crate::stage::{CookStage, Stage};
+use crate::stages::bind::{Bind, BindSpec};
 use crate::stages::encode::{Encode, EncodeSpec};
 use crate::stages::import::{Import, ImportSpec};
 use crate::stages::normalize::{Normalize, NormalizeSpec};
@@ -33,6 +34,8 @@ pub struct AssetKeys {
     pub normalize: Key,
     /// Retargeted assets only.
     pub retarget: Option<Key>,
+    /// Assets bound to a shared skeleton only.
+    pub bind: Option<Key>,
     /// The whole asset: package bytes, manifest entry and report.
     pub package: Key,
     /// What the whole-asset record must prove to be served.
@@ -53,7 +56,10 @@ impl AssetKeys {
     /// The key the clips chain from: the retargeted asset's, or the
     /// normalized source's.
     pub fn upstream(&self) -> &Key {
-        self.retarget.as_ref().unwrap_or(&self.normalize)
+        self.retarget
+            .as_ref()
+            .or(self.bind.as_ref())
+            .unwrap_or(&self.normalize)
     }
 
     /// The chain from the whole-asset spec (which holds the import key).
@@ -66,12 +72,19 @@ impl AssetKeys {
                 inputs,
             })
         });
+        let bind = package.skeleton.as_ref().map(|inputs| {
+            Bind::key(&BindSpec {
+                normalize: &normalize,
+                inputs,
+            })
+        });
         let proof = RecordProof::of(package);
         let package = package_key(package);
         AssetKeys {
             import,
             normalize,
             retarget,
+            bind,
             package,
             proof,
         }
@@ -83,6 +96,7 @@ impl AssetKeys {
             (Stage::Import, self.import),
             (Stage::Normalize, self.normalize),
         ];
+        v.extend(self.bind.map(|k| (Stage::Bind, k)));
         v.extend(self.retarget.map(|k| (Stage::Retarget, k)));
         v.push((Stage::Package, self.package));
         v

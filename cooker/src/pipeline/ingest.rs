@@ -184,6 +184,8 @@ fn report_ingest(ing: &Ingested, r: &mut AssetReport) {
             identity: norm.skeleton.identity().to_hex(),
             unit_scale_m: norm.unit_scale_m,
             source_axes: notes.source_axes.clone(),
+            name: None,
+            skins: Vec::new(),
         });
     }
 }

@@ -25,6 +25,8 @@ mod retarget;
 mod runner_tests;
 pub(crate) mod sidecar;
 pub mod sidecar_doc;
+mod skeleton;
+mod skins;
 
 use crate::events::{CookEvent, Observer};
 use crate::manifest::{AssetEntry, AssetJob};

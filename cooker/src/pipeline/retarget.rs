@@ -158,6 +158,8 @@ pub fn run(
         identity: target.skeleton.identity().to_hex(),
         unit_scale_m: target.unit_scale_m,
         source_axes: ingested.import.source_axes.clone(),
+        name: None,
+        skins: Vec::new(),
     });
     r.decisions
         .extend(out.asset.decisions.iter().map(report::decision));

@@ -4,6 +4,7 @@
 //! assets (`crate::stage::Stage` lists them; `keys`
 //! derives what each is cached under).
 
+pub mod bind;
 pub mod encode;
 pub mod import;
 pub mod normalize;
@@ -26,6 +27,11 @@ impl Fingerprint for import::Imported {
     }
 }
 impl Fingerprint for retarget::RetargetedAsset {
+    fn fingerprint(&self) -> [u8; 32] {
+        fingerprint_of(self)
+    }
+}
+impl Fingerprint for normalize::Normalized {
     fn fingerprint(&self) -> [u8; 32] {
         fingerprint_of(self)
     }

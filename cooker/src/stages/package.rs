@@ -36,6 +36,8 @@ pub struct PackageSpec<'a> {
     pub default_profile: &'a str,
     /// The retarget profile and target, for retargeted assets.
     pub retarget: Option<RetargetInputs>,
+    /// The shared skeleton, for bound assets.
+    pub skeleton: Option<super::bind::SkeletonInputs>,
 }
 
 impl KeyInput for PackageSpec<'_> {
@@ -51,6 +53,7 @@ impl KeyInput for PackageSpec<'_> {
             profiles: _,
             default_profile: _,
             retarget: _,
+            skeleton: _,
         } = self;
         k.put(*import)
             .tag(crate::COOKER_VERSION)
@@ -76,6 +79,7 @@ impl PackageSpec<'_> {
             profiles,
             default_profile,
             retarget,
+            skeleton,
         } = self;
         k.put(*asset_name)
             .put(*settings)
@@ -84,7 +88,10 @@ impl PackageSpec<'_> {
         for s in Stage::ALL {
             k.put(&s.version());
         }
-        k.put(*profiles).put(*default_profile).put(retarget);
+        k.put(*profiles)
+            .put(*default_profile)
+            .put(retarget)
+            .put(skeleton);
     }
 }
 

@@ -122,6 +122,7 @@ pub fn retarget_asset(
             unit_scale_m: target.unit_scale_m,
             decisions,
             warnings: Vec::new(),
+            skins: target.skins.clone(),
         },
         metrics: out.metrics,
         feet: out.feet,

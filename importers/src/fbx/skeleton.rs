@@ -24,13 +24,11 @@
 //!    non-standard scale inheritance are named `<parent>_ScaleHelper`.
 //!
 //! # Rest pose rule
-//! If any joint has a bind matrix (a skin cluster's bind-time bone matrix,
-//! preferred, else an entry of a bind pose), the rest pose is the bind
-//! pose: each joint's bind-time world matrix is its bind matrix if it has
-//! one, else its parent's bind-time world times its scene default local
-//! transform; the rest local is parent-world⁻¹ · world, decomposed to TRS.
-//! Otherwise the rest is the scene's default local transforms. The choice
-//! is recorded per asset (`rest_pose`).
+//! The rest pose is the scene's default local transforms, always: what the
+//! artist left the rig at, which additive references and retarget poses
+//! are relative to. A bind pose (skin clusters' bind matrices, `BindPose`
+//! entries) belongs to the skins it binds (see `skin`), never to the
+//! skeleton; the choice is recorded per asset (`rest_pose`).
 
 use crate::ImportOptions;
 use ludus_anim_model::{Decision, Quat, SourceJoint, Transform, Vec3};
@@ -209,85 +207,17 @@ pub(super) fn select<'s>(
     out
 }
 
-fn identity_matrix() -> ufbx::Matrix {
-    ufbx::Matrix {
-        m00: 1.0,
-        m11: 1.0,
-        m22: 1.0,
-        ..Default::default()
-    }
-}
-
-/// Rest pose rule (see the module docs).
-pub(super) fn compute_rest(
-    scene: &ufbx::Scene,
-    cands: &mut [Candidate<'_>],
-    decisions: &mut Vec<Decision>,
-) {
-    let mut from_cluster: HashMap<u32, ufbx::Matrix> = HashMap::new();
-    for c in scene.skin_clusters.iter() {
-        if let Some(n) = c.bone_node.as_ref() {
-            from_cluster
-                .entry(n.element.element_id)
-                .or_insert(c.bind_to_world);
-        }
-    }
-    let mut from_pose: HashMap<u32, ufbx::Matrix> = HashMap::new();
-    for p in scene.poses.iter().filter(|p| p.is_bind_pose) {
-        for bp in p.bone_poses.iter() {
-            from_pose
-                .entry(bp.bone_node.element.element_id)
-                .or_insert(bp.bone_to_world);
-        }
-    }
-    let ids: Vec<u32> = cands.iter().map(|c| c.node.element.element_id).collect();
-    let (mut n_cluster, mut n_pose) = (0usize, 0usize);
-    for id in &ids {
-        if from_cluster.contains_key(id) {
-            n_cluster += 1;
-        } else if from_pose.contains_key(id) {
-            n_pose += 1;
-        }
-    }
-    if n_cluster + n_pose == 0 {
-        decisions.push(Decision::new(
-            "rest_pose",
-            "no bind pose: rest pose is the scene's default local transforms",
-        ));
-        return;
-    }
-
-    // Parents first: process by depth in the node hierarchy.
-    let mut order: Vec<usize> = (0..cands.len()).collect();
-    order.sort_by_key(|&i| cands.get(i).map(|c| c.node.node_depth).unwrap_or(0));
-    let mut world: Vec<Option<ufbx::Matrix>> = vec![None; cands.len()];
-    for &i in &order {
-        let Some(c) = cands.get(i) else { continue };
-        let id = c.node.element.element_id;
-        let parent_world = c
-            .parent
-            .and_then(|p| world.get(p).copied().flatten())
-            .unwrap_or_else(identity_matrix);
-        let w = match from_cluster.get(&id).or_else(|| from_pose.get(&id)) {
-            Some(m) => *m,
-            None => ufbx::matrix_mul(&parent_world, &c.node.node_to_parent),
-        };
-        let local = ufbx::matrix_mul(&ufbx::matrix_invert(&parent_world), &w);
-        if let Some(slot) = world.get_mut(i) {
-            *slot = Some(w);
-        }
-        if let Some(c) = cands.get_mut(i) {
-            c.rest = ufbx::matrix_to_transform(&local);
-        }
-    }
-    let n_default = cands.len().saturating_sub(n_cluster + n_pose);
-    decisions.push(Decision::new(
-        "rest_pose",
-        format!(
-            "bind pose: {n_cluster} joints from skin-cluster bind matrices, {n_pose} from the bind pose, \
-             {n_default} from scene default local transforms relative to their parent's bind pose"
-        ),
-    ));
+/// Rest pose rule (see the module docs): the candidates already hold their
+/// default local transforms; record where a bind pose went instead.
+pub(super) fn rest_decision(scene: &ufbx::Scene, decisions: &mut Vec<Decision>) {
+    let bound = scene.skin_clusters.iter().any(|c| c.bone_node.is_some())
+        || scene.poses.iter().any(|p| p.is_bind_pose);
+    let detail = if bound {
+        "rest pose is the scene's default local transforms; the file's bind pose is kept with the skins, not used as rest"
+    } else {
+        "no bind pose: rest pose is the scene's default local transforms"
+    };
+    decisions.push(Decision::new("rest_pose", detail));
 }
 
 /// Convert a full-precision ufbx transform to the model's.

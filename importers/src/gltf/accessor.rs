@@ -28,6 +28,10 @@ pub(super) enum Expect {
     Weights,
     /// Skin inverse bind matrices: MAT4 float.
     Mat4,
+    /// Mesh `JOINTS_n`: VEC4 unsigned byte or short (not normalized).
+    Joints,
+    /// Mesh `WEIGHTS_n`: VEC4 float or normalized unsigned byte/short.
+    SkinWeights,
 }
 
 impl Expect {
@@ -37,11 +41,15 @@ impl Expect {
             Expect::Vec3 => Type::Vec3,
             Expect::Rotation => Type::Vec4,
             Expect::Mat4 => Type::Mat4,
+            Expect::Joints | Expect::SkinWeights => Type::Vec4,
         }
     }
 
     fn allows_quantized(self) -> bool {
-        matches!(self, Expect::Rotation | Expect::Weights)
+        matches!(
+            self,
+            Expect::Rotation | Expect::Weights | Expect::SkinWeights
+        )
     }
 
     fn describe(self) -> &'static str {
@@ -51,6 +59,8 @@ impl Expect {
             Expect::Rotation => "VEC4 float or normalized byte/short",
             Expect::Weights => "SCALAR float or normalized byte/short",
             Expect::Mat4 => "MAT4 float",
+            Expect::Joints => "VEC4 unsigned byte/short",
+            Expect::SkinWeights => "VEC4 float or normalized unsigned byte/short",
         }
     }
 }
@@ -227,8 +237,11 @@ fn check_type(
         ct,
         ComponentType::I8 | ComponentType::U8 | ComponentType::I16 | ComponentType::U16
     );
-    let component_ok =
-        ct == ComponentType::F32 || (expect.allows_quantized() && quantized && normalized);
+    let component_ok = if expect == Expect::Joints {
+        matches!(ct, ComponentType::U8 | ComponentType::U16) && !normalized
+    } else {
+        ct == ComponentType::F32 || (expect.allows_quantized() && quantized && normalized)
+    };
     if ty != expect.ty() || !component_ok {
         let norm = if normalized { " normalized" } else { "" };
         return Err(AccessorError::WrongType {

@@ -1,10 +1,11 @@
 //! Buffer resolution: the GLB BIN chunk, base64 data URIs and external
 //! files next to the `.gltf`.
 //!
-//! Only buffers that animation samplers or skins read are loaded. A file
-//! whose mesh `.bin` is missing still cooks its animation (with a warning),
-//! and the asset's content hash covers exactly the companion files its
-//! output depends on.
+//! Only buffers that animation samplers, skins or skinned meshes read are
+//! loaded. A file whose mesh `.bin` is missing still cooks its animation
+//! (with a warning; a skinned mesh's buffer missing only leaves its skin
+//! unchecked), and the asset's content hash covers exactly the companion
+//! files its output depends on.
 
 use super::Report;
 use crate::companion::resolve_companion;
@@ -50,11 +51,41 @@ pub(super) fn load<'a>(
     report: &mut Report,
 ) -> Result<Loaded<'a>, ImportError> {
     let users = buffer_users(root);
+    let mesh_users = skinned_mesh_buffers(root);
     let mut data = Vec::with_capacity(root.buffers.len());
     let mut companions: Vec<String> = Vec::new();
     for (index, buffer) in root.buffers.iter().enumerate() {
         let label = buffer_label(index, buffer);
         let Some(user) = users.get(index).cloned().flatten() else {
+            if mesh_users.get(index).copied().unwrap_or(false) {
+                match read_buffer(path, index, buffer, bin, reader, &mut companions, report) {
+                    Ok(bytes) => {
+                        let declared = usize::try_from(buffer.byte_length.0).unwrap_or(usize::MAX);
+                        data.push(Some(match bytes {
+                            Cow::Borrowed(b) => {
+                                Cow::Borrowed(b.get(..declared.min(b.len())).unwrap_or(b))
+                            }
+                            Cow::Owned(mut v) => {
+                                v.truncate(declared);
+                                Cow::Owned(v)
+                            }
+                        }));
+                    }
+                    Err(failure) => {
+                        let reason = match failure {
+                            Failure::Refused { reason, .. } => reason,
+                            Failure::Limit(e) => e.to_string(),
+                            Failure::Missing(reason) => reason,
+                        };
+                        report.push(Diagnostic::warning(
+                            "missing_buffer",
+                            format!("{label} is unavailable ({reason}); the skinned mesh that uses it is not checked"),
+                        ));
+                        data.push(None);
+                    }
+                }
+                continue;
+            }
             if let Some(reason) = unavailable_reason(path, index, buffer, bin, reader) {
                 report.push(Diagnostic::warning(
                     "missing_buffer",
@@ -143,6 +174,37 @@ fn buffer_users(root: &json::Root) -> Vec<Option<String>> {
         }
     }
     users
+}
+
+/// For each buffer, whether a skinned mesh's vertex attributes read it
+/// (loaded when available, for the bind-pose check).
+fn skinned_mesh_buffers(root: &json::Root) -> Vec<bool> {
+    let mut used = vec![false; root.buffers.len()];
+    for node in root.nodes.iter().filter(|n| n.skin.is_some()) {
+        let Some(mesh) = node.mesh.and_then(|m| root.meshes.get(m.value())) else {
+            continue;
+        };
+        for prim in &mesh.primitives {
+            for acc in prim.attributes.values() {
+                for view in accessor_views(root, acc.value()) {
+                    let buffer = root.buffer_views.get(view).map(|v| v.buffer.value());
+                    if let Some(slot) = buffer.and_then(|b| used.get_mut(b)) {
+                        *slot = true;
+                    }
+                }
+            }
+        }
+    }
+    used
+}
+
+/// Whether every buffer an accessor reads is loaded.
+pub(super) fn accessor_loaded(root: &json::Root, buffers: &Buffers<'_>, accessor: usize) -> bool {
+    accessor_views(root, accessor).into_iter().all(|view| {
+        root.buffer_views
+            .get(view)
+            .is_some_and(|v| buffers.get(v.buffer.value()).is_some())
+    })
 }
 
 /// Buffer views an accessor reads, including its sparse storage.

@@ -53,6 +53,7 @@ mod clips;
 mod container;
 mod markers;
 mod skeleton;
+mod skin;
 
 use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget};
@@ -82,9 +83,10 @@ fn import_limited(
     let root = &parsed.root;
     let hierarchy = skeleton::Hierarchy::build(root, &report)?;
     let loaded = buffers::load(path, root, parsed.bin, companions, &mut report)?;
-    skeleton::check_skins(root, &loaded.buffers, &report)?;
+    let ibms = skeleton::check_skins(root, &loaded.buffers, &report)?;
     let selection = skeleton::select(root, &hierarchy, options, &mut report)?;
     let clips = clips::build(root, &loaded.buffers, &selection, &mut report)?;
+    let skins = skin::skins(root, &loaded.buffers, &selection, ibms, &mut report)?;
     report.decide(
         "units",
         "glTF 2.0 lengths are meters and axes are +Y up, right-handed: unit_scale_m = 1.0, no axis conversion",
@@ -102,6 +104,7 @@ fn import_limited(
         diagnostics: report.diagnostics,
         decisions: report.decisions,
         companions: loaded.companions,
+        skins,
     })
 }
 

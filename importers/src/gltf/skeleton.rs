@@ -163,13 +163,15 @@ impl Hierarchy {
     }
 }
 
-/// Skin data we do not convert must still be sound: a missing or
-/// out-of-bounds inverse-bind-matrix accessor means the file is broken.
+/// Check every skin's joints and inverse bind matrices (a missing or
+/// out-of-bounds accessor means the file is broken) and return each
+/// skin's matrices (column-major), `None` where the skin has none.
 pub(super) fn check_skins(
     root: &json::Root,
     buffers: &Buffers,
     report: &Report,
-) -> Result<(), ImportError> {
+) -> Result<Vec<Option<Vec<[f32; 16]>>>, ImportError> {
+    let mut out = Vec::with_capacity(root.skins.len());
     for (si, skin) in root.skins.iter().enumerate() {
         let name = skin_label(skin, si);
         for joint in &skin.joints {
@@ -204,9 +206,12 @@ pub(super) fn check_skins(
                     ),
                 ));
             }
+            out.push(Some(decoded.elements::<16>().collect()));
+        } else {
+            out.push(None);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 fn skin_label(skin: &json::Skin, index: usize) -> String {

@@ -73,6 +73,11 @@ pub enum PackageError {
     MissingSection(&'static str),
     #[error("skeleton invalid: {0}")]
     Skeleton(#[from] SkeletonError),
+    #[error("package skeleton {} is not the skeleton its clips must play on ({}): re-cook the clips against that skeleton", found.to_hex(), expected.to_hex())]
+    SkeletonMismatch {
+        expected: crate::skeleton::SkeletonIdentity,
+        found: crate::skeleton::SkeletonIdentity,
+    },
     #[error("clip '{clip}': {source}")]
     Codec {
         clip: String,
@@ -134,6 +139,19 @@ impl<'a> Package<'a> {
             return Err(PackageError::Checksum { stored, computed });
         }
         Self::load_unchecked_checksum(bytes, version)
+    }
+
+    /// [`Package::load`] for clips that play on a shared skeleton (a
+    /// project's skeleton package): a package whose skeleton identity
+    /// (joint IDs, order, hierarchy, rest pose, conventions) is not
+    /// `skeleton`'s is refused with [`PackageError::SkeletonMismatch`].
+    pub fn load_for(bytes: &'a [u8], skeleton: &Skeleton) -> Result<Package<'a>, PackageError> {
+        let package = Self::load(bytes)?;
+        let (expected, found) = (skeleton.identity(), package.skeleton.identity());
+        if expected != found {
+            return Err(PackageError::SkeletonMismatch { expected, found });
+        }
+        Ok(package)
     }
 
     /// Everything after the checksum. Separate so that robustness tests can

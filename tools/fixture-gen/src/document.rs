@@ -23,8 +23,11 @@ pub struct Document {
     pub scene: u32,
     pub scenes: Vec<Scene>,
     pub nodes: Vec<Node>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub meshes: Vec<Mesh>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skins: Vec<Skin>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub animations: Vec<Animation>,
     pub accessors: Vec<Accessor>,
     #[serde(rename = "bufferViews")]

@@ -44,10 +44,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match ludus_anim_fixture_gen::write_fixtures(&dir) {
-        Ok(path) => {
+    let split = ludus_anim_fixture_gen::write_split_project(&dir);
+    match ludus_anim_fixture_gen::write_fixtures(&dir).and_then(|p| Ok((p, split?))) {
+        Ok((path, split)) => {
             let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             println!("wrote {} ({size} bytes)", path.display());
+            for p in split {
+                println!("wrote {}", p.display());
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

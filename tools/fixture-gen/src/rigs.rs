@@ -143,6 +143,7 @@ pub fn build(spec: &RigSpec) -> SourceAsset {
         diagnostics: Diagnostics::default(),
         decisions: vec![],
         companions: vec![],
+        skins: Vec::new(),
     }
 }
 

@@ -360,3 +360,31 @@ fn key_rates_differ_between_clips() {
     assert_eq!(rates["walk"], 30);
     assert_eq!(rates["run"], 60);
 }
+
+/// The shared-skeleton project under `fixtures/biped-split/` is exactly
+/// the generator's output: a rig file with the skin and no animation, and
+/// one animation-only file per clip (no mesh, no skin).
+#[test]
+fn committed_split_project_matches_generator() {
+    let root =
+        ludus_anim_fixture_gen::default_fixtures_dir().join(ludus_anim_fixture_gen::SPLIT_DIR);
+    let files = ludus_anim_fixture_gen::build_split_project().expect("build split project");
+    assert_eq!(files.len(), 5, "manifest, rig and three clips");
+    for (rel, bytes) in &files {
+        let committed = std::fs::read(root.join(rel))
+            .unwrap_or_else(|e| panic!("cannot read {rel}: {e}; {REGENERATE}"));
+        assert!(&committed == bytes, "{rel} is stale; {REGENERATE}");
+        if !rel.ends_with(".glb") {
+            continue;
+        }
+        let (doc, _) = parse(bytes);
+        if rel.starts_with("rig/") {
+            assert_eq!(doc.animations().count(), 0, "{rel}");
+            assert_eq!(doc.skins().count(), 1, "{rel}");
+        } else {
+            assert_eq!(doc.animations().count(), 1, "{rel}");
+            assert_eq!(doc.skins().count(), 0, "{rel}");
+            assert_eq!(doc.meshes().count(), 0, "{rel}");
+        }
+    }
+}
