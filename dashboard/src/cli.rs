@@ -125,7 +125,22 @@ pub fn write_previews(out: &Path, dir: Option<&Path>) -> Result<PreviewOutcome, 
         let why = if left > 0 {
             format!("its {left} retargeted clip(s) have no sampled poses (the sidecar would have passed sidecar_max_mb)")
         } else {
-            "the cook has no retargeted clip (cook with --retarget PROFILE)".to_string()
+            let failed: Vec<&str> = cook
+                .report
+                .assets
+                .iter()
+                .filter(|a| a.status == ludus_anim_report::AssetStatus::Failed)
+                .map(|a| a.source.as_str())
+                .collect();
+            if failed.is_empty() {
+                "the cook has no retargeted clip (cook with --retarget PROFILE)".to_string()
+            } else {
+                format!(
+                    "the cook has no retargeted clip; {} asset(s) failed ({}): see report.json, or set `[budgets] on_breach = \"warn\"` in the retarget profile to get a package to look at",
+                    failed.len(),
+                    failed.join(", ")
+                )
+            }
         };
         return Err(DashboardError::NoRetargetedClip { path: side, why });
     }

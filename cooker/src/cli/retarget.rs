@@ -3,7 +3,7 @@
 
 use super::output::Output;
 use super::Exit;
-use crate::cli::output::out;
+use crate::cli::output::{out, outln};
 use clap::{Args, Subcommand};
 use ludus_anim_cooker::fsutil::write_atomic;
 use ludus_anim_cooker::manifest::Units;
@@ -87,7 +87,7 @@ fn preview(a: PreviewArgs, out: &Output) -> Exit {
     match ludus_anim_dashboard::write_previews(&a.cook, a.out.as_deref()) {
         Ok(o) => {
             for p in &o.pages {
-                out!("{}", p.display());
+                outln!("{}", p.display());
             }
             if o.left_out > 0 {
                 out.warn(format!(
