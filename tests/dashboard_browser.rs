@@ -373,6 +373,11 @@ fn the_retarget_preview_page_draws_source_and_result() {
     );
     let html = std::fs::read_to_string(page).expect("page");
     assert_eq!(common::external_refs(&html), Vec::<String>::new());
+    // The rigs' axes reach the player (a +z-up rig is stood up by them).
+    assert!(
+        html.contains(r#""axes":["+y","+z"]"#),
+        "the figures carry their rigs' axes"
+    );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/dashboard_player_check.py");
     let shots = d.join("shots");
     let o = Command::new("python3")

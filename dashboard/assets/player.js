@@ -44,10 +44,32 @@
       var f = Math.min(Math.max(t * traj.rate, 0), traj.x.length - 1), i = Math.floor(f), j = Math.min(i + 1, traj.x.length - 1), a = f - i;
       return { x: traj.x[i] + (traj.x[j] - traj.x[i]) * a, z: traj.z[i] + (traj.z[j] - traj.z[i]) * a, yaw: traj.yaw[i] + (traj.yaw[j] - traj.yaw[i]) * a };
     }
+    // A rig's up and forward axes (`["+z", "-y"]`) turned to +y up and
+    // +z forward (right = up x forward becomes +x), in place; absent or
+    // unusable axes leave the positions as stored.
+    function axis(s) {
+      var v = [0, 0, 0], i = "xyz".indexOf((s || "").charAt(1));
+      if (i < 0) return null;
+      v[i] = s.charAt(0) === "-" ? -1 : 1;
+      return v;
+    }
+    function standUp(pos, axes) {
+      var u = axes && axis(axes[0]), f = axes && axis(axes[1]);
+      if (!u || !f || u[0] * f[0] + u[1] * f[1] + u[2] * f[2] !== 0) return;
+      if (u[1] === 1 && f[2] === 1) return;
+      var r = [u[1] * f[2] - u[2] * f[1], u[2] * f[0] - u[0] * f[2], u[0] * f[1] - u[1] * f[0]];
+      for (var k = 0; k < pos.length; k += 3) {
+        var x = pos[k], y = pos[k + 1], z = pos[k + 2];
+        pos[k] = r[0] * x + r[1] * y + r[2] * z;
+        pos[k + 1] = u[0] * x + u[1] * y + u[2] * z;
+        pos[k + 2] = f[0] * x + f[1] * y + f[2] * z;
+      }
+    }
     var views = el.querySelector(".player-views");
     var figs = d.figures.map(function (f, k) {
       var fig = { parents: f.parents, n: f.parents.length, rate: f.poses.rate, frames: f.poses.frames,
                   pos: decodePoses(f.poses), color: COLORS[k % COLORS.length], world: k === 0 && !!traj };
+      standUp(fig.pos, f.axes);
       var panel = document.createElement("div");
       panel.className = "player-panel";
       panel.innerHTML = (f.label ? "<div class=\"player-label\" style=\"color:" + fig.color + "\">" + esc(f.label) + "</div>" : "") +
