@@ -335,3 +335,105 @@ fn the_player_draws_the_biped_and_a_retargeted_clip() {
         }
     }
 }
+
+/// `retarget preview` from the CLI on a real cook (the CMU walk on the
+/// Knight): one page per retargeted clip, which draws the source and the
+/// result on every canvas in headless Chromium, plays and scrubs, and
+/// fetches nothing; a cook with no retargeted clip is refused naming the
+/// sidecar, with exit code 2 and no page.
+#[test]
+fn the_retarget_preview_page_draws_source_and_result() {
+    let Some(chromium) = chromium() else { return };
+    if found("python3").is_none() {
+        eprintln!("skipped: python3 not found (it drives Chromium)");
+        return;
+    }
+    let Some(fx) = common::shared_fixtures() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let rt = d.join("retarget");
+    common::retarget::project(&fx, &rt, "");
+    let o = common::ludus_anim(&["cook"], &rt);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let o = common::ludus_anim(&["retarget", "preview", "out", "--out", "pages"], &rt);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let pages: Vec<PathBuf> = std::fs::read_dir(rt.join("pages"))
+        .expect("pages written")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(pages.len(), 1, "one page per retargeted clip: {pages:?}");
+    let page = &pages[0];
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&*page.file_name().unwrap_or_default().to_string_lossy()),
+        "the page is named: {stdout}"
+    );
+    let html = std::fs::read_to_string(page).expect("page");
+    assert_eq!(common::external_refs(&html), Vec::<String>::new());
+    // The rigs' axes reach the player (a +z-up rig is stood up by them).
+    assert!(
+        html.contains(r#""axes":["+y","+z"]"#),
+        "the figures carry their rigs' axes"
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/dashboard_player_check.py");
+    let shots = d.join("shots");
+    let o = Command::new("python3")
+        .args([script.as_os_str(), chromium.as_os_str(), shots.as_os_str()])
+        .args([page.as_os_str(), "preview".as_ref(), "preview.png".as_ref()])
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(r["console_errors"], serde_json::json!([]), "console errors");
+    let requests = r["requests"].as_array().expect("requests");
+    assert!(
+        requests
+            .iter()
+            .filter_map(|u| u.as_str())
+            .all(|u| u.starts_with("file:") || u.starts_with("data:")),
+        "{requests:?}"
+    );
+    let page = &r["pages"][0];
+    let before = &page["before"];
+    assert!(before.is_object(), "no player on the preview page");
+    assert_eq!(before["error"], serde_json::Value::Null);
+    assert_eq!(before["figures"], 2, "source and result");
+    let canvases = before["canvases"].as_array().expect("canvases");
+    assert_eq!(canvases.len(), 5, "side + top per figure, timeline");
+    for c in canvases {
+        let (ink, area) = (
+            c["ink"].as_u64().unwrap_or(0),
+            c["w"].as_u64().unwrap_or(0) * c["h"].as_u64().unwrap_or(0),
+        );
+        assert!(
+            ink > 200 && ink < area / 2,
+            "canvas {c} drew {ink} of {area} pixels"
+        );
+    }
+    assert!(
+        page["playing"]["drawn"].as_u64() > before["drawn"].as_u64(),
+        "playing draws frames"
+    );
+    assert!(
+        page["scrubbed"]["t"].as_f64().unwrap_or(0.0) > 0.0,
+        "scrubbing seeks"
+    );
+    let shot = PathBuf::from(page["screenshot"].as_str().unwrap_or_default());
+    assert!(std::fs::read(&shot)
+        .expect("screenshot")
+        .starts_with(b"\x89PNG"));
+
+    // A cook without a retargeted clip: refused, nothing written.
+    let plain = biped(d, "plain", "standard", None);
+    let o = common::ludus_anim(&["retarget", "preview", "plain"], d);
+    assert_eq!(o.status.code(), Some(2), "{}", common::text(&o));
+    let err = common::text(&o);
+    assert!(
+        err.contains("report-sidecar.json") && err.contains("no retargeted clip"),
+        "{err}"
+    );
+    assert!(!plain.join("retarget-preview").exists());
+}

@@ -38,6 +38,7 @@ fn retarget_block(duration: f32) -> RetargetSidecar {
     RetargetSidecar {
         profile: "biped-to-robot".into(),
         rate_hz: 30.0,
+        axes: None,
         feet: vec![FootTrack {
             joint: "LeftFoot".into(),
             height_m: Packed(h),

@@ -661,3 +661,48 @@ fn pab_onto_makehuman_keeps_toes_above_the_floor_without_pops() {
         }
     }
 }
+
+/// A profile suggested with the target read in other units than the cook
+/// reads it (`--target-units cm` on the Knight, whose glTF is in meters):
+/// the cook fails with a units mismatch naming the side, the factor (100)
+/// and the likely units, not "the rig changed"; a profile suggested with
+/// the file's own units cooks.
+#[test]
+fn a_units_mismatch_is_named_with_its_factor() {
+    let Some(fx) = shared_fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(&fx, d, "");
+    let o = ludus_anim(
+        &[
+            "retarget",
+            "suggest",
+            WALK,
+            KNIGHT,
+            "--target-units",
+            "cm",
+            "-o",
+            "cm.toml",
+        ],
+        d,
+    );
+    assert!(d.join("cm.toml").is_file(), "{}", text(&o));
+    edit(d, "ludus-anim.toml", PROFILE, "cm.toml");
+    let (code, _, _, log) = cook_json(d, &[]);
+    assert_eq!(code, Some(1), "{log}");
+    for w in [
+        "units mismatch",
+        "target rig",
+        "100x larger",
+        "cm vs m",
+        "--target-units",
+    ] {
+        assert!(log.contains(w), "no {w:?} in\n{log}");
+    }
+    assert!(!log.contains("the rig changed"), "{log}");
+    let o = ludus_anim(&["retarget", "suggest", WALK, KNIGHT, "-o", "m.toml"], d);
+    assert!(o.status.success(), "{}", text(&o));
+    edit(d, "ludus-anim.toml", "cm.toml", "m.toml");
+    let (code, _, _, log) = cook_json(d, &[]);
+    assert_eq!(code, Some(0), "{log}");
+}

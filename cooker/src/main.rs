@@ -59,7 +59,8 @@ enum Command {
     /// (never while a cook publishes there; nothing but packages).
     Prune(cli::prune::PruneArgs),
     /// Retarget profiles: `retarget suggest SOURCE TARGET [-o PROFILE]`
-    /// proposes one for a person to check.
+    /// proposes one for a person to check; `retarget preview OUT` writes
+    /// a page per retargeted clip (source and result as stick figures).
     Retarget(cli::retarget::RetargetArgs),
     /// Measure the codec on real content: bytes, error, compression and
     /// decode time per clip and profile, and the comparison with ACL on

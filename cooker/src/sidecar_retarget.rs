@@ -47,6 +47,7 @@ pub fn clip_part(
         profile: retarget_profile.to_string(),
         rate_hz: rate,
         feet,
+        axes: None,
     });
     c
 }

@@ -13,6 +13,7 @@
 //! with the error's one line.
 
 use crate::error::DashboardError;
+use crate::html::preview::{left_out, render_previews};
 use crate::html::site::{render_site, Site};
 use crate::html::HtmlOptions;
 use crate::input::{load_cook, report_path};
@@ -84,6 +85,83 @@ pub fn run(args: &ReportArgs) -> Result<Outcome, DashboardError> {
         regressions,
         fragments_written,
         fragments_kept,
+    })
+}
+
+/// What `retarget preview` wrote.
+#[derive(Clone, Debug)]
+pub struct PreviewOutcome {
+    pub dir: PathBuf,
+    /// One page per retargeted clip, in the sidecar's order.
+    pub pages: Vec<PathBuf>,
+    /// Retargeted clips the cook left without poses (no page).
+    pub left_out: usize,
+}
+
+/// The folder `retarget preview` writes to by default: beside the cook's
+/// `report.json`.
+pub const PREVIEW_DIR: &str = "retarget-preview";
+
+/// Write one self-contained preview page per retargeted clip of the cook
+/// at `out` (an output directory or its `report.json`) into `dir`
+/// (default `retarget-preview/` beside the report). Each page is written
+/// atomically; a cook without a sidecar, or without a retargeted clip
+/// that has poses, is an error naming the file.
+pub fn write_previews(out: &Path, dir: Option<&Path>) -> Result<PreviewOutcome, DashboardError> {
+    let report = report_path(out)?;
+    let cook = load_cook(out)?;
+    let side = report.with_file_name(ludus_anim_report::sidecar::SIDECAR_FILE);
+    let Some(sidecar) = &cook.sidecar else {
+        let why = if cook.notices.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", cook.notices.join("; "))
+        };
+        return Err(DashboardError::NoSidecar { path: side, why });
+    };
+    let pages = render_previews(sidecar);
+    let left = left_out(sidecar);
+    if pages.is_empty() {
+        let why = if left > 0 {
+            format!("its {left} retargeted clip(s) have no sampled poses (the sidecar would have passed sidecar_max_mb)")
+        } else {
+            let failed: Vec<&str> = cook
+                .report
+                .assets
+                .iter()
+                .filter(|a| a.status == ludus_anim_report::AssetStatus::Failed)
+                .map(|a| a.source.as_str())
+                .collect();
+            if failed.is_empty() {
+                "the cook has no retargeted clip (cook with --retarget PROFILE)".to_string()
+            } else {
+                format!(
+                    "the cook has no retargeted clip; {} asset(s) failed ({}): see report.json, or set `[budgets] on_breach = \"warn\"` in the retarget profile to get a package to look at",
+                    failed.len(),
+                    failed.join(", ")
+                )
+            }
+        };
+        return Err(DashboardError::NoRetargetedClip { path: side, why });
+    }
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => report.with_file_name(PREVIEW_DIR),
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| DashboardError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut written = Vec::with_capacity(pages.len());
+    for p in &pages {
+        let path = dir.join(&p.name);
+        write_atomic(&path, p.html.as_bytes())?;
+        written.push(path);
+    }
+    Ok(PreviewOutcome {
+        dir,
+        pages: written,
+        left_out: left,
     })
 }
 

@@ -22,4 +22,8 @@ pub enum DashboardError {
     },
     #[error("no cook to report on (pass at least one output directory)")]
     NoInput,
+    #[error("no usable sidecar at {path}{why} (the preview draws the sidecar's poses: cook with the sidecar on)")]
+    NoSidecar { path: PathBuf, why: String },
+    #[error("{path}: no retarget preview to write: {why}")]
+    NoRetargetedClip { path: PathBuf, why: String },
 }

@@ -32,7 +32,7 @@ pub mod input;
 pub mod model;
 pub mod text;
 
-pub use cli::{run, Outcome, ReportArgs};
+pub use cli::{run, write_previews, Outcome, PreviewOutcome, ReportArgs};
 pub use error::DashboardError;
 pub use html::{render_html, HtmlOptions};
 pub use input::{load_cook, Cook};

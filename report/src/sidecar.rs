@@ -270,6 +270,20 @@ pub struct RetargetSidecar {
     /// Sample rate of the foot curves.
     pub rate_hz: f32,
     pub feet: Vec<FootTrack>,
+    /// Each rig's up and forward axes in its component space, from the
+    /// profile, so a player can stand both figures up (a MakeHuman BVH is
+    /// +z up, -y forward).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<RetargetAxes>,
+}
+
+/// Up and forward axes (`+y`, `-z`, ...) of the source and target rigs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetargetAxes {
+    pub source_up: String,
+    pub source_forward: String,
+    pub target_up: String,
+    pub target_forward: String,
 }
 
 /// One foot of a retargeted clip.

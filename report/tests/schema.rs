@@ -328,6 +328,7 @@ fn sidecar(full: bool) -> sidecar::Sidecar {
         c.retarget = Some(RetargetSidecar {
             profile: "biped".into(),
             rate_hz: 30.0,
+            axes: None,
             feet: vec![FootTrack {
                 joint: "Foot".into(),
                 height_m: Packed(vec![0.0]),

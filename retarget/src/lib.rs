@@ -161,7 +161,7 @@ fn check_inputs(
             if !id.eq_ignore_ascii_case(&have) {
                 return Err(RetargetError::BadPose {
                     side,
-                    message: format!("skeleton identity {have} is not the profile's {id} (the rig changed: re-check the profile)"),
+                    message: identity_mismatch(side, skel, spec, &have, id),
                 });
             }
         }
@@ -178,6 +178,83 @@ fn check_inputs(
         }
     }
     Ok(())
+}
+
+/// Common length units by their size in meters, for naming a factor.
+const UNITS: [(&str, f64); 6] = [
+    ("mm", 0.001),
+    ("cm", 0.01),
+    ("dm", 0.1),
+    ("in", 0.0254),
+    ("ft", 0.3048),
+    ("m", 1.0),
+];
+
+/// Why a skeleton's identity is not the profile's. The same rig read in
+/// other units has another identity and another size: a size off by the
+/// ratio of two common units is named a units mismatch with the factor
+/// and the unit pairs it fits; another large size change gives the
+/// factor too; otherwise the rig changed.
+fn identity_mismatch(
+    side: &str,
+    skel: &Skeleton,
+    spec: &profile::SideSpec,
+    have: &str,
+    id: &str,
+) -> String {
+    let ids = format!("skeleton identity {have}, the profile's {id}");
+    let changed = || format!("the rig changed: re-check the profile ({ids})");
+    let Some(was) = spec.size_m.filter(|s| s.is_finite() && *s > 0.0) else {
+        return changed();
+    };
+    let now = rig::rest_size_m(skel);
+    if !(now.is_finite() && now > 0.0) {
+        return changed();
+    }
+    let ratio = f64::from(now) / f64::from(was);
+    let factor = if ratio >= 1.0 {
+        format!("{}x larger", short(ratio))
+    } else {
+        format!("{}x smaller", short(1.0 / ratio))
+    };
+    let sizes = format!("{now:.4} m across now, {was:.4} m then");
+    let fix = format!(
+        "read the file in the units the profile was suggested with (the asset's `units` / \
+         `cook --units` for the source), or re-run `retarget suggest` with the \
+         --{side}-units the cook uses ({ids})"
+    );
+    // Unit pairs whose ratio is within 2% of the size change (the same
+    // rig in other units has the same shape: only its size changes).
+    let mut pairs = Vec::new();
+    for (a, ma) in UNITS {
+        for (b, mb) in UNITS {
+            if ma > mb
+                && ((ratio / (ma / mb)).ln().abs() < 0.02 || (ratio * ma / mb).ln().abs() < 0.02)
+            {
+                pairs.push(format!("{b} vs {a}"));
+            }
+        }
+    }
+    if !pairs.is_empty() {
+        return format!(
+            "units mismatch: the {side} rig reads {factor} than when the profile was written \
+             ({sizes}; likely {}): {fix}",
+            pairs.join(" or ")
+        );
+    }
+    if ratio.ln().abs() > 0.05_f64.ln_1p() {
+        return format!(
+            "the {side} rig reads {factor} than when the profile was written ({sizes}): \
+             other units or a changed rig; {fix}"
+        );
+    }
+    changed()
+}
+
+/// A factor as written: `100`, `2.54`, `39.37`.
+fn short(f: f64) -> String {
+    let s = format!("{f:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn decisions(profile: &Profile, ctx: &Ctx) -> Vec<Decision> {

@@ -85,6 +85,13 @@ pub struct SideSpec {
     /// written for; checked when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
+    /// The rig's rest-pose size as the profile was written for it
+    /// (meters: the diagonal of the box around its joints). When the
+    /// identity does not match, the ratio to the rig's present size tells
+    /// a units mismatch (a factor such as 100 for cm read as m) from a
+    /// changed rig.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_m: Option<f32>,
     /// Component-space axis that points up (`+y`, `-z`, ...).
     #[serde(default = "plus_y")]
     pub up: String,

@@ -122,3 +122,20 @@ pub fn common_ancestor(skeleton: &Skeleton, joints: &[usize]) -> usize {
     }
     a
 }
+
+/// A rig's rest-pose size (meters): the diagonal of the box around its
+/// joints' rest positions. Only ratios of it are used (same rig, read in
+/// other units), so what the box holds (IK poles, props) does not matter.
+pub fn rest_size_m(skeleton: &Skeleton) -> f32 {
+    let fk = PoseFk::new(skeleton, skeleton.rest_pose().to_vec());
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for j in 0..skeleton.joint_count() {
+        let p = fk.position(j);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if skeleton.joint_count() == 0 {
+        return 0.0;
+    }
+    (hi - lo).length()
+}

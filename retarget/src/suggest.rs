@@ -314,6 +314,7 @@ fn find_side<'a>(
     let spec = SideSpec {
         skeleton: file.to_string(),
         identity: Some(skel.identity().to_hex()),
+        size_m: Some(crate::rig::rest_size_m(skel)),
         up: axis_name(up),
         forward: "+z".into(),
         floor: 0.0,

@@ -1,8 +1,9 @@
-//! `ludus-anim retarget suggest SOURCE TARGET [-o PROFILE.toml]`.
+//! `ludus-anim retarget suggest SOURCE TARGET [-o PROFILE.toml]` and
+//! `ludus-anim retarget preview OUT [--out DIR]`.
 
 use super::output::Output;
 use super::Exit;
-use crate::cli::output::out;
+use crate::cli::output::{out, outln};
 use clap::{Args, Subcommand};
 use ludus_anim_cooker::fsutil::write_atomic;
 use ludus_anim_cooker::manifest::Units;
@@ -22,6 +23,22 @@ enum RetargetCommand {
     /// the detected rest kinds, with comments saying what to check. It is
     /// a starting point for a person, never applied implicitly.
     Suggest(SuggestArgs),
+    /// Write one self-contained HTML page per retargeted clip of a cook:
+    /// source and result side by side as stick figures on one clock (side
+    /// and top views, root trajectory, contacts on the timeline) and the
+    /// feet's heights and speeds. Reads the cook's report.json and
+    /// report-sidecar.json; the pages reference no URL.
+    Preview(PreviewArgs),
+}
+
+#[derive(Args)]
+struct PreviewArgs {
+    /// The cook's output directory (or its report.json).
+    cook: PathBuf,
+    /// Folder to write the pages into (default: retarget-preview/ beside
+    /// the report).
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -61,6 +78,38 @@ fn parse_axis(s: &str) -> Result<String, String> {
 pub fn run(a: RetargetArgs, out: &Output) -> Exit {
     match a.command {
         RetargetCommand::Suggest(s) => suggest(s, out),
+        RetargetCommand::Preview(p) => preview(p, out),
+    }
+}
+
+fn preview(a: PreviewArgs, out: &Output) -> Exit {
+    use ludus_anim_dashboard::DashboardError;
+    match ludus_anim_dashboard::write_previews(&a.cook, a.out.as_deref()) {
+        Ok(o) => {
+            for p in &o.pages {
+                outln!("{}", p.display());
+            }
+            if o.left_out > 0 {
+                out.warn(format!(
+                    "{} retargeted clip(s) have no sampled poses (the sidecar would have passed sidecar_max_mb): no page",
+                    o.left_out
+                ));
+            }
+            out.note(format!(
+                "wrote {} preview page(s) into {}",
+                o.pages.len(),
+                o.dir.display()
+            ));
+            Exit::Ok
+        }
+        Err(e) => {
+            let code = match e {
+                DashboardError::Write { .. } => Exit::Write,
+                _ => Exit::Usage,
+            };
+            out.error(e);
+            code
+        }
     }
 }
 

@@ -205,12 +205,22 @@ pub fn clip_sidecar(
     profile: &str,
 ) -> Option<ludus_anim_report::sidecar::ClipSidecar> {
     let tracks = out.feet.iter().find(|f| f.clip == clip.source.name)?;
-    Some(crate::sidecar_retarget::clip_part(
+    let mut part = crate::sidecar_retarget::clip_part(
         tracks,
         &plan.profile.name,
         file,
         &clip.name,
         profile,
         clip.range,
-    ))
+    );
+    let (s, t) = (&plan.profile.source, &plan.profile.target);
+    if let Some(r) = part.retarget.as_mut() {
+        r.axes = Some(ludus_anim_report::sidecar::RetargetAxes {
+            source_up: s.up.clone(),
+            source_forward: s.forward.clone(),
+            target_up: t.up.clone(),
+            target_forward: t.forward.clone(),
+        });
+    }
+    Some(part)
 }

@@ -32,8 +32,9 @@ pub struct ClipPart {
 }
 
 /// Revision of what a clip's record holds within [`SIDECAR_VERSION`]'s
-/// layout. 2: the sampled poses (and a retargeted clip's source poses).
-const CLIP_RECORD_REVISION: u32 = 2;
+/// layout. 2: the sampled poses (and a retargeted clip's source poses);
+/// 3: the retarget block's rig axes.
+const CLIP_RECORD_REVISION: u32 = 3;
 
 /// What a clip's record is a function of: its verification (whose key
 /// chains every input and setting), the source path and profile name it

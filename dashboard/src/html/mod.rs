@@ -16,6 +16,7 @@
 
 pub mod plots;
 mod png;
+pub mod preview;
 mod sections;
 pub mod site;
 pub mod svg;
@@ -27,6 +28,9 @@ use svg::esc;
 
 const STYLE: &str = include_str!("../../assets/style.css");
 const SCRIPT: &str = include_str!("../../assets/app.js");
+/// The stick-figure player (`window.ludusInitPlayers`), shared with the
+/// standalone retarget preview pages ([`preview`]).
+const PLAYER: &str = include_str!("../../assets/player.js");
 
 /// Page options.
 #[derive(Clone, Debug)]
@@ -104,6 +108,6 @@ fn page(d: &Dashboard, opts: &HtmlOptions, details: Details<'_>) -> String {
     };
     s.push_str("</main>");
     sections::data::render(&mut s, d, dir, names);
-    let _ = writeln!(s, "<script>{SCRIPT}</script></body></html>");
+    let _ = writeln!(s, "<script>{PLAYER}{SCRIPT}</script></body></html>");
     s
 }

@@ -290,7 +290,9 @@ fn error_plot(s: &mut String, sc: &ClipSidecar) {
     figure(s, &cap, &plot.render(220.0));
 }
 
-fn retarget(s: &mut String, rt: &RetargetSidecar, duration: f32) {
+/// The retarget panel: per foot, height and speed over time with its
+/// contacts and skates (also on the standalone preview pages).
+pub fn retarget(s: &mut String, rt: &RetargetSidecar, duration: f32) {
     let _ = write!(
         s,
         "<div class=\"retarget\"><h4>Retarget ({})</h4>",

@@ -21,17 +21,23 @@ fn poses(p: &Poses) -> Value {
 }
 
 /// The player's data: every array as the sidecar packs it (base64).
+/// A retargeted clip's figures carry their rig's up and forward axes
+/// (`["+z", "-y"]`), which the player turns to +y up, +z forward; a
+/// figure without them is drawn as stored (+y up, the conventions).
 fn data(sc: &ClipSidecar, p: &Poses) -> Value {
+    let axes = sc.retarget.as_ref().and_then(|r| r.axes.as_ref());
     let mut figures = vec![json!({
         "label": if sc.source_poses.is_some() { "result" } else { "" },
         "parents": sc.parents,
         "poses": poses(p),
+        "axes": axes.map(|a| [&a.target_up, &a.target_forward]),
     })];
     if let Some(src) = &sc.source_poses {
         figures.push(json!({
             "label": "source",
             "parents": src.parents,
             "poses": poses(&src.poses),
+            "axes": axes.map(|a| [&a.source_up, &a.source_forward]),
         }));
     }
     let contacts: Vec<Value> = sc
