@@ -9,6 +9,7 @@ pub mod inspect;
 pub mod limits;
 pub mod merge;
 pub mod output;
+pub mod program;
 pub mod prune;
 pub mod report;
 pub mod retarget;

@@ -360,3 +360,16 @@ fn key_rates_differ_between_clips() {
     assert_eq!(rates["walk"], 30);
     assert_eq!(rates["run"], 60);
 }
+
+#[test]
+fn committed_program_example_matches_generator() {
+    let dir = ludus_anim_fixture_gen::default_fixtures_dir()
+        .join(ludus_anim_fixture_gen::program_example::DIR);
+    for (name, text) in ludus_anim_fixture_gen::program_example::files() {
+        let committed = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert!(
+            committed == text,
+            "fixtures/locomotion/{name} is stale; {REGENERATE}"
+        );
+    }
+}
