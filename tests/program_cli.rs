@@ -441,3 +441,58 @@ fn the_example_conforms_to_its_schema() {
     .unwrap();
     assert!(!ludus_anim_report::schema::validate(&schema, &bad).is_empty());
 }
+
+#[test]
+fn an_interrupted_fade_starts_from_the_captured_pose() {
+    let (_t, dir) = cooked();
+    let raw = raw_packages(dir);
+    let pk: Vec<(String, Package<'_>)> = raw
+        .iter()
+        .map(|(n, b)| (n.clone(), Package::load(b).unwrap()))
+        .collect();
+    // Walk <-> run on a flag, both ways cross-faded: flipping the flag
+    // in the middle of a fade cross-fades from the captured pose.
+    let machine = |d: f32| {
+        small(&format!(
+            "{NODES}[[parameter]]\nname = \"fast\"\ntype = \"bool\"\n[[machine]]\nname = \"m\"\ninitial = \"Walk\"\n\
+             [[machine.state]]\nname = \"Walk\"\nnode = \"walk\"\n[[machine.state]]\nname = \"Run\"\nnode = \"run\"\n\
+             [[machine.transition]]\nid = 1\nfrom = \"Walk\"\nto = \"Run\"\nwhen = \"fast\"\nduration_s = {d}\n\
+             [[machine.transition]]\nid = 2\nfrom = \"Run\"\nto = \"Walk\"\nwhen = \"!fast\"\nduration_s = {d}\n\
+             [[layer]]\nname = \"base\"\ncompose = \"base\"\nmachine = \"m\"\n"
+        ))
+    };
+    // Largest joint translation step between consecutive ticks around the
+    // flips, and the transitions taken.
+    let run = |text: &str| {
+        let p = program(text, &pk);
+        let mut ev = Evaluator::new(&p, &pk).unwrap();
+        let mut prev: Option<Vec<[f32; 10]>> = None;
+        let (mut jump, mut ids) = (0f32, Vec::new());
+        for k in 0..60 {
+            let fast = (10..16).contains(&k) || k >= 30;
+            let r = ev
+                .tick(&[0.0, f32::from(u8::from(fast))], 1.0 / 30.0)
+                .unwrap();
+            ev.evaluate().unwrap();
+            ids.extend(r.transition);
+            let pose: Vec<[f32; 10]> = ev.local_pose().iter().map(|t| t.to_array()).collect();
+            if let (Some(a), true) = (&prev, (10..18).contains(&k)) {
+                for (x, y) in a.iter().zip(&pose) {
+                    for i in 4..7 {
+                        jump = jump.max((x[i] - y[i]).abs());
+                    }
+                }
+            }
+            prev = Some(pose);
+        }
+        (jump, ids)
+    };
+    let (faded, ids) = run(&machine(0.5));
+    let (switched, ids0) = run(&machine(0.001));
+    assert_eq!(ids, [1, 2, 1]);
+    assert_eq!(ids, ids0);
+    assert!(
+        faded < 0.5 * switched,
+        "cross-faded step {faded} m against a hard switch's {switched} m"
+    );
+}

@@ -528,8 +528,10 @@ impl Program {
             if p.fixed_time.is_some_and(|t| !t.is_finite() || t < 0.0) {
                 return bad(format!("player {i}: fixed time out of range"));
             }
-            if let Some((g, _)) = p.sync {
-                if usize::from(g) >= self.sync_groups.len() {
+            if let Some((g, space)) = p.sync {
+                if usize::from(g) >= self.sync_groups.len()
+                    || usize::from(space) >= self.blendspaces.len()
+                {
                     return bad(format!("player {i}: sync group out of range"));
                 }
             }
