@@ -122,6 +122,28 @@ fn the_example_compiles_dumps_verifies_and_evaluates() {
         first["joints"]["Head"][1].as_f64().unwrap() > 1.4,
         "{first}"
     );
+    // The stick-figure strip: one figure (31 bones) per printed tick.
+    run(
+        &[
+            "program",
+            "evaluate",
+            f,
+            "--script",
+            "script.toml",
+            "--every",
+            "30",
+            "--svg",
+            "strip.svg",
+        ],
+        dir,
+    );
+    let svg = std::fs::read_to_string(dir.join("strip.svg")).unwrap();
+    let figures = svg.matches("<g ").count();
+    assert!(
+        figures >= 6 && svg.matches("<line ").count() == figures * 31,
+        "{figures} figures"
+    );
+    assert!(svg.contains(" Rest</text>") && svg.contains(" Move</text>"));
 }
 
 #[test]

@@ -102,6 +102,10 @@ struct EvaluateArgs {
     /// One JSON object per printed tick.
     #[arg(long)]
     json: bool,
+    /// Also write the printed ticks as a stick-figure strip (side view,
+    /// one figure per printed tick, labelled with its state) to this SVG.
+    #[arg(long)]
+    svg: Option<PathBuf>,
 }
 
 pub fn run(a: ProgramArgs, out: &Output) -> Exit {
@@ -419,6 +423,8 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<Exit, String> {
         }
     }
     let mut ev = Evaluator::new(&p, &pk).map_err(|e| e.to_string())?;
+    let mut figures: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
+    let mut figures: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
     let mut t = 0f64;
     for (k, s) in script.iter().enumerate() {
         let r = ev
@@ -442,6 +448,14 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<Exit, String> {
             .iter()
             .map(|&j| ev.component_pose()[j].translation.to_array())
             .collect();
+        if a.svg.is_some() {
+            let all = ev
+                .component_pose()
+                .iter()
+                .map(|m| m.translation.to_array())
+                .collect();
+            figures.push((format!("{t:.2} s {state}"), all));
+        }
         if a.json {
             let v = serde_json::json!({
                 "tick": k, "t": t, "inputs": s.inputs, "state": state, "fade": fade,
@@ -468,5 +482,42 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<Exit, String> {
             );
         }
     }
+    if let Some(path) = &a.svg {
+        write_atomic(path, stick_figures(&p.parents, &figures).as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     Ok(Exit::Ok)
+}
+
+/// Side view (+Z to the right, +Y up), one figure per entry, 0.9 m apart,
+/// 200 px per meter; each bone a line from the parent's origin.
+fn stick_figures(parents: &[u32], figures: &[(String, Vec<[f32; 3]>)]) -> String {
+    use std::fmt::Write;
+    let (scale, step, height) = (200.0f32, 0.9f32, 2.0f32);
+    let width = (figures.len().max(1) as f32 * step * scale).ceil();
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"14\">\n",
+        (height * scale + 30.0).ceil()
+    );
+    for (i, (label, pose)) in figures.iter().enumerate() {
+        let x0 = (i as f32 + 0.5) * step * scale;
+        let at = |p: &[f32; 3]| (x0 + p[2] * scale, height * scale - p[1] * scale);
+        let _ = write!(s, "<g stroke=\"#334\" stroke-width=\"3\">");
+        for (j, &parent) in parents.iter().enumerate() {
+            if let (Some(c), Some(q)) = (pose.get(j), pose.get(parent as usize)) {
+                let ((x1, y1), (x2, y2)) = (at(q), at(c));
+                let _ = write!(
+                    s,
+                    "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\"/>"
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "</g><text x=\"{x0:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>",
+            height * scale + 20.0
+        );
+    }
+    s.push_str("</svg>\n");
+    s
 }
