@@ -424,7 +424,6 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<Exit, String> {
     }
     let mut ev = Evaluator::new(&p, &pk).map_err(|e| e.to_string())?;
     let mut figures: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
-    let mut figures: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
     let mut t = 0f64;
     for (k, s) in script.iter().enumerate() {
         let r = ev
