@@ -207,6 +207,7 @@ fn facts(pk: &[(String, Package<'_>)]) -> Vec<AssetFacts> {
                         .filter(|m| m.kind == MarkerKind::SyncMarker)
                         .map(|m| (m.name.to_string(), m.event.time_s))
                         .collect(),
+                    marker_count: c.markers().len(),
                 })
                 .collect(),
         })

@@ -18,6 +18,7 @@ fn facts() -> Vec<AssetFacts> {
         looping: true,
         additive,
         sync_markers: vec![("foot_l".into(), 0.0), ("foot_r".into(), d / 2.0)],
+        marker_count: 2,
     };
     vec![AssetFacts {
         asset: "biped".into(),

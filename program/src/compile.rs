@@ -47,6 +47,9 @@ pub struct ClipFacts {
     pub additive: bool,
     /// Sync markers (name, time) in time order.
     pub sync_markers: Vec<(String, f32)>,
+    /// Every marker of the clip (sync markers and events): what one cycle
+    /// of playback can cross.
+    pub marker_count: usize,
 }
 
 struct Ctx<'a> {
@@ -1937,7 +1940,7 @@ fn player_capacities(cx: &mut Ctx, p: &mut Program, facts: &[AssetFacts]) {
 }
 
 fn event_count(c: &ClipFacts) -> usize {
-    c.sync_markers.len()
+    c.marker_count.max(c.sync_markers.len())
 }
 
 /// How much faster than its own rate a synced follower may play: its

@@ -18,6 +18,7 @@ fn facts() -> Vec<AssetFacts> {
         looping: true,
         additive: false,
         sync_markers: vec![("foot_l".into(), 0.0), ("foot_r".into(), d / 2.0)],
+        marker_count: 2,
     };
     vec![AssetFacts {
         asset: "biped".into(),
@@ -35,6 +36,7 @@ fn facts() -> Vec<AssetFacts> {
                 looping: true,
                 additive: true,
                 sync_markers: vec![],
+                marker_count: 2,
             },
             ClipFacts {
                 name: "wave".into(),
@@ -42,6 +44,7 @@ fn facts() -> Vec<AssetFacts> {
                 looping: false,
                 additive: false,
                 sync_markers: vec![],
+                marker_count: 2,
             },
         ],
     }]

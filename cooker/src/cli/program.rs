@@ -229,6 +229,7 @@ fn facts(pk: &[(String, Package<'_>)]) -> Vec<AssetFacts> {
                             looping: c.loop_mode().is_looping(),
                             additive: c.is_additive(),
                             sync_markers,
+                            marker_count: c.markers().len(),
                         }
                     })
                     .collect(),
