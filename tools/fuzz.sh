@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 
 SECS=${1:?usage: tools/fuzz.sh SECONDS [TARGET...]}
 shift
-ALL=(package gltf bvh sjson fbx manifest retarget server)
+ALL=(package gltf bvh sjson fbx manifest retarget server program)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL[@]}")
 
@@ -99,6 +99,7 @@ seed() {
         sjson) seed_files "$dir" "$len" "$SHARED/anchors/acl-clips" -name '*.sjson' ;;
         fbx) seed_files "$dir" "$len" "$SHARED/fixtures/fbx" -name '*.fbx' -size -256k ;;
         manifest) seed_files "$dir" "$len" profiles -name '*.toml' ;;
+        program) seed_files "$dir" "$len" fixtures/locomotion -name '*.program.toml' ;;
     esac
 }
 

@@ -66,6 +66,9 @@ enum Command {
     /// decode time per clip and profile, and the comparison with ACL on
     /// its anchor clips.
     Bench(cli::bench::BenchArgs),
+    /// Animation programs: compile a state-machine/layer asset against a
+    /// cook output, dump its plan, verify it, evaluate it over inputs.
+    Program(cli::program::ProgramArgs),
     /// Serve a project: cook it, watch its files, re-cook what changed and
     /// publish immutable generations over HTTP (runs ludus-anim-server).
     #[command(disable_help_flag = true)]
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Prune(a) => cli::prune::run(a, &out),
         Command::Retarget(a) => cli::retarget::run(a, &out),
         Command::Bench(a) => cli::bench::run(a, &out),
+        Command::Program(a) => cli::program::run(a, &out),
         Command::Serve(a) => cli::serve::run(a, &out),
     };
     ExitCode::from(code as u8)

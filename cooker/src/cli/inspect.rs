@@ -23,6 +23,9 @@ pub struct InspectArgs {
     /// report.json of the output directory holding the package).
     #[arg(long)]
     report: Option<PathBuf>,
+    /// The file is a compiled program (.ludprog): print its plan.
+    #[arg(long)]
+    plan: bool,
 }
 
 #[derive(Args)]
@@ -39,6 +42,9 @@ pub struct ListArgs {
 }
 
 pub fn inspect(a: InspectArgs, out: &Output) -> Exit {
+    if a.plan {
+        return super::program::dump_file(&a.package, out);
+    }
     if SourceFormat::of_path(&a.package).is_some() {
         return list(
             ListArgs {

@@ -11,6 +11,7 @@ pub mod limits;
 pub mod merge;
 pub mod merge_fragments;
 pub mod output;
+pub mod program;
 pub mod prune;
 pub mod report;
 pub mod retarget;

@@ -22,6 +22,7 @@ mod document;
 mod glb;
 pub mod math;
 pub mod mesh;
+pub mod program_example;
 pub mod rigs;
 mod rigs_motion;
 mod rigs_spec;
@@ -64,12 +65,18 @@ pub fn default_fixtures_dir() -> PathBuf {
 }
 
 /// Generates the biped asset and writes it atomically to `dir/biped.glb`,
-/// creating `dir` if needed. Returns the written path.
+/// creating `dir` if needed, and the program example's text files into
+/// `dir/locomotion/`. Returns the biped's path.
 pub fn write_fixtures(dir: &Path) -> io::Result<PathBuf> {
     let bytes = build_biped_glb()?;
     fs::create_dir_all(dir)?;
     let path = dir.join(BIPED_FILE);
     write_atomically(&path, &bytes)?;
+    let example = dir.join(program_example::DIR);
+    fs::create_dir_all(&example)?;
+    for (name, text) in program_example::files() {
+        write_atomically(&example.join(name), text.as_bytes())?;
+    }
     Ok(path)
 }
 

@@ -388,3 +388,16 @@ fn committed_split_project_matches_generator() {
         }
     }
 }
+
+#[test]
+fn committed_program_example_matches_generator() {
+    let dir = ludus_anim_fixture_gen::default_fixtures_dir()
+        .join(ludus_anim_fixture_gen::program_example::DIR);
+    for (name, text) in ludus_anim_fixture_gen::program_example::files() {
+        let committed = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert!(
+            committed == text,
+            "fixtures/locomotion/{name} is stale; {REGENERATE}"
+        );
+    }
+}
