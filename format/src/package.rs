@@ -44,6 +44,8 @@ pub const SECTION_CURVES: u32 = fourcc(b"CURV");
 pub const SECTION_DATA: u32 = fourcc(b"DATA");
 pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
 pub const SECTION_SYNC: u32 = fourcc(b"SYNC");
+/// Optional: mesh skin bindings (`crate::skin`); absent without skins.
+pub const SECTION_SKINS: u32 = fourcc(b"SKIN");
 
 /// Written by the cooker; the reader checks META through its field reads.
 pub const META_SIZE: usize = 48;

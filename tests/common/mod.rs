@@ -248,6 +248,7 @@ pub fn reference_package(
             source_hash: [7; 32],
             skeleton: sk,
             clips: entries,
+            skins: &[],
         },
         clips,
     )

@@ -676,6 +676,7 @@ fn package_asset(
             source_path: a.file,
             source_hash: a.source_hash,
             skeleton: sk,
+            skins: &a.norm.skins,
         },
         cooked.iter().map(|c| c.entry.clone()).collect(),
         &prepared,

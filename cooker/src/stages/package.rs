@@ -166,6 +166,9 @@ pub struct PackageHeader<'a> {
     pub source_path: &'a str,
     pub source_hash: [u8; 32],
     pub skeleton: &'a Skeleton,
+    /// The skin bindings on `skeleton` (none for a bound clip package:
+    /// they live in the skeleton's package).
+    pub skins: &'a [ludus_anim_model::SourceSkin],
 }
 
 /// A written package.
@@ -191,6 +194,7 @@ pub fn package(
         source_hash: header.source_hash,
         skeleton: header.skeleton,
         clips,
+        skins: header.skins,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {
