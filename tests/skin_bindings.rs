@@ -225,3 +225,84 @@ fn the_skin_section_is_checked_at_load_and_inspected() {
         text(&o)
     );
 }
+
+/// Motion bounds (#45 item 4): every pose clip of the bundled biped
+/// reports a box and sphere; at every checked time (samples and
+/// midpoints), every vertex of the source mesh skinned with the package's
+/// own SKIN bindings and decoded pose lies inside both.
+#[test]
+fn motion_bounds_hold_every_skinned_vertex_at_every_checked_time() {
+    use ludus_anim_format::math::{Affine3A, Transform, Vec3};
+    use ludus_anim_runtime::Package;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::copy(repo().join("fixtures/biped.glb"), dir.join("biped.glb")).unwrap();
+    let o = ludus_anim(&["cook", "biped.glb", "--out", "out"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let report = report(&dir.join("out"));
+    let bytes = std::fs::read(package_path(&dir.join("out"), &report, 0)).unwrap();
+    let p = Package::load(&bytes).unwrap();
+    let source = ludus_anim_importers::import_file(
+        &repo().join("fixtures/biped.glb"),
+        &ludus_anim_importers::ImportOptions::default(),
+    )
+    .unwrap();
+    let norm = ludus_anim_normalize::normalize(&source, None).unwrap();
+    let mesh = norm.skins[0].mesh.as_ref().unwrap();
+    let skin = &p.bindings().skins[0];
+    let sk = p.skeleton();
+    let mut checked = 0;
+    for c in report["assets"][0]["clips"].as_array().unwrap() {
+        let clip = p.clip(c["name"].as_str().unwrap()).unwrap();
+        if clip.is_additive() {
+            assert!(c.get("bounds").is_none());
+            continue;
+        }
+        let b = &c["bounds"];
+        assert_eq!(b["points"], "skinned_vertices");
+        let v3 = |k: &str| {
+            let a = b[k].as_array().unwrap();
+            Vec3::new(
+                a[0].as_f64().unwrap() as f32,
+                a[1].as_f64().unwrap() as f32,
+                a[2].as_f64().unwrap() as f32,
+            )
+        };
+        let (lo, hi, center) = (v3("min"), v3("max"), v3("center"));
+        let radius = b["radius"].as_f64().unwrap() as f32;
+        let times = b["checked_times"].as_u64().unwrap() as usize;
+        assert_eq!(times, 2 * clip.num_samples() as usize - 1);
+        for k in 0..times {
+            let t = (k as f32 * 0.5 / clip.sample_rate_hz()).min(clip.duration_s());
+            let mut locals = vec![Transform::IDENTITY; sk.joint_count()];
+            clip.sample(t, p.sample_defaults(clip), &mut locals)
+                .unwrap();
+            let mut comp = vec![Affine3A::IDENTITY; sk.joint_count()];
+            assert!(sk.local_to_component(&locals, &mut comp));
+            let palette: Vec<Affine3A> = skin
+                .joints
+                .iter()
+                .zip(&skin.inverse_bind)
+                .map(|(&j, m)| comp[j as usize] * Affine3A::from_cols_array(m))
+                .collect();
+            for (v, &pos) in mesh.positions.iter().enumerate() {
+                let inf = mesh.vertex(v);
+                let sum: f32 = inf.iter().map(|x| x.1).sum();
+                let q: Vec3 = inf
+                    .iter()
+                    .map(|&(i, w)| (w / sum) * palette[i as usize].transform_point3(pos))
+                    .sum();
+                let eps = 1e-5;
+                assert!(
+                    q.cmpge(lo - eps).all() && q.cmple(hi + eps).all(),
+                    "{}: vertex {v} at {t}s: {q} outside {lo}..{hi}",
+                    clip.name()
+                );
+                assert!(q.distance(center) <= radius + eps);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0);
+    println!("{checked} vertex-times inside their clip's bounds");
+}

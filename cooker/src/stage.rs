@@ -192,6 +192,7 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
+    /// 16: the report's pose clips carry motion bounds (`bounds`).
     /// 15: the SKIN section (skin bindings) in the package of an asset
     /// with skins. 14: its clips' sidecar records carry the sampled poses (the
     /// records' keys it lists changed; an older record would bring back
@@ -210,7 +211,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 15, per Asset, reads [Verify];
+    Package: "package", version 16, per Asset, reads [Verify];
 }
 
 impl Stage {

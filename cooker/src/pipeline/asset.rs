@@ -681,6 +681,7 @@ fn package_asset(
         cooked.iter().map(|c| c.entry.clone()).collect(),
         &prepared,
     )?;
+    super::bounds::record(&packaged.bytes, &a.norm.skins, a.file, r);
     r.package = Some(format!("packages/{}", packaged.file_name));
     r.package_bytes = packaged.bytes.len() as u64;
     let manifest = ManifestAsset {
