@@ -219,6 +219,7 @@ fn package(clips: Vec<PackageClip>) -> Vec<u8> {
             skeleton: &sk,
             clips,
             skins: &[],
+            bounds: &[],
         },
         &[],
     )

@@ -270,6 +270,21 @@ fn motion_bounds_hold_every_skinned_vertex_at_every_checked_time() {
         };
         let (lo, hi, center) = (v3("min"), v3("max"), v3("center"));
         let radius = b["radius"].as_f64().unwrap() as f32;
+        // The package stores the same bounds (BNDS section).
+        let index = p
+            .clips()
+            .iter()
+            .position(|x| x.name() == clip.name())
+            .unwrap();
+        let stored = p.bindings().clip_bounds[index].unwrap();
+        assert_eq!(
+            (
+                Vec3::from(stored.min),
+                Vec3::from(stored.max),
+                stored.radius
+            ),
+            (lo, hi, radius)
+        );
         let times = b["checked_times"].as_u64().unwrap() as usize;
         assert_eq!(times, 2 * clip.num_samples() as usize - 1);
         for k in 0..times {

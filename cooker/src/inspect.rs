@@ -252,6 +252,9 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         "clips": clips,
         "sync_groups": crate::inspect_sync::describe_json(p),
         "skins": crate::inspect_skins::describe_json(p),
+        "clip_bounds": p.bindings().clip_bounds.iter().map(|b| b.map(|b| json!({
+            "min": b.min, "max": b.max, "center": b.center, "radius": b.radius,
+        }))).collect::<Vec<_>>(),
     })
 }
 

@@ -6,8 +6,20 @@ use ludus_anim_runtime::package::Package;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// The skins as text (nothing when the package has none).
+/// The skins and clip bounds as text (nothing when the package has none).
 pub fn describe(s: &mut String, p: &Package<'_>) {
+    for (c, b) in p.clips().iter().zip(&p.bindings().clip_bounds) {
+        if let Some(b) = b {
+            let _ = writeln!(
+                s,
+                "bounds {}: min {:?} max {:?} radius {:.4}",
+                c.name(),
+                b.min,
+                b.max,
+                b.radius
+            );
+        }
+    }
     let skins = &p.bindings().skins;
     if skins.is_empty() {
         return;

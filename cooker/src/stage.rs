@@ -192,7 +192,8 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 16: the report's pose clips carry motion bounds (`bounds`).
+    /// 16: motion bounds per pose clip, in the report (`bounds`) and the
+    /// package (BNDS section).
     /// 15: the SKIN section (skin bindings) in the package of an asset
     /// with skins. 14: its clips' sidecar records carry the sampled poses (the
     /// records' keys it lists changed; an older record would bring back

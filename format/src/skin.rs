@@ -33,9 +33,29 @@ pub struct SkinBinding<'a> {
     pub bind_world: Vec<Affine34>,
 }
 
+/// Bytes of the BNDS section header: clip count u32, reserved u32.
+pub const BOUNDS_HEADER_SIZE: usize = 8;
+/// Bytes per clip in BNDS: present u32 (0 or 1), min, max, center
+/// (3 x f32 each), radius f32.
+pub const BOUNDS_RECORD_SIZE: usize = 4 + 40;
+
+/// A clip's motion bounds in character space (meters): a box and a
+/// sphere holding the clip's skinned vertices (or joints) at every
+/// checked time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipBounds {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub center: [f32; 3],
+    pub radius: f32,
+}
+
 /// What a package carries beyond its skeleton and clips for a renderer:
-/// its skin bindings (empty when the source had no skin).
+/// its skin bindings (empty when the source had no skin) and each clip's
+/// motion bounds (in clip order; `None` for an additive clip; empty when
+/// the package has no BNDS section).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings<'a> {
     pub skins: Vec<SkinBinding<'a>>,
+    pub clip_bounds: Vec<Option<ClipBounds>>,
 }

@@ -249,6 +249,7 @@ pub fn reference_package(
             skeleton: sk,
             clips: entries,
             skins: &[],
+            bounds: &[],
         },
         clips,
     )

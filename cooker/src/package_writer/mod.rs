@@ -16,6 +16,7 @@ use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::package::*;
 use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::skin::ClipBounds;
 use ludus_anim_format::timing::LoopMode;
 use ludus_anim_model::skin::{affine, SourceSkin};
 use ludus_anim_runtime::Skeleton;
@@ -49,6 +50,9 @@ pub struct PackageContents<'a> {
     /// Skin bindings on `skeleton` (the SKIN section, written only when
     /// there is one).
     pub skins: &'a [SourceSkin],
+    /// Motion bounds per clip (the BNDS section, written only when not
+    /// empty; then one entry per clip).
+    pub bounds: &'a [Option<ClipBounds>],
 }
 
 #[derive(Default)]
@@ -166,8 +170,38 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     if let Some(skins) = &skins {
         sections.push((SECTION_SKINS, skins));
     }
+    let bounds = (!p.bounds.is_empty()).then(|| bounds_section(p.bounds));
+    if let Some(bounds) = &bounds {
+        sections.push((SECTION_BOUNDS, bounds));
+    }
     sections.push((SECTION_DATA, &s.data));
     assemble(&sections)
+}
+
+/// The BNDS section (`ludus_anim_format::skin::ClipBounds`).
+fn bounds_section(bounds: &[Option<ClipBounds>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u32(&mut out, bounds.len() as u32);
+    put_u32(&mut out, 0);
+    for b in bounds {
+        put_u32(&mut out, b.is_some() as u32);
+        let b = b.unwrap_or(ClipBounds {
+            min: [0.0; 3],
+            max: [0.0; 3],
+            center: [0.0; 3],
+            radius: 0.0,
+        });
+        for v in b
+            .min
+            .iter()
+            .chain(&b.max)
+            .chain(&b.center)
+            .chain([&b.radius])
+        {
+            put_f32(&mut out, *v);
+        }
+    }
+    out
 }
 
 /// The SKIN section (`ludus_anim_format::skin`): per skin its name and

@@ -5,11 +5,13 @@
 //! samples, decoded from the written package as a game would. The sphere
 //! is the box's circumsphere. A second pass re-skins every checked time
 //! and counts points outside either, which must be none.
-//! Not covered yet: additive clips (no bounds), a declared radius around
+//! Stored in the package's BNDS section (`Package::bindings`). Not
+//! covered yet: additive clips (no bounds), a declared radius around
 //! joints, and the times between checked times.
 
 use crate::report::BoundsReport;
 use ludus_anim_format::math::{Affine3A, Transform, Vec3};
+use ludus_anim_format::skin::ClipBounds;
 use ludus_anim_model::skin::affine;
 use ludus_anim_model::SourceSkin;
 use ludus_anim_runtime::package::{Clip, Package};
@@ -126,12 +128,27 @@ fn for_each_point(
 /// report's clips (by name); a point outside its clip's bounds is a
 /// located error diagnostic (it cannot happen unless decoding is not
 /// deterministic).
-pub fn record(bytes: &[u8], skins: &[SourceSkin], file: &str, r: &mut crate::report::AssetReport) {
-    let Ok(p) = Package::load(bytes) else { return };
+pub fn record(
+    bytes: &[u8],
+    skins: &[SourceSkin],
+    file: &str,
+    r: &mut crate::report::AssetReport,
+) -> Vec<Option<ClipBounds>> {
+    let Ok(p) = Package::load(bytes) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(p.clips().len());
     for clip in p.clips() {
         let Some((b, outside)) = clip_bounds(&p, clip, skins) else {
+            out.push(None);
             continue;
         };
+        out.push(Some(ClipBounds {
+            min: b.min,
+            max: b.max,
+            center: b.center,
+            radius: b.radius,
+        }));
         if outside > 0 {
             let d = ludus_anim_model::Diagnostic::error(
                 "bounds_not_conservative",
@@ -145,4 +162,5 @@ pub fn record(bytes: &[u8], skins: &[SourceSkin], file: &str, r: &mut crate::rep
             c.bounds = Some(b);
         }
     }
+    out
 }

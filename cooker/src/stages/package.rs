@@ -169,6 +169,8 @@ pub struct PackageHeader<'a> {
     /// The skin bindings on `skeleton` (none for a bound clip package:
     /// they live in the skeleton's package).
     pub skins: &'a [ludus_anim_model::SourceSkin],
+    /// Motion bounds per clip (empty: no BNDS section).
+    pub bounds: &'a [Option<ludus_anim_format::skin::ClipBounds>],
 }
 
 /// A written package.
@@ -195,6 +197,7 @@ pub fn package(
         skeleton: header.skeleton,
         clips,
         skins: header.skins,
+        bounds: header.bounds,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {

@@ -174,6 +174,7 @@ fn with_decoded<R>(
             skeleton,
             clips: vec![entry.clone()],
             skins: &[],
+            bounds: &[],
         },
         &[prepared],
     );

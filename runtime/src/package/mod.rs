@@ -198,6 +198,10 @@ impl<'a> Package<'a> {
             true => skins::parse_skins(section(SECTION_SKINS, "SKIN")?, &strings, joint_count)?,
             false => Vec::new(),
         };
+        let clip_bounds = match sections.iter().any(|s| s.kind == SECTION_BOUNDS) {
+            true => skins::parse_bounds(section(SECTION_BOUNDS, "BNDS")?, clips.len())?,
+            false => Vec::new(),
+        };
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -217,7 +221,7 @@ impl<'a> Package<'a> {
             clips,
             curves,
             sync_groups,
-            bindings: Bindings { skins },
+            bindings: Bindings { skins, clip_bounds },
             rest_defaults,
             additive_defaults,
         })

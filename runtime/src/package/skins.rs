@@ -4,7 +4,8 @@
 use super::bytes::{Bytes, Strings};
 use super::{invalid, PackageError};
 use ludus_anim_format::skin::{
-    Affine34, SkinBinding, SKIN_ENTRY_SIZE, SKIN_HEADER_SIZE, SKIN_RECORD_HEADER_SIZE,
+    Affine34, ClipBounds, SkinBinding, BOUNDS_HEADER_SIZE, BOUNDS_RECORD_SIZE, SKIN_ENTRY_SIZE,
+    SKIN_HEADER_SIZE, SKIN_RECORD_HEADER_SIZE,
 };
 
 /// Parse and validate every skin: names are strings, unique and not
@@ -86,6 +87,51 @@ fn matrix(
         }
     }
     Ok(m)
+}
+
+/// Parse the BNDS section: one record per clip; a present record is
+/// finite with `min <= max` and a radius >= 0.
+pub(super) fn parse_bounds(
+    sec: Bytes<'_>,
+    clips: usize,
+) -> Result<Vec<Option<ClipBounds>>, PackageError> {
+    let count = sec.u32(0)? as usize;
+    if count != clips || sec.u32(4)? != 0 {
+        return Err(invalid(format!(
+            "BNDS holds {count} clips (reserved field must be zero), the package {clips}"
+        )));
+    }
+    if sec.b.len() != BOUNDS_HEADER_SIZE + count * BOUNDS_RECORD_SIZE {
+        return Err(invalid("BNDS section size does not match its clip count"));
+    }
+    let mut out = Vec::with_capacity(count);
+    for c in 0..count {
+        let at = (BOUNDS_HEADER_SIZE + c * BOUNDS_RECORD_SIZE) as u64;
+        match sec.u32(at)? {
+            0 => out.push(None),
+            1 => {
+                let mut v = [0.0f32; 10];
+                for (k, x) in v.iter_mut().enumerate() {
+                    *x = sec.f32(at + 4 + 4 * k as u64)?;
+                }
+                let b = ClipBounds {
+                    min: [v[0], v[1], v[2]],
+                    max: [v[3], v[4], v[5]],
+                    center: [v[6], v[7], v[8]],
+                    radius: v[9],
+                };
+                let ordered = (0..3).all(|i| b.min[i] <= b.max[i]);
+                if !v.iter().all(|x| x.is_finite()) || !ordered || b.radius < 0.0 {
+                    return Err(invalid(format!(
+                        "clip {c}: motion bounds are not finite or not ordered"
+                    )));
+                }
+                out.push(Some(b));
+            }
+            _ => return Err(invalid(format!("clip {c}: bounds flag is not 0 or 1"))),
+        }
+    }
+    Ok(out)
 }
 
 /// Determinant of the 3x3 linear part.
