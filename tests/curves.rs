@@ -218,6 +218,8 @@ fn package(clips: Vec<PackageClip>) -> Vec<u8> {
             source_hash: [0; 32],
             skeleton: &sk,
             clips,
+            skins: &[],
+            bounds: &[],
         },
         &[],
     )

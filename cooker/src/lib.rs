@@ -24,6 +24,7 @@ pub mod fsutil;
 pub mod hermetic;
 pub mod inspect;
 pub mod inspect_retarget;
+pub mod inspect_skins;
 pub mod inspect_sync;
 pub mod listing;
 pub mod merge;

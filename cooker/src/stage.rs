@@ -192,8 +192,12 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
-    /// 15: a retargeted clip's sidecar record carries the rigs' axes
-    /// (record revision 3: the keys it lists changed). 14: its clips' sidecar records carry the sampled poses (the
+    /// 17: 16 and 15 of the two lines of work below together.
+    /// 16: motion bounds per pose clip, in the report (`bounds`) and the
+    /// package (BNDS section). 15: the SKIN section (skin bindings) in the
+    /// package of an asset with skins; separately, a retargeted clip's
+    /// sidecar record carries the rigs' axes (record revision 3).
+    /// 14: its clips' sidecar records carry the sampled poses (the
     /// records' keys it lists changed; an older record would bring back
     /// records without them). 13: the report's clips carry `velocity` (and the
     /// `velocity_error` warning) and their sync-group intervals; a clip
@@ -210,7 +214,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 15, per Asset, reads [Verify];
+    Package: "package", version 17, per Asset, reads [Verify];
 }
 
 impl Stage {

@@ -34,6 +34,7 @@ pub mod math;
 pub mod package;
 pub mod reference;
 pub mod rigid;
+pub mod skin;
 pub mod sync;
 pub mod timing;
 pub mod trajectory;

@@ -44,6 +44,10 @@ pub const SECTION_CURVES: u32 = fourcc(b"CURV");
 pub const SECTION_DATA: u32 = fourcc(b"DATA");
 pub const SECTION_EVENTS: u32 = fourcc(b"EVNT");
 pub const SECTION_SYNC: u32 = fourcc(b"SYNC");
+/// Optional: mesh skin bindings (`crate::skin`); absent without skins.
+pub const SECTION_SKINS: u32 = fourcc(b"SKIN");
+/// Optional: each clip's motion bounds (`crate::skin::ClipBounds`).
+pub const SECTION_BOUNDS: u32 = fourcc(b"BNDS");
 
 /// Written by the cooker; the reader checks META through its field reads.
 pub const META_SIZE: usize = 48;

@@ -236,6 +236,24 @@ pub struct SkinReport {
     pub unweighted_vertices: usize,
 }
 
+/// A clip's motion bounds in character space (the skeleton's component
+/// space, meters): a box and a sphere holding every point at every
+/// checked time (each sample and each midpoint between samples, decoded
+/// from the package).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoundsReport {
+    /// `skinned_vertices` (every skin's mesh, skinned) or `joints` (joint
+    /// positions; no mesh).
+    pub points: String,
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub center: [f32; 3],
+    pub radius: f32,
+    /// Times checked and points per time.
+    pub checked_times: usize,
+    pub points_per_time: usize,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JointError {
     pub joint: String,
@@ -325,6 +343,9 @@ pub struct ClipReport {
     /// Velocity error, where the profile asks for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub velocity: Option<VelocityReport>,
+    /// Motion bounds over the clip's whole time range (pose clips).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<BoundsReport>,
     pub threshold_m: f32,
     pub worst_joint: String,
     pub worst_time_s: f32,

@@ -248,6 +248,8 @@ pub fn reference_package(
             source_hash: [7; 32],
             skeleton: sk,
             clips: entries,
+            skins: &[],
+            bounds: &[],
         },
         clips,
     )

@@ -16,7 +16,9 @@ use ludus_anim_format::codec::CodecId;
 use ludus_anim_format::hash::fnv1a64;
 use ludus_anim_format::package::*;
 use ludus_anim_format::rigid::RigidTransform;
+use ludus_anim_format::skin::ClipBounds;
 use ludus_anim_format::timing::LoopMode;
+use ludus_anim_model::skin::{affine, SourceSkin};
 use ludus_anim_runtime::Skeleton;
 use std::collections::BTreeMap;
 
@@ -45,6 +47,12 @@ pub struct PackageContents<'a> {
     pub source_hash: [u8; 32],
     pub skeleton: &'a Skeleton,
     pub clips: Vec<PackageClip>,
+    /// Skin bindings on `skeleton` (the SKIN section, written only when
+    /// there is one).
+    pub skins: &'a [SourceSkin],
+    /// Motion bounds per clip (the BNDS section, written only when not
+    /// empty; then one entry per clip).
+    pub bounds: &'a [Option<ClipBounds>],
 }
 
 #[derive(Default)]
@@ -148,8 +156,9 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     pad_to(&mut s.data, ALIGN);
     let groups = crate::sync_groups::summarize(&prepared[..prepared.len().min(p.clips.len())]);
     let sync = sync::sync_section(&groups, &mut s.strings);
+    let skins = (!p.skins.is_empty()).then(|| skins_section(p.skins, &mut s.strings));
     let strs = s.strings.bytes();
-    assemble(&[
+    let mut sections: Vec<(u32, &[u8])> = vec![
         (SECTION_STRINGS, &strs),
         (SECTION_META, &meta),
         (SECTION_SKELETON, &skel),
@@ -157,8 +166,65 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
         (SECTION_CURVES, &s.curves),
         (SECTION_EVENTS, &s.events),
         (SECTION_SYNC, &sync),
-        (SECTION_DATA, &s.data),
-    ])
+    ];
+    if let Some(skins) = &skins {
+        sections.push((SECTION_SKINS, skins));
+    }
+    let bounds = (!p.bounds.is_empty()).then(|| bounds_section(p.bounds));
+    if let Some(bounds) = &bounds {
+        sections.push((SECTION_BOUNDS, bounds));
+    }
+    sections.push((SECTION_DATA, &s.data));
+    assemble(&sections)
+}
+
+/// The BNDS section (`ludus_anim_format::skin::ClipBounds`).
+fn bounds_section(bounds: &[Option<ClipBounds>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u32(&mut out, bounds.len() as u32);
+    put_u32(&mut out, 0);
+    for b in bounds {
+        put_u32(&mut out, b.is_some() as u32);
+        let b = b.unwrap_or(ClipBounds {
+            min: [0.0; 3],
+            max: [0.0; 3],
+            center: [0.0; 3],
+            radius: 0.0,
+        });
+        for v in b
+            .min
+            .iter()
+            .chain(&b.max)
+            .chain(&b.center)
+            .chain([&b.radius])
+        {
+            put_f32(&mut out, *v);
+        }
+    }
+    out
+}
+
+/// The SKIN section (`ludus_anim_format::skin`): per skin its name and
+/// palette count, then per palette entry the joint, the inverse bind and
+/// the bind-time component transform, as column-major 3x4 matrices.
+fn skins_section(skins: &[SourceSkin], strings: &mut StringTable) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u32(&mut out, skins.len() as u32);
+    put_u32(&mut out, 0);
+    for skin in skins {
+        put_u32(&mut out, strings.add(&skin.name));
+        put_u32(&mut out, skin.joints.len() as u32);
+        for (i, &j) in skin.joints.iter().enumerate() {
+            put_u32(&mut out, j as u32);
+            for m in [skin.inverse_bind.get(i), skin.bind_world.get(i)] {
+                let cols = m.map_or(ludus_anim_format::math::Affine3A::IDENTITY, affine);
+                for v in cols.to_cols_array() {
+                    put_f32(&mut out, v);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn meta_section(p: &PackageContents<'_>, strings: &mut StringTable) -> Vec<u8> {

@@ -670,16 +670,20 @@ fn package_asset(
     for w in crate::sync_groups::rate_warnings(&groups, &names, a.file) {
         r.diagnostics.push(report::diagnostic(&w));
     }
-    let packaged = package(
-        &PackageHeader {
-            asset_name: a.asset_name,
-            source_path: a.file,
-            source_hash: a.source_hash,
-            skeleton: sk,
-        },
-        cooked.iter().map(|c| c.entry.clone()).collect(),
-        &prepared,
-    )?;
+    let entries: Vec<_> = cooked.iter().map(|c| c.entry.clone()).collect();
+    let header = |bounds| PackageHeader {
+        asset_name: a.asset_name,
+        source_path: a.file,
+        source_hash: a.source_hash,
+        skeleton: sk,
+        skins: &a.norm.skins,
+        bounds,
+    };
+    // The bounds are measured on the package as written (decoded as a
+    // game would), then stored in it: the clips' bytes do not change.
+    let first = package(&header(&[]), entries.clone(), &prepared)?;
+    let bounds = super::bounds::record(&first.bytes, &a.norm.skins, a.file, r);
+    let packaged = package(&header(&bounds), entries, &prepared)?;
     r.package = Some(format!("packages/{}", packaged.file_name));
     r.package_bytes = packaged.bytes.len() as u64;
     let manifest = ManifestAsset {

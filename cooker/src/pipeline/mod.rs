@@ -14,6 +14,7 @@
 //! happens is a [`CookEvent`] to an [`Observer`].
 
 mod asset;
+mod bounds;
 pub mod chain;
 mod clip;
 pub mod curve_schema;

@@ -166,6 +166,11 @@ pub struct PackageHeader<'a> {
     pub source_path: &'a str,
     pub source_hash: [u8; 32],
     pub skeleton: &'a Skeleton,
+    /// The skin bindings on `skeleton` (none for a bound clip package:
+    /// they live in the skeleton's package).
+    pub skins: &'a [ludus_anim_model::SourceSkin],
+    /// Motion bounds per clip (empty: no BNDS section).
+    pub bounds: &'a [Option<ludus_anim_format::skin::ClipBounds>],
 }
 
 /// A written package.
@@ -191,6 +196,8 @@ pub fn package(
         source_hash: header.source_hash,
         skeleton: header.skeleton,
         clips,
+        skins: header.skins,
+        bounds: header.bounds,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {

@@ -173,6 +173,8 @@ fn with_decoded<R>(
             source_hash: entry.source_hash,
             skeleton,
             clips: vec![entry.clone()],
+            skins: &[],
+            bounds: &[],
         },
         &[prepared],
     );

@@ -28,6 +28,7 @@ mod clip;
 mod clip_record;
 mod curve;
 mod records;
+mod skins;
 mod sync;
 #[cfg(test)]
 mod tests;
@@ -48,6 +49,7 @@ use format::*;
 use ludus_anim_format::additive::ADDITIVE_IDENTITY;
 use ludus_anim_format::package as format;
 use ludus_anim_format::package::Meta;
+use ludus_anim_format::skin::Bindings;
 use ludus_anim_format::sync::SyncGroup;
 use records::{parse_events, parse_skeleton};
 use std::sync::Arc;
@@ -99,6 +101,8 @@ pub struct Package<'a> {
     curves: Vec<CurveChannel<'a>>,
     /// The SYNC section's groups, checked against the clips' markers.
     sync_groups: Vec<SyncGroup<'a>>,
+    /// The optional SKIN section's skin bindings.
+    bindings: Bindings<'a>,
     /// The skeleton's rest pose: the defaults pose clips decode missing
     /// tracks with. Shared with every clip's static base, whose one-shot
     /// decode recognizes this very slice (see [`Clip::sample`]).
@@ -120,7 +124,8 @@ impl<'a> Package<'a> {
     /// duplicates), strings, meta, skeleton (all invariants plus the stored
     /// identity), curves, events (flags, names, ids), clips (fields, codec
     /// blobs, additive reference, root-motion trajectory through
-    /// `Trajectory::new`, event range through `EventTrack::new`).
+    /// `Trajectory::new`, event range through `EventTrack::new`), sync groups,
+    /// skins (optional section: joints, finite matrices).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
         let version = check_header(bytes)?;
         let file = Bytes {
@@ -189,6 +194,14 @@ impl<'a> Package<'a> {
         };
         let mut clips = parse_clips(&section(SECTION_CLIPS, "CLIP")?, &context)?;
         let sync_groups = sync::parse_sync(section(SECTION_SYNC, "SYNC")?, &strings, &clips)?;
+        let skins = match sections.iter().any(|s| s.kind == SECTION_SKINS) {
+            true => skins::parse_skins(section(SECTION_SKINS, "SKIN")?, &strings, joint_count)?,
+            false => Vec::new(),
+        };
+        let clip_bounds = match sections.iter().any(|s| s.kind == SECTION_BOUNDS) {
+            true => skins::parse_bounds(section(SECTION_BOUNDS, "BNDS")?, clips.len())?,
+            false => Vec::new(),
+        };
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -208,6 +221,7 @@ impl<'a> Package<'a> {
             clips,
             curves,
             sync_groups,
+            bindings: Bindings { skins, clip_bounds },
             rest_defaults,
             additive_defaults,
         })
@@ -235,6 +249,12 @@ impl<'a> Package<'a> {
     /// shared sync markers in cycle order, the cook-time rate range.
     pub fn sync_groups(&self) -> &[SyncGroup<'a>] {
         &self.sync_groups
+    }
+    /// What a renderer needs beyond the skeleton (the optional SKIN
+    /// section): the skin bindings, validated at load (joints inside the
+    /// skeleton, finite matrices, invertible inverse binds).
+    pub fn bindings(&self) -> &Bindings<'a> {
+        &self.bindings
     }
     /// The scalar curve channels of `clip` (a clip of this package).
     pub fn clip_curves(&self, clip: &Clip<'a>) -> &[CurveChannel<'a>] {
