@@ -11,51 +11,9 @@ use ludus_anim_program::{asset, binary};
 use ludus_anim_program_eval::verify::default_script;
 use ludus_anim_program_eval::Evaluator;
 use ludus_anim_runtime::Package;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static CALLS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note() {
-    if ARMED.try_with(Cell::get).unwrap_or(false) {
-        CALLS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged; counting touches only an atomic and a const thread-local.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded as received.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded as received.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded as received.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note();
-        // SAFETY: forwarded as received.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::alloc::Counting = common::alloc::Counting;
 
 #[test]
 fn ticks_and_evaluations_do_not_allocate() {
@@ -88,16 +46,15 @@ fn ticks_and_evaluations_do_not_allocate() {
         .collect();
     let script = default_script(&p, 30.0, 1.0 / 30.0);
     let mut ev = Evaluator::new(&p, &pk).unwrap();
-    let before = CALLS.load(Ordering::Relaxed);
-    ARMED.with(|a| a.set(true));
-    let mut transitions = 0;
-    for s in &script {
-        let r = ev.tick(&s.inputs, s.dt).unwrap();
-        ev.evaluate().unwrap();
-        transitions += usize::from(r.transition.is_some());
-    }
-    ARMED.with(|a| a.set(false));
-    let calls = CALLS.load(Ordering::Relaxed) - before;
+    let (calls, transitions) = common::alloc::count(|| {
+        let mut transitions = 0;
+        for s in &script {
+            let r = ev.tick(&s.inputs, s.dt).unwrap();
+            ev.evaluate().unwrap();
+            transitions += usize::from(r.transition.is_some());
+        }
+        transitions
+    });
     assert!(transitions >= 2, "the script must exercise transitions");
     assert_eq!(
         calls,

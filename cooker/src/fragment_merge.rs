@@ -333,22 +333,10 @@ fn merge_reports(frags: &[Fragment]) -> (Report, Vec<String>) {
         cook_ms = cook_ms.max(r.totals.cook_ms);
         rss = rss.max(r.totals.peak_rss_mb);
     }
-    // Each fragment reports the groups its own clips belong to (markers
-    // and `max_rate` resolved); the ranges are measured again over all.
-    let mut defs: Vec<crate::clip_semantics::SyncGroupEntry> = Vec::new();
-    for g in frags.iter().flat_map(|f| &f.report.sync_groups) {
-        if !defs.iter().any(|d| d.name == g.name) {
-            defs.push(crate::clip_semantics::SyncGroupEntry {
-                name: g.name.clone(),
-                clips: Vec::new(),
-                markers: g.markers.clone(),
-                max_rate: Some(g.max_rate),
-            });
-        }
-    }
-    defs.sort_by(|a, b| a.name.cmp(&b.name));
-    let (groups, notices) = crate::sync_groups::cook_groups(&defs, &report);
-    report.sync_groups = groups;
+    let notices = crate::sync_groups::remeasure_merged(
+        frags.iter().flat_map(|f| &f.report.sync_groups),
+        &mut report,
+    );
     report.compute_totals(cook_ms, rss);
     (report, notices)
 }

@@ -147,7 +147,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     let order = job_order(&shards[0].info);
     let manifest = merge_manifests(&shards, &order)?;
     let mut report = merge_reports(&shards, &order)?;
-    let notices = merge_sync_groups(&shards, &mut report);
+    let notices = crate::sync_groups::remeasure_merged(
+        shards.iter().flat_map(|s| &s.report.sync_groups),
+        &mut report,
+    );
     let sink = Staging::begin(out).map_err(|source| MergeError::Write {
         path: out.display().to_string(),
         source,
@@ -168,28 +171,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         copied,
         notices,
     })
-}
-
-/// The cook's sync groups over the merged assets: each shard reports the
-/// groups its own clips belong to (markers and `max_rate` resolved), and
-/// the rate range is measured again over every shard's members, as an
-/// unsharded cook measures it.
-fn merge_sync_groups(shards: &[Shard], report: &mut Report) -> Vec<String> {
-    let mut defs: Vec<crate::clip_semantics::SyncGroupEntry> = Vec::new();
-    for g in shards.iter().flat_map(|s| &s.report.sync_groups) {
-        if !defs.iter().any(|d| d.name == g.name) {
-            defs.push(crate::clip_semantics::SyncGroupEntry {
-                name: g.name.clone(),
-                clips: Vec::new(),
-                markers: g.markers.clone(),
-                max_rate: Some(g.max_rate),
-            });
-        }
-    }
-    defs.sort_by(|a, b| a.name.cmp(&b.name));
-    let (groups, notices) = crate::sync_groups::cook_groups(&defs, report);
-    report.sync_groups = groups;
-    notices
 }
 
 /// The shards' sidecars as one (`report-sidecar.json`), clips in job

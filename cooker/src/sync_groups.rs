@@ -99,6 +99,31 @@ fn widest_of(members: &[(u32, &[Option<f32>])], intervals: usize) -> Option<Wide
         .max_by(|a, b| (a.long.1 / a.short.1).total_cmp(&(b.long.1 / b.short.1)))
 }
 
+/// The cook's sync groups measured again over merged parts (shards or
+/// asset actions): each part reports the groups its own clips belong to
+/// (`parts`, markers and `max_rate` resolved); the rate range is measured
+/// over every part's members, as an unsharded cook measures it.
+pub fn remeasure_merged<'a>(
+    parts: impl Iterator<Item = &'a ludus_anim_report::sync::SyncGroupReport>,
+    report: &mut crate::report::Report,
+) -> Vec<String> {
+    let mut defs: Vec<crate::clip_semantics::SyncGroupEntry> = Vec::new();
+    for g in parts {
+        if !defs.iter().any(|d| d.name == g.name) {
+            defs.push(crate::clip_semantics::SyncGroupEntry {
+                name: g.name.clone(),
+                clips: Vec::new(),
+                markers: g.markers.clone(),
+                max_rate: Some(g.max_rate),
+            });
+        }
+    }
+    defs.sort_by(|a, b| a.name.cmp(&b.name));
+    let (groups, notices) = cook_groups(&defs, report);
+    report.sync_groups = groups;
+    notices
+}
+
 /// Each manifest group over every clip of the cook's report (members in
 /// any asset), by name, with a notice for a range past its `max_rate`.
 pub fn cook_groups(

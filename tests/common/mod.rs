@@ -192,6 +192,7 @@ pub fn feature_project(fixtures: &Path, dir: &Path) {
     std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
 }
 
+pub mod alloc;
 pub mod hermetic;
 pub mod retarget;
 
