@@ -111,6 +111,49 @@ fn rig_and_animation_files_share_one_skeleton_package() {
     }
 }
 
+/// `[[skeleton]] asset = "..."`: the skeleton of an asset the project also
+/// cooks (the full biped, clips and all) is the one the animation-only
+/// files bind to; that asset keeps its own package beside the skeleton's.
+#[test]
+fn a_skeleton_taken_from_an_asset_is_shared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_dir(&repo().join("fixtures/biped-split/anim"), &dir.join("anim"));
+    std::fs::copy(repo().join("fixtures/biped.glb"), dir.join("biped.glb")).unwrap();
+    std::fs::write(
+        dir.join("ludus-anim.toml"),
+        "[[skeleton]]\nname = \"biped\"\nasset = \"biped.glb\"\n\n\
+         [[asset]]\nsources = [\"biped.glb\"]\n\n\
+         [[asset]]\nsources = [\"anim/*.glb\"]\nskeleton = \"biped\"\n",
+    )
+    .unwrap();
+    let o = ludus_anim(&["cook"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let packages = packages(&dir.join("out"));
+    let skeleton: Vec<_> = packages
+        .iter()
+        .filter(|(n, _)| n.starts_with("biped.skeleton-"))
+        .collect();
+    assert_eq!(skeleton.len(), 1, "{packages:?}");
+    let shared = Package::load(&skeleton[0].1).unwrap();
+    let shared = shared.skeleton();
+    let (full, _) = packages
+        .iter()
+        .find(|(n, _)| n.starts_with("biped-"))
+        .map(|(n, b)| (Package::load(b).unwrap(), n))
+        .expect("the asset's own package");
+    assert_eq!(full.clips().len(), 3);
+    assert_eq!(full.skeleton().identity(), shared.identity());
+    let bound = packages
+        .iter()
+        .filter(|(n, _)| n.starts_with("biped_"))
+        .map(|(n, b)| {
+            Package::load_for(b, shared).unwrap_or_else(|e| panic!("{n}: {e}"));
+        })
+        .count();
+    assert_eq!(bound, 3);
+}
+
 fn packages_of(out: &Path) -> Vec<(String, Vec<u8>)> {
     packages(out)
 }
