@@ -30,29 +30,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Report fields that measure the machine, not the cook (as in farm.rs).
-const TIMING: &[&str] = &[
-    "compress_ms",
-    "decode_ns_per_pose",
-    "cook_ms",
-    "peak_rss_mb",
-    "ms",
-    "build",
-];
-
-fn strip(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            for k in TIMING {
-                o.remove(*k);
-            }
-            o.values_mut().for_each(strip);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip),
-        _ => {}
-    }
-}
-
 /// One Bazel test at a time: each starts a Bazel server (a JVM) and the
 /// machine may have two cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -170,8 +147,8 @@ fn assert_same_as_cook(cooked: &Path, built: &Path, what: &str) {
         );
     }
     let (mut a, mut b) = (report(cooked), report(built));
-    strip(&mut a);
-    strip(&mut b);
+    strip(&mut a, TIMING);
+    strip(&mut b, TIMING);
     assert_eq!(a, b, "{what}: report.json (timings aside)");
     let mut names: Vec<String> = std::fs::read_dir(built)
         .unwrap()

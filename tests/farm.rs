@@ -31,31 +31,9 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Report fields that measure the machine, not the cook.
-const TIMING: &[&str] = &[
-    "compress_ms",
-    "decode_ns_per_pose",
-    "cook_ms",
-    "peak_rss_mb",
-    "ms",
-    "build",
-];
 /// Report fields that say how this run got its results (which cache tier,
 /// what went wrong on the way), not what the results are.
 const ACCOUNTING: &[&str] = &["stages", "remote", "cache_notices"];
-
-fn strip(v: &mut Value, keys: &[&str]) {
-    match v {
-        Value::Object(o) => {
-            for k in keys {
-                o.remove(*k);
-            }
-            o.values_mut().for_each(|x| strip(x, keys));
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| strip(x, keys)),
-        _ => {}
-    }
-}
 
 /// A cook's outputs: packages by name, manifest bytes, the report without
 /// timings (`report`) and also without cache accounting (`results`).

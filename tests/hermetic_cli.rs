@@ -16,29 +16,6 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Report fields that measure the machine, not the cook (as in farm.rs).
-const TIMING: &[&str] = &[
-    "compress_ms",
-    "decode_ns_per_pose",
-    "cook_ms",
-    "peak_rss_mb",
-    "ms",
-    "build",
-];
-
-fn strip(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            for k in TIMING {
-                o.remove(*k);
-            }
-            o.values_mut().for_each(strip);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip),
-        _ => {}
-    }
-}
-
 fn query(proj: &Path) -> Value {
     let o = ludus_anim(&["query"], proj);
     assert!(o.status.success(), "{}", text(&o));
@@ -176,8 +153,8 @@ fn asset_actions_merge_into_the_unsharded_cook() {
         );
     }
     let (mut a, mut b) = (report(&whole), report(&merged));
-    strip(&mut a);
-    strip(&mut b);
+    strip(&mut a, TIMING);
+    strip(&mut b, TIMING);
     assert_eq!(a, b, "report.json (timings aside; stage counters add up)");
     // Without --order the directories' order is kept.
     let mut args = vec!["merge", "--out", "unordered"];

@@ -192,6 +192,31 @@ pub fn feature_project(fixtures: &Path, dir: &Path) {
     std::fs::write(dir.join("ludus-anim.toml"), FEATURE_PROJECT).unwrap();
 }
 
+/// Report fields that measure the machine, not the cook: what two cooks of
+/// the same inputs may differ in.
+pub const TIMING: &[&str] = &[
+    "compress_ms",
+    "decode_ns_per_pose",
+    "cook_ms",
+    "peak_rss_mb",
+    "ms",
+    "build",
+];
+
+/// Removes every field named in `keys`, at any depth.
+pub fn strip(v: &mut serde_json::Value, keys: &[&str]) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for k in keys {
+                o.remove(*k);
+            }
+            o.values_mut().for_each(|x| strip(x, keys));
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| strip(x, keys)),
+        _ => {}
+    }
+}
+
 pub mod alloc;
 pub mod hermetic;
 pub mod retarget;
