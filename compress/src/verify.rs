@@ -9,7 +9,7 @@ use ludus_anim_format::math::{interpolate, Transform};
 use ludus_anim_format::timing::sample_position;
 use ludus_anim_model::ResampledClip;
 use ludus_anim_runtime::package::CodecError;
-use ludus_anim_runtime::{Clip, Skeleton};
+use ludus_anim_runtime::{Clip, Player, Request, Skeleton};
 use ludus_anim_verify::{check_times, position_errors, Scratch};
 
 /// Errors measured through the runtime decoder.
@@ -48,16 +48,18 @@ pub fn measure_errors(
     let mut raw = vec![Transform::IDENTITY; j];
     let mut scratch = Scratch::new(j);
     let mut pos_err = vec![0.0f32; j];
-    let rest = skeleton.rest_pose();
+    let failed = |_| CodecError::Invalid {
+        what: "vbr decode failed",
+    };
+    // A player keeps its track cache across the ascending check times;
+    // it gives the same bits as `Clip::sample` (the runtime's contract).
+    let mut player = Player::new(&decoder, skeleton.rest_pose()).map_err(failed)?;
     let looping = clip.loop_mode.is_looping();
     for t in check_times(clip.duration_s, clip.sample_rate_hz, n, looping) {
         let pos = sample_position(t, clip.duration_s, clip.sample_rate_hz, n, clip.loop_mode);
-        // `Clip::sample` maps `t` to `pos` with this same function.
-        if decoder.sample(t, rest, &mut decoded).is_err() {
-            return Err(CodecError::Invalid {
-                what: "vbr decode failed",
-            });
-        }
+        // The player maps `t` to `pos` with this same function.
+        player.seek(t);
+        player.decode(Request::Pose, &mut decoded).map_err(failed)?;
         let a = clip.pose(pos.i0 as usize);
         let b = clip.pose(pos.i1 as usize);
         for k in 0..j {
