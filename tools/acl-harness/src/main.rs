@@ -21,7 +21,7 @@
 //! `--flush-mib N --flush-rmw` change the flush (N MiB, read-modify-write one byte per 64 B line
 //! instead of memset) for the sensitivity check.
 //!
-//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME] [--flush-mib 32] [--flush-rmw]
+//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME,mask:FILE] [--flush-mib 32] [--flush-rmw]
 //! prints one JSON line per function.
 use ludus_anim_runtime::{Package, Player, Request, Transform};
 use std::time::Instant;
@@ -110,9 +110,26 @@ fn main() {
     let mut out = vec![Transform::IDENTITY; joints];
 
     for f in funcs.split(',') {
+        // `mask:FILE`: the joints named in FILE (one a line, e.g. a cooked
+        // mask's sample set or an LOD level's retained joints) as one
+        // `Request::Mask`, the way a game plays a mask or an LOD level.
+        let mut words = vec![0u64; joints.div_ceil(64)];
+        let mut label = String::new();
         let (kind, joint) = if let Some(n) = f.strip_prefix("one:") {
             let j = names.iter().position(|x| x == n).unwrap_or_else(|| n.parse().expect("joint name or index"));
             ("one", j)
+        } else if let Some(file) = f.strip_prefix("mask:") {
+            let text = std::fs::read_to_string(file).expect("mask file reads");
+            let mut count = 0;
+            for name in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                let j = names.iter().position(|x| x == name).unwrap_or_else(|| panic!("{file}: no joint {name}"));
+                if words[j / 64] & (1 << (j % 64)) == 0 {
+                    count += 1;
+                }
+                words[j / 64] |= 1 << (j % 64);
+            }
+            label = format!("{file} ({count} joints)");
+            ("mask", count)
         } else {
             (f, 0)
         };
@@ -143,6 +160,11 @@ fn main() {
                             let _ = p.decode(Request::Joints(&all[j]), &mut out[j..j + 1]);
                         }
                     }
+                    "mask" => {
+                        let p = &mut players[ctx];
+                        p.seek(t);
+                        let _ = p.decode(Request::Mask(&words), &mut out);
+                    }
                     "one" => {
                         let p = &mut players[ctx];
                         p.seek(t);
@@ -166,7 +188,7 @@ fn main() {
         s.sort_by(f64::total_cmp);
         println!(
             "{{\"func\":\"{}\",\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
-            kind, if kind == "one" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { "" },
+            kind, if kind == "one" || kind == "mask" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { label.as_str() },
             joints, s[REPS / 2], runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(","),
             flush_mib, rmw, first.clips()[clip_index].cook_info().blob_size
         );
