@@ -58,6 +58,14 @@ fn misses(r: &Value, stage: &str) -> u64 {
     r["stages"][stage]["misses"].as_u64().unwrap()
 }
 
+/// A cook that always runs (a `--json` event stream), never the
+/// up-to-date shortcut: its report counts this cook's cache hits.
+fn cook_json(dir: &Path) -> Value {
+    let o = ludus_anim(&["cook", "--json"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    report(&dir.join("out"))
+}
+
 fn cook_project(dir: &Path) -> Value {
     let o = ludus_anim(&["cook"], dir);
     assert!(o.status.success(), "{}", text(&o));
@@ -288,7 +296,7 @@ fn corrupted_cache_entries_are_detected_and_healed() {
         }
     }
     assert!(n > 5);
-    let r = cook_project(d);
+    let r = cook_json(d);
     let notices = r["cache_notices"].as_array().unwrap();
     assert!(
         notices
@@ -298,7 +306,7 @@ fn corrupted_cache_entries_are_detected_and_healed() {
     );
     assert_eq!(packages(&d.join("out")), first);
     // Healed: the next cook hits again.
-    let r = cook_project(d);
+    let r = cook_json(d);
     assert_eq!(r["stages"]["package"]["hits"], 2, "{:?}", stages(&r));
     assert!(r["cache_notices"].as_array().unwrap().is_empty());
 }
@@ -549,7 +557,7 @@ fn the_sidecar_is_kept_when_unchanged_and_rebuilt_whole_otherwise() {
     assert_eq!(doc["content"].as_str().unwrap().len(), 64);
     assert_eq!(doc["clips"].as_array().unwrap().len(), 6);
     let inode = std::fs::metadata(&side).unwrap().ino();
-    let r = cook_project(d);
+    let r = cook_json(d);
     assert_eq!(r["stages"]["package"]["hits"], 2);
     assert_eq!(std::fs::metadata(&side).unwrap().ino(), inode, "kept");
     // Lose every sidecar record from the cache: a changed limit forces
@@ -582,7 +590,8 @@ fn a_same_size_rewrite_after_stamps_were_recorded_is_cooked() {
     std::thread::sleep(Duration::from_millis(2100));
     cook_project(d);
     assert!(d.join("cache/source-stamps").is_file());
-    let r = cook_project(d);
+    // `--json` cooks even when up to date (`pipeline::uptodate`).
+    let r = cook_json(d);
     assert_eq!(r["stages"]["package"]["hits"], 2);
     let before = packages(&d.join("out"));
     // Same length, other bytes: the glb's JSON chunk names a clip "walk";
@@ -606,4 +615,69 @@ fn a_same_size_rewrite_after_stamps_were_recorded_is_cooked() {
         .collect();
     assert!(clips.contains(&"wolk"), "{clips:?}");
     assert_ne!(packages(&d.join("out")), before);
+}
+
+/// A warm no-op whose inputs, settings and published outputs are those of
+/// the last publication reads no record and writes nothing
+/// (`pipeline::uptodate`); any change to them, or to a published file,
+/// cooks as usual, and the no-op keeps the last cook's exit status.
+#[test]
+fn an_up_to_date_cook_writes_nothing_and_any_change_cooks() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    project(d, "");
+    // Stamps are recorded only for files older than two seconds.
+    std::thread::sleep(Duration::from_millis(2100));
+    let out = d.join("out");
+    let cold = cook_project(d);
+    assert!(
+        out.join(".cook-state").is_file(),
+        "the publication is recorded"
+    );
+    let generation = || std::fs::read_to_string(out.join(".generation")).unwrap();
+    let ino = |f: &str| std::fs::metadata(out.join(f)).unwrap().ino();
+    let (g0, report_ino) = (generation(), ino("report.json"));
+    let before = packages(&out);
+
+    let noop = ludus_anim(&["cook"], d);
+    assert!(noop.status.success(), "{}", text(&noop));
+    assert!(text(&noop).contains("up to date"), "{}", text(&noop));
+    assert_eq!(generation(), g0, "nothing published");
+    assert_eq!(
+        ino("report.json"),
+        report_ino,
+        "the report is the one written"
+    );
+    assert_eq!(packages(&out), before);
+
+    // The last cook had quality warnings: `--deny warnings` still fails.
+    let warned = cold["totals"]["warnings"].as_u64().unwrap();
+    let denied = ludus_anim(&["cook", "--deny", "warnings"], d);
+    assert_eq!(denied.status.success(), warned == 0, "{}", text(&denied));
+
+    // `--json` streams every asset's events: it cooks (from the cache).
+    let json = ludus_anim(&["cook", "--json"], d);
+    assert!(json.status.success(), "{}", text(&json));
+    assert_ne!(generation(), g0, "a cook publishes");
+    assert_eq!(packages(&out), before);
+
+    // A published package removed: cooked again, and restored.
+    let g1 = generation();
+    let first = all_files(&out.join("packages")).remove(0);
+    std::fs::remove_file(&first).unwrap();
+    let o = ludus_anim(&["cook"], d);
+    assert!(!text(&o).contains("up to date"), "{}", text(&o));
+    assert!(first.is_file());
+    assert_ne!(generation(), g1);
+
+    // A profile edit: the clip stages run again.
+    edit(
+        d,
+        "custom.toml",
+        "error_threshold_m = 0.0001",
+        "error_threshold_m = 0.0002",
+    );
+    let r = cook_project(d);
+    assert!(misses(&r, "encode") > 0, "{:?}", stages(&r));
 }

@@ -29,16 +29,21 @@ cd "$WORK"
 run() { # label jobs
   local t0 t1
   t0=$(date +%s.%N)
-  "$BIN" cook --jobs "$2" > /dev/null 2> cook.err || { cat cook.err; exit 1; }
+  /usr/bin/time -f "%M" -o rss.txt "$BIN" cook --jobs "$2" > cook.out 2> cook.err || { cat cook.err; exit 1; }
   t1=$(date +%s.%N)
   python3 - "$1" "$2" "$t0" "$t1" <<'PY'
 import json, sys
 label, jobs, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+rss_mb = int(open("rss.txt").read().split()[-1]) / 1024
 r = json.load(open("out/report.json"))
-st = r["stages"]
-ran = ", ".join(f"{k} {v['misses']}" for k, v in st.items() if v["misses"])
 t = r["totals"]
-print(f"| {label:<22} | {jobs:>4} | {t1 - t0:>8.2f} | {t['peak_rss_mb']:>8.1f} | {t['clips']:>5} | {ran or 'nothing'} |")
+if "up to date" in open("cook.out").read():
+    # Nothing cooked or written: report.json is the last cook's.
+    ran = "nothing (up to date)"
+else:
+    st = r["stages"]
+    ran = ", ".join(f"{k} {v['misses']}" for k, v in st.items() if v["misses"]) or "nothing"
+print(f"| {label:<22} | {jobs:>4} | {t1 - t0:>8.2f} | {rss_mb:>8.1f} | {t['clips']:>5} | {ran} |")
 PY
 }
 echo "| cook                   | jobs | wall (s) | RSS (MB) | clips | stages that ran (misses) |"

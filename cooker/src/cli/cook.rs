@@ -8,6 +8,7 @@ use ludus_anim_cache::Store;
 use ludus_anim_cooker::events::Observer;
 use ludus_anim_cooker::manifest::RemoteMode;
 use ludus_anim_cooker::manifest::Units;
+use ludus_anim_cooker::pipeline::uptodate::{up_to_date, UpToDate};
 use ludus_anim_cooker::pipeline::{cook, CookError, CookOptions, SidecarSettings};
 use ludus_anim_cooker::profile::CodecChoice;
 use ludus_anim_cooker::progress;
@@ -218,6 +219,13 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
             return Exit::Usage;
         }
     };
+    // A `--json` stream's readers want every asset's events, and a remote
+    // cache's cook reports its traffic: both always cook.
+    if !a.json && project.remote.is_none() {
+        if let Some(done) = up_to_date(&options, &cache) {
+            return finish_up_to_date(&done, &a, &project.out, out);
+        }
+    }
     let observer = observer(a.json, out, options.jobs.len());
     let report = match cook(&options, &cache, observer.as_ref()) {
         Ok(r) => r,
@@ -251,6 +259,37 @@ pub fn run(a: CookArgs, out: &Output) -> Exit {
         out.error(format!(
             "{} quality warnings and --deny warnings",
             report.totals.warnings
+        ));
+        return Exit::AssetsFailed;
+    }
+    Exit::Ok
+}
+
+/// A no-op cook: nothing changed since the last publication, whose report
+/// stays as written. The exit status is the one that cook had.
+fn finish_up_to_date(done: &UpToDate, a: &CookArgs, out_dir: &Path, out: &Output) -> Exit {
+    let t = &done.totals;
+    if !out.quiet {
+        outln!(
+            "{} assets, {} warnings, {} clips: up to date (generation {}; nothing cooked or written); report: {}",
+            t.assets,
+            t.warnings,
+            t.clips,
+            done.generation,
+            out_dir.join("report.json").display()
+        );
+    }
+    if a.prune {
+        let pruned = super::prune::prune_and_say(out_dir, false, out);
+        if pruned != Exit::Ok {
+            return pruned;
+        }
+    }
+    if a.deny.is_some() && t.warnings > 0 {
+        out.error(format!(
+            "{} quality warnings and --deny warnings (listed in {})",
+            t.warnings,
+            out_dir.join("report.json").display()
         ));
         return Exit::AssetsFailed;
     }

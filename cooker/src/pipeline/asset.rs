@@ -273,7 +273,33 @@ fn unchanged_asset(
     options: &ImportOptions,
     cx: &Cook<'_>,
 ) -> Result<Option<AssetResult>, Stop> {
-    let Some(stamps) = cx.cache.stamps().filter(|_| cx.reuse_packages) else {
+    if !cx.reuse_packages {
+        return Ok(None);
+    }
+    let Some((keys, files)) = stamped_keys(job, file, snapshot, limits, options, cx)? else {
+        return Ok(None);
+    };
+    prefetch_asset(&keys, cx);
+    let done = cached_asset(&keys, file, cx);
+    if done.is_some() {
+        snapshot.note_unread(files);
+    }
+    Ok(done)
+}
+
+/// The asset's keys from the stamps memo alone, when every file it read
+/// last time (source, companions) still has the stamp it had when hashed;
+/// with those files' paths. `None`: some file changed or was never
+/// memoized.
+fn stamped_keys(
+    job: &AssetJob,
+    file: &str,
+    snapshot: &Snapshot<'_>,
+    limits: &Limits,
+    options: &ImportOptions,
+    cx: &Cook<'_>,
+) -> Result<Option<(AssetKeys, Vec<std::path::PathBuf>)>, Stop> {
+    let Some(stamps) = cx.cache.stamps() else {
         return Ok(None);
     };
     let Some(memo) = stamps.lookup(file, limits.max_file_bytes, |p| snapshot.stamp(p)) else {
@@ -299,12 +325,26 @@ fn unchanged_asset(
         (&retarget, &bind),
         cx,
     );
-    prefetch_asset(&keys, cx);
-    let done = cached_asset(&keys, file, cx);
-    if done.is_some() {
-        snapshot.note_unread(memo.files.into_iter().map(|(p, _)| p));
-    }
-    Ok(done)
+    Ok(Some((
+        keys,
+        memo.files.into_iter().map(|(p, _)| p).collect(),
+    )))
+}
+
+/// The key of the package `job` would publish, if its files are unchanged
+/// since they were last hashed (`stamped_keys`); `None` otherwise, or if
+/// planning it fails (a full cook then says why).
+pub(crate) fn stamped_package_key(job: &AssetJob, cx: &Cook<'_>) -> Option<Key> {
+    let file = cx.options.recorded_path(&job.path);
+    let limits = cx.options.limits_of(job);
+    let snapshot = Snapshot::with_policy(
+        cx.reader,
+        cx.options.project_root.as_deref(),
+        read_policy(&file, &limits),
+    );
+    let options = import_options(job, cx);
+    let keys = stamped_keys(job, &file, &snapshot, &limits, &options, cx).ok()??;
+    Some(keys.0.package)
 }
 
 /// Start fetching what the asset's cook looks up first, all at once: the

@@ -28,6 +28,7 @@ pub(crate) mod sidecar;
 pub mod sidecar_doc;
 mod skeleton;
 mod skins;
+pub mod uptodate;
 
 use crate::events::{CookEvent, Observer};
 use crate::manifest::{AssetEntry, AssetJob};
@@ -358,7 +359,11 @@ pub fn cook(
         path: options.out.display().to_string(),
         source,
     })?;
-    cook_with(options, cache, observer, &FileSystem, &out)
+    let report = cook_with(options, cache, observer, &FileSystem, &out)?;
+    if let Some((generation, files)) = out.published() {
+        uptodate::record(options, cache, &report.totals, generation, &files);
+    }
+    Ok(report)
 }
 
 /// Cook every job, reading sources through `reader` and writing packages,

@@ -7,6 +7,7 @@
 //! ```text
 //! OUT/.lock                  flock held while publishing, recovering or pruning
 //! OUT/.generation            "<n>\n": the last publication
+//! OUT/.cook-state            the last cook's key and file stamps (`pipeline::uptodate`)
 //! OUT/.tmp/stage-<id>/       one cook's staged files, same relative paths as in OUT
 //! OUT/.tmp/stage-<id>/.owner flock held by the staging cook for its whole life
 //! OUT/.tmp/stage-<id>/COMMITTED  "generation <n>", every staged file in publish order, "end"
@@ -71,6 +72,8 @@ pub struct Staging {
     _owner: FileLock,
     staged: Mutex<Vec<String>>,
     committed: AtomicBool,
+    /// The generation this cook published (0: none yet).
+    published: AtomicU64,
 }
 
 impl Staging {
@@ -95,6 +98,7 @@ impl Staging {
             _owner: owner,
             staged: Mutex::new(Vec::new()),
             committed: AtomicBool::new(false),
+            published: AtomicU64::new(0),
         })
     }
 
@@ -163,7 +167,16 @@ impl Staging {
             source,
         })?;
         let _ = std::fs::remove_dir_all(&self.dir);
+        self.published.store(generation, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// The generation this cook published and every file in it (relative
+    /// to OUT); `None` before a publication.
+    pub fn published(&self) -> Option<(u64, Vec<String>)> {
+        let generation = self.published.load(Ordering::SeqCst);
+        let files = self.staged.lock().ok()?.clone();
+        (generation > 0).then_some((generation, files))
     }
 
     fn stage_error(&self, source: io::Error) -> PublishError {
@@ -210,6 +223,11 @@ impl Sink for Staging {
         let names: Vec<&str> = index.iter().map(|(r, _)| *r).collect();
         self.publish_staged(&names)
     }
+}
+
+/// The last generation published into `out` (0: none).
+pub fn generation(out: &Path) -> u64 {
+    read_generation(out)
 }
 
 /// A relative path of plain components only (no `..`, no root).
