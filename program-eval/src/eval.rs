@@ -72,6 +72,8 @@ struct Fade {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Inertial {
+    /// Seconds since the source's last output (the offset's capture
+    /// time): the time of the switch tick's evaluation, then every tick.
     elapsed: f32,
     duration: f32,
     pending: bool,
@@ -86,6 +88,12 @@ struct MachineState {
     inertial: Option<Inertial>,
     /// The history holds an evaluated pose.
     history_valid: bool,
+    /// The previous history (one output earlier) holds one too.
+    previous_valid: bool,
+    /// Seconds between the previous history and the history.
+    sample_dt: f32,
+    /// Seconds of ticks since the history was written.
+    since_history: f32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -138,7 +146,11 @@ pub struct Evaluator<'c, 'a> {
     machines: Vec<MachineState>,
     buffers: Vec<Transform>,
     history: Vec<Transform>,
+    /// Per machine, the output before the history (the source velocity
+    /// an inertialization starts with).
+    previous: Vec<Transform>,
     offsets: Vec<Transform>,
+    rates: Vec<InertialRates>,
     component: Vec<Affine3A>,
     space_weights: Vec<f32>,
     crossings: Vec<Crossing>,
@@ -315,11 +327,16 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     fade: None,
                     inertial: None,
                     history_valid: false,
+                    previous_valid: false,
+                    sample_dt: 0.0,
+                    since_history: 0.0,
                 })
                 .collect(),
             buffers,
+            previous: history.clone(),
             history,
             offsets: vec![Transform::IDENTITY; nm * joints],
+            rates: vec![InertialRates::default(); nm * joints],
             component: vec![Affine3A::IDENTITY; joints],
             space_weights: vec![0.0; max_points],
             crossings: vec![Crossing::default(); program.capacities.max_events_per_tick as usize],
@@ -412,6 +429,9 @@ impl<'c, 'a> Evaluator<'c, 'a> {
             *v = q.kind.clamp(*i);
         }
         let mut report = TickReport::default();
+        for m in &mut self.machines {
+            m.since_history += dt;
+        }
         // Transition selection on the prior tick's state, then entry.
         for mi in 0..p.machines.len() {
             let m = &p.machines[mi];
@@ -443,7 +463,7 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     TransitionMode::Inertialize => {
                         if st.history_valid {
                             s.inertial = Some(Inertial {
-                                elapsed: 0.0,
+                                elapsed: st.since_history,
                                 duration: t.duration_s,
                                 pending: true,
                             });
@@ -711,8 +731,16 @@ impl<'c, 'a> Evaluator<'c, 'a> {
             for (mi, m) in p.machines.iter().enumerate() {
                 if m.end_op as usize == i {
                     let o = usize::from(m.output) * n;
-                    self.history[mi * n..(mi + 1) * n].copy_from_slice(&self.buffers[o..o + n]);
-                    self.machines[mi].history_valid = true;
+                    let h = mi * n..(mi + 1) * n;
+                    let st = &mut self.machines[mi];
+                    if st.history_valid {
+                        self.previous[h.clone()].copy_from_slice(&self.history[h.clone()]);
+                        st.previous_valid = true;
+                        st.sample_dt = st.since_history;
+                    }
+                    self.history[h].copy_from_slice(&self.buffers[o..o + n]);
+                    st.history_valid = true;
+                    st.since_history = 0.0;
                 }
             }
         }
@@ -813,17 +841,36 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     return Ok(());
                 };
                 if x.pending {
+                    // The source's velocity from its two last outputs,
+                    // when they are one ordinary tick apart; else the
+                    // offset starts at rest.
+                    let st = self.machines[m];
+                    let dt = if st.previous_valid
+                        && st.sample_dt > 0.0
+                        && st.sample_dt <= p.capacities.max_tick_s * 1.0001
+                    {
+                        st.sample_dt
+                    } else {
+                        0.0
+                    };
                     for j in 0..n {
-                        self.offsets[m * n + j] =
-                            inertial_offset(&self.history[m * n + j], &self.buffers[at(*out) + j]);
+                        let cur = self.buffers[at(*out) + j];
+                        let off = inertial_offset(&self.history[m * n + j], &cur);
+                        let older = inertial_offset(&self.previous[m * n + j], &cur);
+                        self.offsets[m * n + j] = off;
+                        self.rates[m * n + j] = inertial_rates(&off, &older, dt);
                     }
                     x.pending = false;
                     self.machines[m].inertial = Some(x);
                 }
-                let d = inertial_decay(x.elapsed / x.duration);
                 for j in 0..n {
-                    let v =
-                        apply_inertial(&self.buffers[at(*out) + j], &self.offsets[m * n + j], d);
+                    let v = apply_inertial(
+                        &self.buffers[at(*out) + j],
+                        &self.offsets[m * n + j],
+                        &self.rates[m * n + j],
+                        x.elapsed,
+                        x.duration,
+                    );
                     self.buffers[at(*out) + j] = v;
                 }
             }

@@ -197,7 +197,7 @@ pub fn compile(
     }
     let joints = u32::try_from(skel.parents.len()).unwrap_or(u32::MAX);
     let padded = joints.div_ceil(JOINT_PADDING) * JOINT_PADDING;
-    let persistent = 2 * u32::try_from(out_machines.len()).unwrap_or(0);
+    let persistent = PERSISTENT_PER_MACHINE * u32::try_from(out_machines.len()).unwrap_or(0);
     let mut program = Program {
         name: asset.name.clone(),
         source_file: file.to_string(),

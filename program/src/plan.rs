@@ -19,6 +19,12 @@ pub const COMPONENT_STRIDE: u32 = 64;
 pub const MAX_PREDICATE_STACK: usize = 16;
 /// Most joints a program may bind.
 pub const MAX_JOINTS: u32 = 4096;
+/// Pose buffers each machine keeps across ticks: its last output (the
+/// history an interrupted fade or an inertialization starts from), the
+/// output before it (the source velocity of an inertialization), the
+/// inertialization offset and its rates (6 f32 per joint, within one
+/// pose-sized slot).
+pub const PERSISTENT_PER_MACHINE: u32 = 4;
 /// No parent (a root joint).
 pub const NO_PARENT: u32 = u32::MAX;
 
@@ -414,7 +420,7 @@ pub struct Instr {
 pub struct Capacities {
     /// Scratch pose buffers live at once (after buffer reuse).
     pub scratch_buffers: u32,
-    /// Pose buffers kept across ticks: a history and an offset per machine.
+    /// Pose buffers kept across ticks: [`PERSISTENT_PER_MACHINE`] per machine.
     pub persistent_buffers: u32,
     pub joints: u32,
     pub padded_joints: u32,
