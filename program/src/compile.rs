@@ -1440,11 +1440,11 @@ fn layers(
                 }
             },
             (None, Some(m)) => {
-                if compose != "base" {
+                if compose == "additive" {
                     cx.err(
                         m.span().start,
                         &lnode,
-                        "a state machine produces the base layer in this version",
+                        "a state machine produces a base or an override layer, not an additive one",
                     );
                     continue;
                 }
@@ -1473,7 +1473,63 @@ fn layers(
                         initial_leaf: 0,
                     },
                 );
-                current = emit_machine(cx, e, kinds, draft, out_machines, &lnode);
+                if compose == "base" {
+                    current = emit_machine(cx, e, kinds, draft, out_machines, &lnode);
+                    continue;
+                }
+                // An override layer driven by its own machine: every leaf
+                // produces a pose (no cooked delta), blended over the
+                // layers below by the mask and weight.
+                let mut deltas = false;
+                for (si, sn) in draft.state_nodes.iter().enumerate() {
+                    let Some((ni, nat)) = *sn else { continue };
+                    let Some(kind) = kinds[usize::from(ni)] else {
+                        continue;
+                    };
+                    let members: Vec<u16> = match kind {
+                        NodeKind::Clip { binding, .. } => vec![binding],
+                        NodeKind::Space { space, .. } => {
+                            e.spaces[usize::from(space)].members.clone()
+                        }
+                    };
+                    if members.iter().any(|b| bindings[usize::from(*b)].additive) {
+                        cx.err(
+                            nat,
+                            format!(
+                                "{lnode} / machine '{}' / state '{}' / node '{}'",
+                                draft.name,
+                                draft.states[si].name,
+                                asset.nodes[usize::from(ni)].get_ref().name
+                            ),
+                            format!(
+                                "{compose} layer over an additive clip (a delta is not a pose)"
+                            ),
+                        );
+                        deltas = true;
+                    }
+                }
+                if deltas {
+                    continue;
+                }
+                let Some(src) = emit_machine(cx, e, kinds, draft, out_machines, &lnode) else {
+                    continue;
+                };
+                let Some(base) = current else { continue };
+                let out = e.vreg();
+                e.push(
+                    Guard::Always,
+                    Op::OverrideMask {
+                        out,
+                        base,
+                        src,
+                        mask,
+                        weight,
+                    },
+                    lnode.clone(),
+                    at,
+                    &cx.map,
+                );
+                current = Some(out);
                 continue;
             }
             _ => {

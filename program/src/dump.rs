@@ -25,19 +25,43 @@ fn mask(p: &Program, m: &Option<u16>) -> String {
     })
 }
 
+/// A guard as text; with several machines each names its machine
+/// (`[arms.Wave]`, `[arms fading]`).
 fn guard(p: &Program, g: &Guard) -> String {
+    let named = p.machines.len() > 1;
+    let mname = |m: &u16| {
+        if named {
+            p.machines
+                .get(usize::from(*m))
+                .map_or(String::new(), |x| x.name.clone())
+        } else {
+            String::new()
+        }
+    };
     let st = |m: &u16, s: &u16| {
-        p.machines[usize::from(*m)].states[usize::from(*s)]
+        let name = p.machines[usize::from(*m)].states[usize::from(*s)]
             .name
-            .clone()
+            .clone();
+        if named {
+            format!("{}.{name}", mname(m))
+        } else {
+            name
+        }
+    };
+    let pre = |m: &u16| {
+        if named {
+            format!("{} ", mname(m))
+        } else {
+            String::new()
+        }
     };
     match g {
         Guard::Always => String::new(),
         Guard::Active(m, s) => format!("[{}]", st(m, s)),
         Guard::Source(m, s) => format!("[from {}]", st(m, s)),
-        Guard::FadeLive(_) => "[fading]".into(),
-        Guard::FadeCaptured(_) => "[fading, captured]".into(),
-        Guard::Inertial(_) => "[inertial]".into(),
+        Guard::FadeLive(m) => format!("[{}fading]", pre(m)),
+        Guard::FadeCaptured(m) => format!("[{}fading, captured]", pre(m)),
+        Guard::Inertial(m) => format!("[{}inertial]", pre(m)),
     }
 }
 
