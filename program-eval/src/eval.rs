@@ -129,6 +129,8 @@ pub struct Stats {
     pub transitions: u64,
     /// Joints whose N-way blend had no weight or cancelled out (rest used).
     pub blend_fallbacks: u64,
+    /// Joints a game hook wrote non-finite or degenerate (ignored).
+    pub hook_rejects: u64,
 }
 
 pub struct Evaluator<'c, 'a> {
@@ -151,6 +153,8 @@ pub struct Evaluator<'c, 'a> {
     previous: Vec<Transform>,
     offsets: Vec<Transform>,
     rates: Vec<InertialRates>,
+    /// The pose a game hook edits (one pose, reused).
+    hook_pose: Vec<Transform>,
     component: Vec<Affine3A>,
     space_weights: Vec<f32>,
     crossings: Vec<Crossing>,
@@ -337,6 +341,7 @@ impl<'c, 'a> Evaluator<'c, 'a> {
             history,
             offsets: vec![Transform::IDENTITY; nm * joints],
             rates: vec![InertialRates::default(); nm * joints],
+            hook_pose: vec![Transform::IDENTITY; joints],
             component: vec![Affine3A::IDENTITY; joints],
             space_weights: vec![0.0; max_points],
             crossings: vec![Crossing::default(); program.capacities.max_events_per_tick as usize],
@@ -720,13 +725,26 @@ impl<'c, 'a> Evaluator<'c, 'a> {
         }
     }
 
-    /// Execute the plan for the current control state.
+    /// Execute the plan for the current control state, with no game hook
+    /// (every `GameModifier` leaves its pose unchanged).
     pub fn evaluate(&mut self) -> Result<(), EvalError> {
+        self.evaluate_with(&mut |_, _| {})
+    }
+
+    /// Execute the plan, calling `hook(slot, pose)` at every
+    /// `GameModifier`: `slot` is the modifier layer's index in
+    /// `Program::layers`, `pose` a copy of the local pose so far (joints in
+    /// skeleton order) the hook may edit; only the layer mask's joints
+    /// are taken back. Nothing is allocated.
+    pub fn evaluate_with(
+        &mut self,
+        hook: &mut dyn FnMut(u16, &mut [Transform]),
+    ) -> Result<(), EvalError> {
         let p = self.program;
         let n = self.joints;
         for (i, ins) in p.ops.iter().enumerate() {
             if self.guard(&ins.guard) {
-                self.exec(&ins.op, n)?;
+                self.exec(&ins.op, n, hook)?;
             }
             for (mi, m) in p.machines.iter().enumerate() {
                 if m.end_op as usize == i {
@@ -747,7 +765,12 @@ impl<'c, 'a> Evaluator<'c, 'a> {
         Ok(())
     }
 
-    fn exec(&mut self, op: &Op, n: usize) -> Result<(), EvalError> {
+    fn exec(
+        &mut self,
+        op: &Op,
+        n: usize,
+        hook: &mut dyn FnMut(u16, &mut [Transform]),
+    ) -> Result<(), EvalError> {
         let p = self.program;
         let rest = self.skeleton.rest_pose();
         let at = |b: u16| usize::from(b) * n;
@@ -872,6 +895,40 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                         x.duration,
                     );
                     self.buffers[at(*out) + j] = v;
+                }
+            }
+            Op::GameModifier {
+                out,
+                slot,
+                mask,
+                weight,
+            } => {
+                let o = at(*out);
+                self.hook_pose.copy_from_slice(&self.buffers[o..o + n]);
+                hook(*slot, &mut self.hook_pose);
+                let w = self.weight(weight);
+                let mw = &p.masks[usize::from(*mask)].weights;
+                for (j, m) in mw.iter().enumerate().take(n) {
+                    let a = w * m;
+                    let v = self.hook_pose[j];
+                    if a <= 0.0 || v == self.buffers[o + j] {
+                        continue;
+                    }
+                    let len = v.rotation.length();
+                    let sane = v.translation.is_finite()
+                        && v.scale.is_finite()
+                        && v.scale.min_element() > 0.0
+                        && len.is_finite()
+                        && len > 1e-6;
+                    if !sane {
+                        self.stats.hook_rejects += 1;
+                        continue;
+                    }
+                    let v = Transform {
+                        rotation: v.rotation / len,
+                        ..v
+                    };
+                    self.buffers[o + j] = override_joint(&self.buffers[o + j], &v, a);
                 }
             }
             Op::LocalToComponent { src } => {

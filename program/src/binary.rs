@@ -413,6 +413,18 @@ pub fn encode(p: &Program) -> Vec<u8> {
                 w.u8(7);
                 w.u16(*src);
             }
+            Op::GameModifier {
+                out,
+                slot,
+                mask,
+                weight,
+            } => {
+                w.u8(8);
+                w.u16(*out);
+                w.u16(*slot);
+                w.u16(*mask);
+                w.weight(weight);
+            }
         }
         w.str(&d.node);
         w.u32(d.line);
@@ -682,6 +694,12 @@ fn read_body(r: &mut R) -> Res<Program> {
                 machine: r.u16()?,
             },
             7 => Op::LocalToComponent { src: r.u16()? },
+            8 => Op::GameModifier {
+                out: r.u16()?,
+                slot: r.u16()?,
+                mask: r.u16()?,
+                weight: r.weight()?,
+            },
             _ => return Err(LoadError::Body(r.at - 1, "unknown op")),
         };
         ops.push(Instr { guard, op });

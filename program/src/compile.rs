@@ -1338,13 +1338,13 @@ fn layers(
         let l = l.get_ref();
         let lnode = format!("layer '{}'", l.name);
         let compose = l.compose.get_ref().as_str();
-        if !matches!(compose, "base" | "override" | "additive") {
+        if !matches!(compose, "base" | "override" | "additive" | "modifier") {
             let mut d = cx.map.diag(
                 l.compose.span().start,
                 &lnode,
-                format!("unknown composition '{compose}' (base, override, additive)"),
+                format!("unknown composition '{compose}' (base, override, additive, modifier)"),
             );
-            d.suggestion = did_you_mean(compose, ["base", "override", "additive"]);
+            d.suggestion = did_you_mean(compose, ["base", "override", "additive", "modifier"]);
             cx.diags.push(d);
             continue;
         }
@@ -1423,6 +1423,40 @@ fn layers(
                 &lnode,
                 "the base layer has no weight (it is the complete pose)",
             );
+        }
+        if compose == "modifier" {
+            // A game hook slot: the game edits the pose so far; the mask
+            // bounds which joints it may change.
+            if l.node.is_some() || l.machine.is_some() || l.reference.is_some() {
+                cx.err(
+                    at,
+                    &lnode,
+                    "a modifier layer is a hook the game fills: no `node`, `machine` or `reference`",
+                );
+                continue;
+            }
+            let Some(mask) = mask else {
+                cx.err(
+                    at,
+                    &lnode,
+                    "a modifier layer needs a `mask` (the joints the game may change)",
+                );
+                continue;
+            };
+            let Some(out) = current else { continue };
+            e.push(
+                Guard::Always,
+                Op::GameModifier {
+                    out,
+                    slot: u16_of(li),
+                    mask,
+                    weight,
+                },
+                lnode.clone(),
+                at,
+                &cx.map,
+            );
+            continue;
         }
         // The producer.
         let produced = match (&l.node, &l.machine) {

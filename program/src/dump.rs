@@ -148,6 +148,17 @@ pub fn op_text(p: &Program, op: &Op) -> String {
             )
         }
         Op::LocalToComponent { src } => format!("component = LocalToComponent b{src}"),
+        Op::GameModifier {
+            out,
+            slot,
+            mask: m,
+            weight: w,
+        } => format!(
+            "b{out} = GameModifier b{out} hook '{}' {} w={}",
+            p.layers.get(usize::from(*slot)).map_or("?", String::as_str),
+            mask(p, &Some(*m)),
+            weight(p, w)
+        ),
     }
 }
 

@@ -343,6 +343,16 @@ pub enum Op {
     Inertialize { out: u16, machine: u16 },
     /// Component transforms of `src` (FK) into the component buffer.
     LocalToComponent { src: u16 },
+    /// The game's hook for layer `slot` (a `modifier` layer, named by
+    /// `layers[slot]`) edits a copy of `out`; only the mask's joints are
+    /// taken back, each blended by `weight * mask[j]`, and a non-finite or
+    /// degenerate joint the hook wrote is ignored. No hook: `out` unchanged.
+    GameModifier {
+        out: u16,
+        slot: u16,
+        mask: u16,
+        weight: Weight,
+    },
 }
 
 impl Op {
@@ -392,6 +402,10 @@ impl Op {
                 f(out, true)
             }
             Op::LocalToComponent { src } => f(src, false),
+            Op::GameModifier { out, .. } => {
+                f(out, false);
+                f(out, true)
+            }
         }
     }
 
@@ -404,6 +418,7 @@ impl Op {
             Op::OverrideMask { .. } => "OverrideMask",
             Op::AddLocal { .. } => "AddLocal",
             Op::Inertialize { .. } => "Inertialize",
+            Op::GameModifier { .. } => "GameModifier",
             Op::LocalToComponent { .. } => "LocalToComponent",
         }
     }
@@ -615,6 +630,13 @@ impl Program {
                     mask_ok(mask) && weight_ok(weight)
                 }
                 Op::Inertialize { machine, .. } => machine_ok(*machine),
+                Op::GameModifier {
+                    slot, mask, weight, ..
+                } => {
+                    usize::from(*slot) < self.layers.len()
+                        && usize::from(*mask) < self.masks.len()
+                        && weight_ok(weight)
+                }
             };
             if !ok {
                 return bad(format!(
