@@ -6,7 +6,7 @@
 
 use crate::kernels::*;
 use ludus_anim_format::events::MarkerKind;
-use ludus_anim_format::math::{Affine3A, Transform};
+use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
 use ludus_anim_program::blendspace::weights;
 use ludus_anim_program::plan::*;
 use ludus_anim_runtime::events::{Crossing, PlaybackLatch};
@@ -132,6 +132,9 @@ pub struct Stats {
     /// Joints a game hook wrote non-finite or degenerate (ignored).
     pub hook_rejects: u64,
 }
+
+/// Passes of the two-bone solve per `SolveConstraint`.
+const IK_PASSES: usize = 3;
 
 pub struct Evaluator<'c, 'a> {
     program: &'c Program,
@@ -929,6 +932,50 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                         ..v
                     };
                     self.buffers[o + j] = override_joint(&self.buffers[o + j], &v, a);
+                }
+            }
+            Op::SolveConstraint {
+                out,
+                chain,
+                target,
+                weight,
+            } => {
+                let w = self.weight(weight);
+                if w.is_nan() || w <= 0.0 {
+                    return Ok(());
+                }
+                let o = at(*out);
+                let [ja, jb, jc] = chain.map(usize::from);
+                let rot = |c: &[Affine3A], j: usize| c[j].to_scale_rotation_translation().1;
+                let parent_rot = |c: &[Affine3A], j: usize| match p.parents[j] {
+                    NO_PARENT => Quat::IDENTITY,
+                    q => rot(c, q as usize),
+                };
+                let t = Vec3::new(
+                    self.params[usize::from(target[0])],
+                    self.params[usize::from(target[1])],
+                    self.params[usize::from(target[2])],
+                );
+                let (orig_a, orig_b) = (self.buffers[o + ja], self.buffers[o + jb]);
+                // The analytic solve is exact for rigid chains; a scaled
+                // ancestor (an additive breathing the chest) makes the
+                // component frames affine, so the solve is repeated on the
+                // result a fixed number of times (deterministic, no
+                // allocation).
+                for _ in 0..IK_PASSES {
+                    self.skeleton
+                        .local_to_component(&self.buffers[o..o + n], &mut self.component);
+                    let c = &self.component;
+                    let pos = |j: usize| Vec3::from(c[j].translation);
+                    let (ra, rb) = two_bone_ik(pos(ja), pos(jb), pos(jc), t);
+                    let (a_gr, b_gr) = (rot(c, ja), rot(c, jb));
+                    let (pa, pb) = (parent_rot(c, ja), parent_rot(c, jb));
+                    self.buffers[o + ja].rotation = (pa.inverse() * ra * a_gr).normalize();
+                    self.buffers[o + jb].rotation = (pb.inverse() * rb * b_gr).normalize();
+                }
+                for (j, cur) in [(ja, orig_a), (jb, orig_b)] {
+                    let want = self.buffers[o + j];
+                    self.buffers[o + j] = blend_pair(&cur, &want, w);
                 }
             }
             Op::LocalToComponent { src } => {

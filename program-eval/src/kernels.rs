@@ -248,3 +248,58 @@ pub fn inertial_decay(x: f32) -> f32 {
     let x = x.clamp(0.0, 1.0);
     1.0 - x * x * x * (10.0 - 15.0 * x + 6.0 * x * x)
 }
+
+/// Two-bone IK in component space: for a chain with root at `a`, middle
+/// at `b` and tip at `c`, and the target `t`, the component-space
+/// rotations that take the tip to `t` (its distance from the root clamped
+/// into the chain's reach): `root` turns the root joint (and everything
+/// under it), `bend` turns the middle joint about the chain's bend axis.
+/// New component rotations: root `root * r_a`, middle `root * bend * r_b`.
+///
+/// Adapted from Daniel Holden, "Simple Two Joint IK" (blog, 2017): the
+/// law of cosines on the current and the wanted triangle gives the change
+/// of the root's and the middle joint's interior angles, applied about
+/// the normal of the plane the chain bends in; then the chain swings about
+/// `(c - a) × (t - a)` onto the target. Adopted as is, composed in
+/// component space; a straight chain bends about an axis perpendicular to
+/// it and +Y (or +X).
+pub fn two_bone_ik(a: Vec3, b: Vec3, c: Vec3, t: Vec3) -> (Quat, Quat) {
+    let lab = (b - a).length();
+    let lcb = (c - b).length();
+    let eps = 1e-5;
+    if lab.is_nan() || lcb.is_nan() || lab <= eps || lcb <= eps || !t.is_finite() {
+        return (Quat::IDENTITY, Quat::IDENTITY);
+    }
+    let lo = (lab - lcb).abs() + eps;
+    let hi = lab + lcb - eps;
+    let lat = (t - a).length().clamp(lo.min(hi), hi);
+    let angle = |u: Vec3, v: Vec3| {
+        u.normalize_or_zero()
+            .dot(v.normalize_or_zero())
+            .clamp(-1.0, 1.0)
+            .acos()
+    };
+    let cos = |x: f32| x.clamp(-1.0, 1.0).acos();
+    let ac_ab0 = angle(c - a, b - a);
+    let ba_bc0 = angle(a - b, c - b);
+    let ac_at0 = angle(c - a, t - a);
+    let ac_ab1 = cos((lcb * lcb - lab * lab - lat * lat) / (-2.0 * lab * lat));
+    let ba_bc1 = cos((lat * lat - lab * lab - lcb * lcb) / (-2.0 * lab * lcb));
+    let mut axis0 = (c - a).cross(b - a);
+    if axis0.length_squared() < 1e-12 {
+        axis0 = (c - a).cross(Vec3::Y);
+        if axis0.length_squared() < 1e-12 {
+            axis0 = (c - a).cross(Vec3::X);
+        }
+    }
+    let axis0 = axis0.normalize_or_zero();
+    let axis1 = (c - a).cross(t - a);
+    let r0 = Quat::from_axis_angle(axis0, ac_ab1 - ac_ab0);
+    let r1 = Quat::from_axis_angle(axis0, ba_bc1 - ba_bc0);
+    let r2 = if axis1.length_squared() > 1e-12 {
+        Quat::from_axis_angle(axis1.normalize(), ac_at0)
+    } else {
+        Quat::IDENTITY
+    };
+    ((r2 * r0).normalize(), r1.normalize())
+}

@@ -425,6 +425,17 @@ pub fn encode(p: &Program) -> Vec<u8> {
                 w.u16(*mask);
                 w.weight(weight);
             }
+            Op::SolveConstraint {
+                out,
+                chain,
+                target,
+                weight,
+            } => {
+                w.u8(9);
+                w.u16(*out);
+                chain.iter().chain(target).for_each(|x| w.u16(*x));
+                w.weight(weight);
+            }
         }
         w.str(&d.node);
         w.u32(d.line);
@@ -694,6 +705,12 @@ fn read_body(r: &mut R) -> Res<Program> {
                 machine: r.u16()?,
             },
             7 => Op::LocalToComponent { src: r.u16()? },
+            9 => Op::SolveConstraint {
+                out: r.u16()?,
+                chain: [r.u16()?, r.u16()?, r.u16()?],
+                target: [r.u16()?, r.u16()?, r.u16()?],
+                weight: r.weight()?,
+            },
             8 => Op::GameModifier {
                 out: r.u16()?,
                 slot: r.u16()?,

@@ -20,7 +20,7 @@
 //! [first write, last read] intervals assigns the fewest physical ones
 //! (lowest free index first, so the result is deterministic).
 
-use crate::asset::{ProgramAsset, ASSET_VERSION};
+use crate::asset::{LayerSpec, ProgramAsset, ASSET_VERSION};
 use crate::blendspace::{triangulate, TriangulationError};
 use crate::located::{did_you_mean, Diagnostic, ProgramErrors, SourceMap};
 use crate::plan::*;
@@ -172,6 +172,7 @@ pub fn compile(
         &params,
         machines,
         &mut out_machines,
+        skel,
     );
     cx.check()?;
     let Some(output) = output else {
@@ -1325,6 +1326,7 @@ fn layers(
     params: &[Param],
     mut machines: Vec<MachineDraft>,
     out_machines: &mut Vec<Machine>,
+    skel: &AssetFacts,
 ) -> Option<u16> {
     let asset = cx.asset;
     let mut current: Option<u16> = None;
@@ -1338,13 +1340,14 @@ fn layers(
         let l = l.get_ref();
         let lnode = format!("layer '{}'", l.name);
         let compose = l.compose.get_ref().as_str();
-        if !matches!(compose, "base" | "override" | "additive" | "modifier") {
+        const COMPOSE: [&str; 5] = ["base", "override", "additive", "modifier", "two_bone_ik"];
+        if !COMPOSE.contains(&compose) {
             let mut d = cx.map.diag(
                 l.compose.span().start,
                 &lnode,
-                format!("unknown composition '{compose}' (base, override, additive, modifier)"),
+                format!("unknown composition '{compose}' ({})", COMPOSE.join(", ")),
             );
-            d.suggestion = did_you_mean(compose, ["base", "override", "additive", "modifier"]);
+            d.suggestion = did_you_mean(compose, COMPOSE);
             cx.diags.push(d);
             continue;
         }
@@ -1423,6 +1426,27 @@ fn layers(
                 &lnode,
                 "the base layer has no weight (it is the complete pose)",
             );
+        }
+        if compose == "two_bone_ik" {
+            if let Some(op) = two_bone(cx, l, &lnode, at, skel, params, weight, mask.is_some()) {
+                let Some(out) = current else { continue };
+                let Op::SolveConstraint { chain, target, .. } = op else {
+                    continue;
+                };
+                e.push(
+                    Guard::Always,
+                    Op::SolveConstraint {
+                        out,
+                        chain,
+                        target,
+                        weight,
+                    },
+                    lnode.clone(),
+                    at,
+                    &cx.map,
+                );
+            }
+            continue;
         }
         if compose == "modifier" {
             // A game hook slot: the game edits the pose so far; the mask
@@ -1746,6 +1770,113 @@ fn layers(
         }
     }
     current
+}
+
+/// A `two_bone_ik` layer's chain and target resolved (the op's `out` is
+/// filled by the caller), or `None` after reporting why not.
+#[allow(clippy::too_many_arguments)]
+fn two_bone(
+    cx: &mut Ctx,
+    l: &LayerSpec,
+    lnode: &str,
+    at: usize,
+    skel: &AssetFacts,
+    params: &[Param],
+    weight: Weight,
+    masked: bool,
+) -> Option<Op> {
+    if l.node.is_some() || l.machine.is_some() || l.reference.is_some() || masked {
+        cx.err(
+            at,
+            lnode,
+            "a two_bone_ik layer names a `chain` and a `target`: no `node`, `machine`, `reference` or `mask`",
+        );
+        return None;
+    }
+    let (Some(chain), Some(target)) = (&l.chain, &l.target) else {
+        cx.err(
+            at,
+            lnode,
+            "a two_bone_ik layer needs `chain` (root, middle, tip joints) and `target` (three float parameters)",
+        );
+        return None;
+    };
+    let (cat, tat) = (chain.span().start, target.span().start);
+    if chain.get_ref().len() != 3 || target.get_ref().len() != 3 {
+        cx.err(
+            at,
+            lnode,
+            "`chain` is three joints (root, middle, tip) and `target` three parameters (x, y, z)",
+        );
+        return None;
+    }
+    let mut joints = [0u16; 3];
+    for (k, name) in chain.get_ref().iter().enumerate() {
+        let Some(j) = skel.joint_names.iter().position(|n| n == name) else {
+            cx.unresolved(
+                cat,
+                lnode,
+                "joint",
+                name,
+                skel.joint_names.iter().map(String::as_str),
+            );
+            return None;
+        };
+        joints[k] = u16_of(j);
+    }
+    let below = |d: u16, a: u16| {
+        let mut j = skel.parents[usize::from(d)];
+        while j != NO_PARENT {
+            if j == u32::from(a) {
+                return true;
+            }
+            j = skel.parents[j as usize];
+        }
+        false
+    };
+    if !(below(joints[1], joints[0]) && below(joints[2], joints[1])) {
+        cx.err(
+            cat,
+            lnode,
+            format!(
+                "chain {}: each joint must be a descendant of the one before",
+                chain.get_ref().join(" > ")
+            ),
+        );
+        return None;
+    }
+    let mut target_params = [0u16; 3];
+    for (k, name) in target.get_ref().iter().enumerate() {
+        match params.iter().position(|p| p.name == *name) {
+            Some(i) if matches!(params[i].kind, ParamKind::Float { .. }) => {
+                target_params[k] = u16_of(i)
+            }
+            Some(_) => {
+                cx.err(
+                    tat,
+                    lnode,
+                    format!("target parameter '{name}' is not a float"),
+                );
+                return None;
+            }
+            None => {
+                cx.unresolved(
+                    tat,
+                    lnode,
+                    "parameter",
+                    name,
+                    params.iter().map(|p| p.name.as_str()),
+                );
+                return None;
+            }
+        }
+    }
+    Some(Op::SolveConstraint {
+        out: 0,
+        chain: joints,
+        target: target_params,
+        weight,
+    })
 }
 
 fn emit_machine(

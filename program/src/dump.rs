@@ -159,6 +159,33 @@ pub fn op_text(p: &Program, op: &Op) -> String {
             mask(p, &Some(*m)),
             weight(p, w)
         ),
+        Op::SolveConstraint {
+            out,
+            chain,
+            target,
+            weight: w,
+        } => {
+            let j = |i: &u16| {
+                p.joint_names
+                    .get(usize::from(*i))
+                    .map_or("?", String::as_str)
+            };
+            let q = |i: &u16| {
+                p.params
+                    .get(usize::from(*i))
+                    .map_or("?", |x| x.name.as_str())
+            };
+            format!(
+                "b{out} = SolveConstraint b{out} two-bone {}>{}>{} to (${}, ${}, ${}) w={}",
+                j(&chain[0]),
+                j(&chain[1]),
+                j(&chain[2]),
+                q(&target[0]),
+                q(&target[1]),
+                q(&target[2]),
+                weight(p, w)
+            )
+        }
     }
 }
 

@@ -353,6 +353,17 @@ pub enum Op {
         mask: u16,
         weight: Weight,
     },
+    /// Two-bone IK on `out`, in place: the chain's root and middle joints
+    /// (`chain` = root, middle, tip; each a descendant of the one before)
+    /// turn so the tip reaches the component-space point of the float
+    /// parameters `target` (clamped to the chain's reach), in the plane
+    /// the chain bends in; the new rotations blend in at `weight`.
+    SolveConstraint {
+        out: u16,
+        chain: [u16; 3],
+        target: [u16; 3],
+        weight: Weight,
+    },
 }
 
 impl Op {
@@ -402,7 +413,7 @@ impl Op {
                 f(out, true)
             }
             Op::LocalToComponent { src } => f(src, false),
-            Op::GameModifier { out, .. } => {
+            Op::GameModifier { out, .. } | Op::SolveConstraint { out, .. } => {
                 f(out, false);
                 f(out, true)
             }
@@ -419,6 +430,7 @@ impl Op {
             Op::AddLocal { .. } => "AddLocal",
             Op::Inertialize { .. } => "Inertialize",
             Op::GameModifier { .. } => "GameModifier",
+            Op::SolveConstraint { .. } => "SolveConstraint",
             Op::LocalToComponent { .. } => "LocalToComponent",
         }
     }
@@ -635,6 +647,38 @@ impl Program {
                 } => {
                     usize::from(*slot) < self.layers.len()
                         && usize::from(*mask) < self.masks.len()
+                        && weight_ok(weight)
+                }
+                Op::SolveConstraint {
+                    chain,
+                    target,
+                    weight,
+                    ..
+                } => {
+                    let float = |p: &u16| {
+                        self.params
+                            .get(usize::from(*p))
+                            .is_some_and(|p| matches!(p.kind, ParamKind::Float { .. }))
+                    };
+                    let below = |d: u16, a: u16| {
+                        // `d` is a strict descendant of `a` (parents come first).
+                        let mut j = self.parents.get(usize::from(d)).copied();
+                        let mut steps = 0;
+                        while let Some(q) = j {
+                            if q == u32::from(a) {
+                                return true;
+                            }
+                            if q == NO_PARENT || steps > self.parents.len() {
+                                return false;
+                            }
+                            j = self.parents.get(q as usize).copied();
+                            steps += 1;
+                        }
+                        false
+                    };
+                    target.iter().all(float)
+                        && below(chain[1], chain[0])
+                        && below(chain[2], chain[1])
                         && weight_ok(weight)
                 }
             };
