@@ -3,6 +3,7 @@
 //! unreadable one is a notice, never a failure: the summary still works.
 
 use crate::error::DashboardError;
+use ludus_anim_report::program_view::{ProgramView, VIEW_SUFFIX};
 use ludus_anim_report::sidecar::{Sidecar, SIDECAR_FILE};
 use ludus_anim_report::Report;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,9 @@ pub struct Cook {
     pub label: String,
     pub report: Report,
     pub sidecar: Option<Sidecar>,
-    /// Problems met while loading (an unreadable sidecar).
+    /// The compiled programs' views (`programs/*.view.json`, by file name).
+    pub programs: Vec<ProgramView>,
+    /// Problems met while loading (an unreadable sidecar or view).
     pub notices: Vec<String>,
 }
 
@@ -25,6 +28,7 @@ impl Cook {
             label: label.to_string(),
             report,
             sidecar,
+            programs: Vec::new(),
             notices: Vec::new(),
         }
     }
@@ -72,5 +76,33 @@ pub fn load_cook(path: &Path) -> Result<Cook, DashboardError> {
             Err(e) => cook.notices.push(format!("{e}; plots left out")),
         }
     }
+    load_programs(&mut cook, &dir.join("programs"));
     Ok(cook)
+}
+
+/// The program views in `dir`, sorted by file name; an unreadable one is a
+/// notice naming the file and is left out.
+fn load_programs(cook: &mut Cook, dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with(VIEW_SUFFIX))
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        match read(&f).map(|b| ProgramView::from_json(&b)) {
+            Ok(Ok(v)) => cook.programs.push(v),
+            Ok(Err(e)) => cook
+                .notices
+                .push(format!("{}: {e}; program left out", f.display())),
+            Err(e) => cook.notices.push(format!("{e}; program left out")),
+        }
+    }
 }

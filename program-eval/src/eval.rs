@@ -6,7 +6,7 @@
 
 use crate::kernels::*;
 use ludus_anim_format::events::MarkerKind;
-use ludus_anim_format::math::{Affine3A, Transform};
+use ludus_anim_format::math::{Affine3A, Quat, Transform, Vec3};
 use ludus_anim_program::blendspace::weights;
 use ludus_anim_program::plan::*;
 use ludus_anim_runtime::events::{Crossing, PlaybackLatch};
@@ -72,6 +72,8 @@ struct Fade {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Inertial {
+    /// Seconds since the source's last output (the offset's capture
+    /// time): the time of the switch tick's evaluation, then every tick.
     elapsed: f32,
     duration: f32,
     pending: bool,
@@ -86,6 +88,12 @@ struct MachineState {
     inertial: Option<Inertial>,
     /// The history holds an evaluated pose.
     history_valid: bool,
+    /// The previous history (one output earlier) holds one too.
+    previous_valid: bool,
+    /// Seconds between the previous history and the history.
+    sample_dt: f32,
+    /// Seconds of ticks since the history was written.
+    since_history: f32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,7 +129,12 @@ pub struct Stats {
     pub transitions: u64,
     /// Joints whose N-way blend had no weight or cancelled out (rest used).
     pub blend_fallbacks: u64,
+    /// Joints a game hook wrote non-finite or degenerate (ignored).
+    pub hook_rejects: u64,
 }
+
+/// Passes of the two-bone solve per `SolveConstraint`.
+const IK_PASSES: usize = 3;
 
 pub struct Evaluator<'c, 'a> {
     program: &'c Program,
@@ -138,7 +151,13 @@ pub struct Evaluator<'c, 'a> {
     machines: Vec<MachineState>,
     buffers: Vec<Transform>,
     history: Vec<Transform>,
+    /// Per machine, the output before the history (the source velocity
+    /// an inertialization starts with).
+    previous: Vec<Transform>,
     offsets: Vec<Transform>,
+    rates: Vec<InertialRates>,
+    /// The pose a game hook edits (one pose, reused).
+    hook_pose: Vec<Transform>,
     component: Vec<Affine3A>,
     space_weights: Vec<f32>,
     crossings: Vec<Crossing>,
@@ -315,11 +334,17 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     fade: None,
                     inertial: None,
                     history_valid: false,
+                    previous_valid: false,
+                    sample_dt: 0.0,
+                    since_history: 0.0,
                 })
                 .collect(),
             buffers,
+            previous: history.clone(),
             history,
             offsets: vec![Transform::IDENTITY; nm * joints],
+            rates: vec![InertialRates::default(); nm * joints],
+            hook_pose: vec![Transform::IDENTITY; joints],
             component: vec![Affine3A::IDENTITY; joints],
             space_weights: vec![0.0; max_points],
             crossings: vec![Crossing::default(); program.capacities.max_events_per_tick as usize],
@@ -412,6 +437,9 @@ impl<'c, 'a> Evaluator<'c, 'a> {
             *v = q.kind.clamp(*i);
         }
         let mut report = TickReport::default();
+        for m in &mut self.machines {
+            m.since_history += dt;
+        }
         // Transition selection on the prior tick's state, then entry.
         for mi in 0..p.machines.len() {
             let m = &p.machines[mi];
@@ -443,7 +471,7 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     TransitionMode::Inertialize => {
                         if st.history_valid {
                             s.inertial = Some(Inertial {
-                                elapsed: 0.0,
+                                elapsed: st.since_history,
                                 duration: t.duration_s,
                                 pending: true,
                             });
@@ -700,26 +728,52 @@ impl<'c, 'a> Evaluator<'c, 'a> {
         }
     }
 
-    /// Execute the plan for the current control state.
+    /// Execute the plan for the current control state, with no game hook
+    /// (every `GameModifier` leaves its pose unchanged).
     pub fn evaluate(&mut self) -> Result<(), EvalError> {
+        self.evaluate_with(&mut |_, _| {})
+    }
+
+    /// Execute the plan, calling `hook(slot, pose)` at every
+    /// `GameModifier`: `slot` is the modifier layer's index in
+    /// `Program::layers`, `pose` a copy of the local pose so far (joints in
+    /// skeleton order) the hook may edit; only the layer mask's joints
+    /// are taken back. Nothing is allocated.
+    pub fn evaluate_with(
+        &mut self,
+        hook: &mut dyn FnMut(u16, &mut [Transform]),
+    ) -> Result<(), EvalError> {
         let p = self.program;
         let n = self.joints;
         for (i, ins) in p.ops.iter().enumerate() {
             if self.guard(&ins.guard) {
-                self.exec(&ins.op, n)?;
+                self.exec(&ins.op, n, hook)?;
             }
             for (mi, m) in p.machines.iter().enumerate() {
                 if m.end_op as usize == i {
                     let o = usize::from(m.output) * n;
-                    self.history[mi * n..(mi + 1) * n].copy_from_slice(&self.buffers[o..o + n]);
-                    self.machines[mi].history_valid = true;
+                    let h = mi * n..(mi + 1) * n;
+                    let st = &mut self.machines[mi];
+                    if st.history_valid {
+                        self.previous[h.clone()].copy_from_slice(&self.history[h.clone()]);
+                        st.previous_valid = true;
+                        st.sample_dt = st.since_history;
+                    }
+                    self.history[h].copy_from_slice(&self.buffers[o..o + n]);
+                    st.history_valid = true;
+                    st.since_history = 0.0;
                 }
             }
         }
         Ok(())
     }
 
-    fn exec(&mut self, op: &Op, n: usize) -> Result<(), EvalError> {
+    fn exec(
+        &mut self,
+        op: &Op,
+        n: usize,
+        hook: &mut dyn FnMut(u16, &mut [Transform]),
+    ) -> Result<(), EvalError> {
         let p = self.program;
         let rest = self.skeleton.rest_pose();
         let at = |b: u16| usize::from(b) * n;
@@ -813,18 +867,115 @@ impl<'c, 'a> Evaluator<'c, 'a> {
                     return Ok(());
                 };
                 if x.pending {
+                    // The source's velocity from its two last outputs,
+                    // when they are one ordinary tick apart; else the
+                    // offset starts at rest.
+                    let st = self.machines[m];
+                    let dt = if st.previous_valid
+                        && st.sample_dt > 0.0
+                        && st.sample_dt <= p.capacities.max_tick_s * 1.0001
+                    {
+                        st.sample_dt
+                    } else {
+                        0.0
+                    };
                     for j in 0..n {
-                        self.offsets[m * n + j] =
-                            inertial_offset(&self.history[m * n + j], &self.buffers[at(*out) + j]);
+                        let cur = self.buffers[at(*out) + j];
+                        let off = inertial_offset(&self.history[m * n + j], &cur);
+                        let older = inertial_offset(&self.previous[m * n + j], &cur);
+                        self.offsets[m * n + j] = off;
+                        self.rates[m * n + j] = inertial_rates(&off, &older, dt);
                     }
                     x.pending = false;
                     self.machines[m].inertial = Some(x);
                 }
-                let d = inertial_decay(x.elapsed / x.duration);
                 for j in 0..n {
-                    let v =
-                        apply_inertial(&self.buffers[at(*out) + j], &self.offsets[m * n + j], d);
+                    let v = apply_inertial(
+                        &self.buffers[at(*out) + j],
+                        &self.offsets[m * n + j],
+                        &self.rates[m * n + j],
+                        x.elapsed,
+                        x.duration,
+                    );
                     self.buffers[at(*out) + j] = v;
+                }
+            }
+            Op::GameModifier {
+                out,
+                slot,
+                mask,
+                weight,
+            } => {
+                let o = at(*out);
+                self.hook_pose.copy_from_slice(&self.buffers[o..o + n]);
+                hook(*slot, &mut self.hook_pose);
+                let w = self.weight(weight);
+                let mw = &p.masks[usize::from(*mask)].weights;
+                for (j, m) in mw.iter().enumerate().take(n) {
+                    let a = w * m;
+                    let v = self.hook_pose[j];
+                    if a <= 0.0 || v == self.buffers[o + j] {
+                        continue;
+                    }
+                    let len = v.rotation.length();
+                    let sane = v.translation.is_finite()
+                        && v.scale.is_finite()
+                        && v.scale.min_element() > 0.0
+                        && len.is_finite()
+                        && len > 1e-6;
+                    if !sane {
+                        self.stats.hook_rejects += 1;
+                        continue;
+                    }
+                    let v = Transform {
+                        rotation: v.rotation / len,
+                        ..v
+                    };
+                    self.buffers[o + j] = override_joint(&self.buffers[o + j], &v, a);
+                }
+            }
+            Op::SolveConstraint {
+                out,
+                chain,
+                target,
+                weight,
+            } => {
+                let w = self.weight(weight);
+                if w.is_nan() || w <= 0.0 {
+                    return Ok(());
+                }
+                let o = at(*out);
+                let [ja, jb, jc] = chain.map(usize::from);
+                let rot = |c: &[Affine3A], j: usize| c[j].to_scale_rotation_translation().1;
+                let parent_rot = |c: &[Affine3A], j: usize| match p.parents[j] {
+                    NO_PARENT => Quat::IDENTITY,
+                    q => rot(c, q as usize),
+                };
+                let t = Vec3::new(
+                    self.params[usize::from(target[0])],
+                    self.params[usize::from(target[1])],
+                    self.params[usize::from(target[2])],
+                );
+                let (orig_a, orig_b) = (self.buffers[o + ja], self.buffers[o + jb]);
+                // The analytic solve is exact for rigid chains; a scaled
+                // ancestor (an additive breathing the chest) makes the
+                // component frames affine, so the solve is repeated on the
+                // result a fixed number of times (deterministic, no
+                // allocation).
+                for _ in 0..IK_PASSES {
+                    self.skeleton
+                        .local_to_component(&self.buffers[o..o + n], &mut self.component);
+                    let c = &self.component;
+                    let pos = |j: usize| Vec3::from(c[j].translation);
+                    let (ra, rb) = two_bone_ik(pos(ja), pos(jb), pos(jc), t);
+                    let (a_gr, b_gr) = (rot(c, ja), rot(c, jb));
+                    let (pa, pb) = (parent_rot(c, ja), parent_rot(c, jb));
+                    self.buffers[o + ja].rotation = (pa.inverse() * ra * a_gr).normalize();
+                    self.buffers[o + jb].rotation = (pb.inverse() * rb * b_gr).normalize();
+                }
+                for (j, cur) in [(ja, orig_a), (jb, orig_b)] {
+                    let want = self.buffers[o + j];
+                    self.buffers[o + j] = blend_pair(&cur, &want, w);
                 }
             }
             Op::LocalToComponent { src } => {

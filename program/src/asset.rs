@@ -200,6 +200,11 @@ pub struct LayerSpec {
     pub weight: Option<Spanned<toml::Value>>,
     /// Additive layers over a pose clip: what the delta is taken against.
     pub reference: Option<Spanned<ReferenceSpec>>,
+    /// `two_bone_ik` layers: root, middle and tip joints.
+    pub chain: Option<Spanned<Vec<String>>>,
+    /// `two_bone_ik` layers: the tip's target, three float parameters
+    /// (x, y, z in component space, meters).
+    pub target: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

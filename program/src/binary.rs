@@ -413,6 +413,29 @@ pub fn encode(p: &Program) -> Vec<u8> {
                 w.u8(7);
                 w.u16(*src);
             }
+            Op::GameModifier {
+                out,
+                slot,
+                mask,
+                weight,
+            } => {
+                w.u8(8);
+                w.u16(*out);
+                w.u16(*slot);
+                w.u16(*mask);
+                w.weight(weight);
+            }
+            Op::SolveConstraint {
+                out,
+                chain,
+                target,
+                weight,
+            } => {
+                w.u8(9);
+                w.u16(*out);
+                chain.iter().chain(target).for_each(|x| w.u16(*x));
+                w.weight(weight);
+            }
         }
         w.str(&d.node);
         w.u32(d.line);
@@ -682,6 +705,18 @@ fn read_body(r: &mut R) -> Res<Program> {
                 machine: r.u16()?,
             },
             7 => Op::LocalToComponent { src: r.u16()? },
+            9 => Op::SolveConstraint {
+                out: r.u16()?,
+                chain: [r.u16()?, r.u16()?, r.u16()?],
+                target: [r.u16()?, r.u16()?, r.u16()?],
+                weight: r.weight()?,
+            },
+            8 => Op::GameModifier {
+                out: r.u16()?,
+                slot: r.u16()?,
+                mask: r.u16()?,
+                weight: r.weight()?,
+            },
             _ => return Err(LoadError::Body(r.at - 1, "unknown op")),
         };
         ops.push(Instr { guard, op });

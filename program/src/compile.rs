@@ -20,7 +20,7 @@
 //! [first write, last read] intervals assigns the fewest physical ones
 //! (lowest free index first, so the result is deterministic).
 
-use crate::asset::{ProgramAsset, ASSET_VERSION};
+use crate::asset::{LayerSpec, ProgramAsset, ASSET_VERSION};
 use crate::blendspace::{triangulate, TriangulationError};
 use crate::located::{did_you_mean, Diagnostic, ProgramErrors, SourceMap};
 use crate::plan::*;
@@ -172,6 +172,7 @@ pub fn compile(
         &params,
         machines,
         &mut out_machines,
+        skel,
     );
     cx.check()?;
     let Some(output) = output else {
@@ -197,7 +198,7 @@ pub fn compile(
     }
     let joints = u32::try_from(skel.parents.len()).unwrap_or(u32::MAX);
     let padded = joints.div_ceil(JOINT_PADDING) * JOINT_PADDING;
-    let persistent = 2 * u32::try_from(out_machines.len()).unwrap_or(0);
+    let persistent = PERSISTENT_PER_MACHINE * u32::try_from(out_machines.len()).unwrap_or(0);
     let mut program = Program {
         name: asset.name.clone(),
         source_file: file.to_string(),
@@ -1325,6 +1326,7 @@ fn layers(
     params: &[Param],
     mut machines: Vec<MachineDraft>,
     out_machines: &mut Vec<Machine>,
+    skel: &AssetFacts,
 ) -> Option<u16> {
     let asset = cx.asset;
     let mut current: Option<u16> = None;
@@ -1338,13 +1340,14 @@ fn layers(
         let l = l.get_ref();
         let lnode = format!("layer '{}'", l.name);
         let compose = l.compose.get_ref().as_str();
-        if !matches!(compose, "base" | "override" | "additive") {
+        const COMPOSE: [&str; 5] = ["base", "override", "additive", "modifier", "two_bone_ik"];
+        if !COMPOSE.contains(&compose) {
             let mut d = cx.map.diag(
                 l.compose.span().start,
                 &lnode,
-                format!("unknown composition '{compose}' (base, override, additive)"),
+                format!("unknown composition '{compose}' ({})", COMPOSE.join(", ")),
             );
-            d.suggestion = did_you_mean(compose, ["base", "override", "additive"]);
+            d.suggestion = did_you_mean(compose, COMPOSE);
             cx.diags.push(d);
             continue;
         }
@@ -1424,6 +1427,61 @@ fn layers(
                 "the base layer has no weight (it is the complete pose)",
             );
         }
+        if compose == "two_bone_ik" {
+            if let Some(op) = two_bone(cx, l, &lnode, at, skel, params, weight, mask.is_some()) {
+                let Some(out) = current else { continue };
+                let Op::SolveConstraint { chain, target, .. } = op else {
+                    continue;
+                };
+                e.push(
+                    Guard::Always,
+                    Op::SolveConstraint {
+                        out,
+                        chain,
+                        target,
+                        weight,
+                    },
+                    lnode.clone(),
+                    at,
+                    &cx.map,
+                );
+            }
+            continue;
+        }
+        if compose == "modifier" {
+            // A game hook slot: the game edits the pose so far; the mask
+            // bounds which joints it may change.
+            if l.node.is_some() || l.machine.is_some() || l.reference.is_some() {
+                cx.err(
+                    at,
+                    &lnode,
+                    "a modifier layer is a hook the game fills: no `node`, `machine` or `reference`",
+                );
+                continue;
+            }
+            let Some(mask) = mask else {
+                cx.err(
+                    at,
+                    &lnode,
+                    "a modifier layer needs a `mask` (the joints the game may change)",
+                );
+                continue;
+            };
+            let Some(out) = current else { continue };
+            e.push(
+                Guard::Always,
+                Op::GameModifier {
+                    out,
+                    slot: u16_of(li),
+                    mask,
+                    weight,
+                },
+                lnode.clone(),
+                at,
+                &cx.map,
+            );
+            continue;
+        }
         // The producer.
         let produced = match (&l.node, &l.machine) {
             (Some(n), None) => match find(&asset.nodes, n.get_ref(), |x| &x.name) {
@@ -1440,11 +1498,11 @@ fn layers(
                 }
             },
             (None, Some(m)) => {
-                if compose != "base" {
+                if compose == "additive" {
                     cx.err(
                         m.span().start,
                         &lnode,
-                        "a state machine produces the base layer in this version",
+                        "a state machine produces a base or an override layer, not an additive one",
                     );
                     continue;
                 }
@@ -1473,7 +1531,63 @@ fn layers(
                         initial_leaf: 0,
                     },
                 );
-                current = emit_machine(cx, e, kinds, draft, out_machines, &lnode);
+                if compose == "base" {
+                    current = emit_machine(cx, e, kinds, draft, out_machines, &lnode);
+                    continue;
+                }
+                // An override layer driven by its own machine: every leaf
+                // produces a pose (no cooked delta), blended over the
+                // layers below by the mask and weight.
+                let mut deltas = false;
+                for (si, sn) in draft.state_nodes.iter().enumerate() {
+                    let Some((ni, nat)) = *sn else { continue };
+                    let Some(kind) = kinds[usize::from(ni)] else {
+                        continue;
+                    };
+                    let members: Vec<u16> = match kind {
+                        NodeKind::Clip { binding, .. } => vec![binding],
+                        NodeKind::Space { space, .. } => {
+                            e.spaces[usize::from(space)].members.clone()
+                        }
+                    };
+                    if members.iter().any(|b| bindings[usize::from(*b)].additive) {
+                        cx.err(
+                            nat,
+                            format!(
+                                "{lnode} / machine '{}' / state '{}' / node '{}'",
+                                draft.name,
+                                draft.states[si].name,
+                                asset.nodes[usize::from(ni)].get_ref().name
+                            ),
+                            format!(
+                                "{compose} layer over an additive clip (a delta is not a pose)"
+                            ),
+                        );
+                        deltas = true;
+                    }
+                }
+                if deltas {
+                    continue;
+                }
+                let Some(src) = emit_machine(cx, e, kinds, draft, out_machines, &lnode) else {
+                    continue;
+                };
+                let Some(base) = current else { continue };
+                let out = e.vreg();
+                e.push(
+                    Guard::Always,
+                    Op::OverrideMask {
+                        out,
+                        base,
+                        src,
+                        mask,
+                        weight,
+                    },
+                    lnode.clone(),
+                    at,
+                    &cx.map,
+                );
+                current = Some(out);
                 continue;
             }
             _ => {
@@ -1656,6 +1770,113 @@ fn layers(
         }
     }
     current
+}
+
+/// A `two_bone_ik` layer's chain and target resolved (the op's `out` is
+/// filled by the caller), or `None` after reporting why not.
+#[allow(clippy::too_many_arguments)]
+fn two_bone(
+    cx: &mut Ctx,
+    l: &LayerSpec,
+    lnode: &str,
+    at: usize,
+    skel: &AssetFacts,
+    params: &[Param],
+    weight: Weight,
+    masked: bool,
+) -> Option<Op> {
+    if l.node.is_some() || l.machine.is_some() || l.reference.is_some() || masked {
+        cx.err(
+            at,
+            lnode,
+            "a two_bone_ik layer names a `chain` and a `target`: no `node`, `machine`, `reference` or `mask`",
+        );
+        return None;
+    }
+    let (Some(chain), Some(target)) = (&l.chain, &l.target) else {
+        cx.err(
+            at,
+            lnode,
+            "a two_bone_ik layer needs `chain` (root, middle, tip joints) and `target` (three float parameters)",
+        );
+        return None;
+    };
+    let (cat, tat) = (chain.span().start, target.span().start);
+    if chain.get_ref().len() != 3 || target.get_ref().len() != 3 {
+        cx.err(
+            at,
+            lnode,
+            "`chain` is three joints (root, middle, tip) and `target` three parameters (x, y, z)",
+        );
+        return None;
+    }
+    let mut joints = [0u16; 3];
+    for (k, name) in chain.get_ref().iter().enumerate() {
+        let Some(j) = skel.joint_names.iter().position(|n| n == name) else {
+            cx.unresolved(
+                cat,
+                lnode,
+                "joint",
+                name,
+                skel.joint_names.iter().map(String::as_str),
+            );
+            return None;
+        };
+        joints[k] = u16_of(j);
+    }
+    let below = |d: u16, a: u16| {
+        let mut j = skel.parents[usize::from(d)];
+        while j != NO_PARENT {
+            if j == u32::from(a) {
+                return true;
+            }
+            j = skel.parents[j as usize];
+        }
+        false
+    };
+    if !(below(joints[1], joints[0]) && below(joints[2], joints[1])) {
+        cx.err(
+            cat,
+            lnode,
+            format!(
+                "chain {}: each joint must be a descendant of the one before",
+                chain.get_ref().join(" > ")
+            ),
+        );
+        return None;
+    }
+    let mut target_params = [0u16; 3];
+    for (k, name) in target.get_ref().iter().enumerate() {
+        match params.iter().position(|p| p.name == *name) {
+            Some(i) if matches!(params[i].kind, ParamKind::Float { .. }) => {
+                target_params[k] = u16_of(i)
+            }
+            Some(_) => {
+                cx.err(
+                    tat,
+                    lnode,
+                    format!("target parameter '{name}' is not a float"),
+                );
+                return None;
+            }
+            None => {
+                cx.unresolved(
+                    tat,
+                    lnode,
+                    "parameter",
+                    name,
+                    params.iter().map(|p| p.name.as_str()),
+                );
+                return None;
+            }
+        }
+    }
+    Some(Op::SolveConstraint {
+        out: 0,
+        chain: joints,
+        target: target_params,
+        weight,
+    })
 }
 
 fn emit_machine(

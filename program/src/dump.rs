@@ -25,19 +25,43 @@ fn mask(p: &Program, m: &Option<u16>) -> String {
     })
 }
 
+/// A guard as text; with several machines each names its machine
+/// (`[arms.Wave]`, `[arms fading]`).
 fn guard(p: &Program, g: &Guard) -> String {
+    let named = p.machines.len() > 1;
+    let mname = |m: &u16| {
+        if named {
+            p.machines
+                .get(usize::from(*m))
+                .map_or(String::new(), |x| x.name.clone())
+        } else {
+            String::new()
+        }
+    };
     let st = |m: &u16, s: &u16| {
-        p.machines[usize::from(*m)].states[usize::from(*s)]
+        let name = p.machines[usize::from(*m)].states[usize::from(*s)]
             .name
-            .clone()
+            .clone();
+        if named {
+            format!("{}.{name}", mname(m))
+        } else {
+            name
+        }
+    };
+    let pre = |m: &u16| {
+        if named {
+            format!("{} ", mname(m))
+        } else {
+            String::new()
+        }
     };
     match g {
         Guard::Always => String::new(),
         Guard::Active(m, s) => format!("[{}]", st(m, s)),
         Guard::Source(m, s) => format!("[from {}]", st(m, s)),
-        Guard::FadeLive(_) => "[fading]".into(),
-        Guard::FadeCaptured(_) => "[fading, captured]".into(),
-        Guard::Inertial(_) => "[inertial]".into(),
+        Guard::FadeLive(m) => format!("[{}fading]", pre(m)),
+        Guard::FadeCaptured(m) => format!("[{}fading, captured]", pre(m)),
+        Guard::Inertial(m) => format!("[{}inertial]", pre(m)),
     }
 }
 
@@ -124,6 +148,44 @@ pub fn op_text(p: &Program, op: &Op) -> String {
             )
         }
         Op::LocalToComponent { src } => format!("component = LocalToComponent b{src}"),
+        Op::GameModifier {
+            out,
+            slot,
+            mask: m,
+            weight: w,
+        } => format!(
+            "b{out} = GameModifier b{out} hook '{}' {} w={}",
+            p.layers.get(usize::from(*slot)).map_or("?", String::as_str),
+            mask(p, &Some(*m)),
+            weight(p, w)
+        ),
+        Op::SolveConstraint {
+            out,
+            chain,
+            target,
+            weight: w,
+        } => {
+            let j = |i: &u16| {
+                p.joint_names
+                    .get(usize::from(*i))
+                    .map_or("?", String::as_str)
+            };
+            let q = |i: &u16| {
+                p.params
+                    .get(usize::from(*i))
+                    .map_or("?", |x| x.name.as_str())
+            };
+            format!(
+                "b{out} = SolveConstraint b{out} two-bone {}>{}>{} to (${}, ${}, ${}) w={}",
+                j(&chain[0]),
+                j(&chain[1]),
+                j(&chain[2]),
+                q(&target[0]),
+                q(&target[1]),
+                q(&target[2]),
+                weight(p, w)
+            )
+        }
     }
 }
 

@@ -19,6 +19,12 @@ pub const COMPONENT_STRIDE: u32 = 64;
 pub const MAX_PREDICATE_STACK: usize = 16;
 /// Most joints a program may bind.
 pub const MAX_JOINTS: u32 = 4096;
+/// Pose buffers each machine keeps across ticks: its last output (the
+/// history an interrupted fade or an inertialization starts from), the
+/// output before it (the source velocity of an inertialization), the
+/// inertialization offset and its rates (6 f32 per joint, within one
+/// pose-sized slot).
+pub const PERSISTENT_PER_MACHINE: u32 = 4;
 /// No parent (a root joint).
 pub const NO_PARENT: u32 = u32::MAX;
 
@@ -337,6 +343,27 @@ pub enum Op {
     Inertialize { out: u16, machine: u16 },
     /// Component transforms of `src` (FK) into the component buffer.
     LocalToComponent { src: u16 },
+    /// The game's hook for layer `slot` (a `modifier` layer, named by
+    /// `layers[slot]`) edits a copy of `out`; only the mask's joints are
+    /// taken back, each blended by `weight * mask[j]`, and a non-finite or
+    /// degenerate joint the hook wrote is ignored. No hook: `out` unchanged.
+    GameModifier {
+        out: u16,
+        slot: u16,
+        mask: u16,
+        weight: Weight,
+    },
+    /// Two-bone IK on `out`, in place: the chain's root and middle joints
+    /// (`chain` = root, middle, tip; each a descendant of the one before)
+    /// turn so the tip reaches the component-space point of the float
+    /// parameters `target` (clamped to the chain's reach), in the plane
+    /// the chain bends in; the new rotations blend in at `weight`.
+    SolveConstraint {
+        out: u16,
+        chain: [u16; 3],
+        target: [u16; 3],
+        weight: Weight,
+    },
 }
 
 impl Op {
@@ -386,6 +413,10 @@ impl Op {
                 f(out, true)
             }
             Op::LocalToComponent { src } => f(src, false),
+            Op::GameModifier { out, .. } | Op::SolveConstraint { out, .. } => {
+                f(out, false);
+                f(out, true)
+            }
         }
     }
 
@@ -398,6 +429,8 @@ impl Op {
             Op::OverrideMask { .. } => "OverrideMask",
             Op::AddLocal { .. } => "AddLocal",
             Op::Inertialize { .. } => "Inertialize",
+            Op::GameModifier { .. } => "GameModifier",
+            Op::SolveConstraint { .. } => "SolveConstraint",
             Op::LocalToComponent { .. } => "LocalToComponent",
         }
     }
@@ -414,7 +447,7 @@ pub struct Instr {
 pub struct Capacities {
     /// Scratch pose buffers live at once (after buffer reuse).
     pub scratch_buffers: u32,
-    /// Pose buffers kept across ticks: a history and an offset per machine.
+    /// Pose buffers kept across ticks: [`PERSISTENT_PER_MACHINE`] per machine.
     pub persistent_buffers: u32,
     pub joints: u32,
     pub padded_joints: u32,
@@ -609,6 +642,45 @@ impl Program {
                     mask_ok(mask) && weight_ok(weight)
                 }
                 Op::Inertialize { machine, .. } => machine_ok(*machine),
+                Op::GameModifier {
+                    slot, mask, weight, ..
+                } => {
+                    usize::from(*slot) < self.layers.len()
+                        && usize::from(*mask) < self.masks.len()
+                        && weight_ok(weight)
+                }
+                Op::SolveConstraint {
+                    chain,
+                    target,
+                    weight,
+                    ..
+                } => {
+                    let float = |p: &u16| {
+                        self.params
+                            .get(usize::from(*p))
+                            .is_some_and(|p| matches!(p.kind, ParamKind::Float { .. }))
+                    };
+                    let below = |d: u16, a: u16| {
+                        // `d` is a strict descendant of `a` (parents come first).
+                        let mut j = self.parents.get(usize::from(d)).copied();
+                        let mut steps = 0;
+                        while let Some(q) = j {
+                            if q == u32::from(a) {
+                                return true;
+                            }
+                            if q == NO_PARENT || steps > self.parents.len() {
+                                return false;
+                            }
+                            j = self.parents.get(q as usize).copied();
+                            steps += 1;
+                        }
+                        false
+                    };
+                    target.iter().all(float)
+                        && below(chain[1], chain[0])
+                        && below(chain[2], chain[1])
+                        && weight_ok(weight)
+                }
             };
             if !ok {
                 return bad(format!(

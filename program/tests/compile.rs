@@ -3,7 +3,7 @@
 //! cook output (no packages needed: the compiler reads `AssetFacts`).
 
 use ludus_anim_program::compile::{compile, AssetFacts, ClipFacts};
-use ludus_anim_program::plan::{Guard, Op, NO_PARENT};
+use ludus_anim_program::plan::{Guard, Op, NO_PARENT, PERSISTENT_PER_MACHINE};
 use ludus_anim_program::{asset, binary, dump, Program, ProgramErrors};
 
 fn facts() -> Vec<AssetFacts> {
@@ -169,7 +169,7 @@ fn the_base_program_compiles_to_a_short_plan() {
     assert_eq!(p.capacities.padded_joints, 12);
     assert_eq!(
         p.capacities.pose_bytes,
-        u64::from(p.capacities.scratch_buffers + 2) * 12 * 40
+        u64::from(p.capacities.scratch_buffers + PERSISTENT_PER_MACHINE) * 12 * 40
     );
     // Every op maps to an authored node; the machine's ops are guarded.
     assert!(p.debug.iter().all(|d| !d.node.is_empty()));

@@ -22,6 +22,7 @@ pub mod compare;
 pub mod farm;
 pub mod manifest;
 pub mod packed;
+pub mod program_view;
 pub mod rules;
 pub mod schema;
 pub mod sidecar;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod fixtures;
 
 use ludus_anim_cooker::events::Silent;

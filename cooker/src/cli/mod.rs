@@ -12,6 +12,7 @@ pub mod merge;
 pub mod merge_fragments;
 pub mod output;
 pub mod program;
+pub mod program_view;
 pub mod prune;
 pub mod report;
 pub mod retarget;

@@ -7,6 +7,7 @@
 //! FILE` is `program dump FILE`.
 
 use super::output::{outln, Output};
+use super::program_view::{build_view, ViewInputs};
 use super::Exit;
 use clap::{Args, Subcommand};
 use ludus_anim_cooker::fsutil::write_atomic;
@@ -61,6 +62,11 @@ struct CompileArgs {
     /// Print the plan after compiling.
     #[arg(long)]
     dump: bool,
+    /// Input script (as `evaluate --script`) of the evaluated sequence the
+    /// dashboard shows (`<name>.view.json` beside the compiled program);
+    /// default: the verification's script, 10 s at 30 Hz.
+    #[arg(long)]
+    script: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -279,16 +285,56 @@ fn compile_cmd(a: CompileArgs) -> Result<Exit, String> {
     if let Some(d) = target.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
+    // The view is assembled (and its script read) before anything is
+    // written: a bad script leaves neither file behind.
+    let (script_name, view_script) = match &a.script {
+        Some(s) => (
+            s.file_name().map_or_else(
+                || s.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            read_script(s, &program)?,
+        ),
+        None => {
+            let dt = 1.0 / 30.0;
+            let mut steps = default_script(&program, 10.0, dt);
+            for s in &mut steps {
+                s.dt = dt;
+            }
+            ("the verification's script".to_string(), steps)
+        }
+    };
+    let file_name = target
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let view = build_view(
+        &program,
+        &pk,
+        ViewInputs {
+            file: file_name,
+            file_bytes: bytes.len() as u64,
+            dump: dump::dump(&program),
+            verification: verification_line(&v),
+            script_name,
+            script: &view_script,
+        },
+    )
+    .map_err(|e| format!("{}: {e}", a.program.display()))?;
+    let view_json = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())? + "\n";
+    let view_path = target.with_extension("view.json");
     write_atomic(&target, &bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+    write_atomic(&view_path, view_json.as_bytes())
+        .map_err(|e| format!("{}: {e}", view_path.display()))?;
     if a.dump {
         outln!("{}", dump::dump(&program));
     }
     outln!("{}", verification_line(&v));
     outln!(
-        "wrote {} ({} bytes, {} ops)",
+        "wrote {} ({} bytes, {} ops) and its dashboard view {}",
         target.display(),
         bytes.len(),
-        program.ops.len()
+        program.ops.len(),
+        view_path.display()
     );
     Ok(Exit::Ok)
 }

@@ -12,7 +12,9 @@
 //! Sections, in order: the gate (clips over threshold, the rules), totals
 //! (per profile, per asset), changes since the baseline, worst offenders,
 //! the clip table, the profile trade-off, and the clip details (error over
-//! time, heat map, bit rates, trajectory, events, retarget panel).
+//! time, heat map, bit rates, trajectory, events, retarget panel); the
+//! compiled programs (plan, capacities, evaluated stick figures) after the
+//! trade-off when a cook has any.
 
 pub mod plots;
 mod png;
@@ -91,6 +93,7 @@ fn page(d: &Dashboard, opts: &HtmlOptions, details: Details<'_>) -> String {
     sections::worst::render(&mut s, d);
     sections::table::render(&mut s, d);
     sections::tradeoff::render(&mut s, d);
+    sections::programs::render(&mut s, d);
     let empty = BTreeMap::new();
     let (dir, names) = match details {
         Details::Inline => {

@@ -5,6 +5,7 @@ pub mod clip;
 pub mod data;
 pub mod pareto;
 pub mod player;
+pub mod programs;
 pub mod rules;
 pub mod table;
 pub mod totals;
@@ -23,14 +24,19 @@ pub fn header(s: &mut String, d: &Dashboard, title: &str) {
         "<header><h1>{}</h1><p class=\"sub\">{} clip(s) from {}; cooker {}</p><nav>\
          <a href=\"#gate\">Gate</a><a href=\"#totals\">Totals</a><a href=\"#changes\">Changes</a>\
          <a href=\"#worst\">Worst offenders</a><a href=\"#clips\">Clips</a>\
-         <a href=\"#profiles\">Profiles</a><a href=\"#details\">Clip details</a></nav>",
+         <a href=\"#profiles\">Profiles</a><a href=\"#details\">Clip details</a>{}</nav>",
         esc(title),
         d.rows().len(),
         cooks.join(", "),
         esc(d
             .cooks
             .first()
-            .map_or("", |c| c.report.cooker_version.as_str()))
+            .map_or("", |c| c.report.cooker_version.as_str())),
+        if d.cooks.iter().any(|c| !c.programs.is_empty()) {
+            "<a href=\"#programs\">Programs</a>"
+        } else {
+            ""
+        }
     );
     for n in d.notices() {
         let _ = write!(s, "<p class=\"notice\">{}</p>", esc(n));

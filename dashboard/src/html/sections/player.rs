@@ -10,7 +10,8 @@ use ludus_anim_report::sidecar::{ClipSidecar, Poses};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-fn poses(p: &Poses) -> Value {
+/// A pose sequence as the player reads it (also the programs section's).
+pub fn poses(p: &Poses) -> Value {
     json!({
         "rate": p.rate_hz,
         "frames": p.frames,
@@ -79,11 +80,6 @@ pub fn render(s: &mut String, sc: &ClipSidecar) {
         }
         return;
     };
-    // `</` cannot appear in the JSON (base64, numbers, escaped names), so
-    // the script element ends where it should.
-    let json = serde_json::to_string(&data(sc, p))
-        .unwrap_or_else(|_| "{}".into())
-        .replace('<', "\\u003c");
     let what = match &sc.source_poses {
         Some(src) => format!(
             "source ({} joints) and result ({} joints) side by side",
@@ -92,6 +88,27 @@ pub fn render(s: &mut String, sc: &ClipSidecar) {
         ),
         None => format!("{} joints", sc.joint_count()),
     };
+    shell(
+        s,
+        &format!(
+            "Motion decoded from the package: {what}, {} frames at {:.1} Hz (side view, top view{}; events, markers and contacts on the timeline)",
+            p.frames,
+            p.rate_hz,
+            if sc.root_motion.is_some() { " with the root trajectory" } else { "" }
+        ),
+        &data(sc, p),
+    );
+}
+
+/// The player's markup: caption, empty views, the timeline, controls and
+/// its data as embedded JSON (`assets/player.js` draws it). Also the
+/// programs section's evaluated sequence.
+pub fn shell(s: &mut String, caption: &str, data: &Value) {
+    // `</` cannot appear in the JSON (base64, numbers, escaped names), so
+    // the script element ends where it should.
+    let json = serde_json::to_string(data)
+        .unwrap_or_else(|_| "{}".into())
+        .replace('<', "\\u003c");
     let _ = write!(
         s,
         "<figure class=\"plot-fig player\" data-player><figcaption>{}</figcaption>\
@@ -103,11 +120,6 @@ pub fn render(s: &mut String, sc: &ClipSidecar) {
          <option value=\"0.5\">0.5×</option><option value=\"1\" selected>1×</option><option value=\"2\">2×</option></select> \
          <span class=\"pl-time\"></span></div>\
          <script type=\"application/json\" class=\"player-data\">{json}</script></figure>",
-        esc(&format!(
-            "Motion decoded from the package: {what}, {} frames at {:.1} Hz (side view, top view{}; events, markers and contacts on the timeline)",
-            p.frames,
-            p.rate_hz,
-            if sc.root_motion.is_some() { " with the root trajectory" } else { "" }
-        ))
+        esc(caption)
     );
 }
