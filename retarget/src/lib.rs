@@ -326,6 +326,9 @@ fn retarget_clip(
             looping,
         );
     }
+    if !onto_itself(ctx) {
+        planting::keep_above_floor(ctx, &profile.contacts, &times, &src, &mut tgt, looping);
+    }
     let data = metrics::ClipData {
         name: &clip.name,
         times: &times,
