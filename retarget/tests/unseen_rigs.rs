@@ -107,6 +107,11 @@ fn a_leaning_motionbuilder_rest_is_aligned_not_refused() {
     // Both A-poses now agree within the pose check's tolerance (43 vs 26
     // deg before): `run` would fail on a mismatch.
     let out = run(&src, &tgt, &p);
-    let facing = out.metrics[0].facing.as_ref().and_then(|f| f.agreement);
+    let m = &out.metrics[0];
+    let facing = m.facing.as_ref().and_then(|f| f.agreement);
     assert!(facing.is_some_and(|a| a > 0.5), "facing {facing:?}");
+    // The planting IK's pole leans forward: the right knee flipped by
+    // 105 deg in one frame at 2.02 s where the source leg straightened.
+    let j = &m.angular_jump_least_headroom;
+    assert!(j.target_deg <= j.limit_deg, "{j:?}");
 }
