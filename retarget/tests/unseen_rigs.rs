@@ -63,6 +63,10 @@ fn french_barbarian_maps_its_knee_less_limbs() {
         "{:?}",
         m.floor_penetration
     );
+    // The one-bone legs and arms aim where the source's limbs point (hip
+    // to ankle): 1.25 limb lengths off when they took the thigh alone.
+    let e = &m.end_effector_error;
+    assert!(e.value <= p.budgets.max_end_effector_error, "{e:?}");
 }
 
 #[test]
@@ -89,6 +93,8 @@ fn quaternius_skeleton_legs_move_and_stay_above_the_floor() {
     // before the whole body was kept above it.
     let pen = &m.floor_penetration;
     assert!(pen.target_m - pen.source_m <= 0.01, "{pen:?}");
+    let e = &m.end_effector_error;
+    assert!(e.value <= p.budgets.max_end_effector_error, "{e:?}");
 }
 
 #[test]
