@@ -111,8 +111,8 @@ pub(crate) fn ground_lift(ctx: &Ctx, grounds: &[Option<f32>]) -> f32 {
 
 /// The lift that would ground this one contact joint on its own.
 fn joint_lift(ctx: &Ctx, c: &ContactPlan, ground: f32) -> f32 {
-    let (s, t, v) = (ctx.s, ctx.t, ctx.setup.scales.vertical);
-    target_ground(t, c.target) - v * (ground - s.floor)
+    let (s, v) = (ctx.s, ctx.setup.scales.vertical);
+    target_ground(ctx, c.target) - v * (ground - s.floor)
 }
 
 /// Height of a target contact joint above the target's floor when the
@@ -121,11 +121,29 @@ fn joint_lift(ctx: &Ctx, c: &ContactPlan, ground: f32) -> f32 {
 /// height above the pose's lowest joint (a rest pose floating or sunk,
 /// like a BVH zero pose with the hips at the origin: taking it as
 /// standing would sink the whole result and fail even a rig onto itself).
-fn target_ground(t: &crate::side::Side, joint: usize) -> f32 {
-    if (t.lowest - t.floor).abs() <= 0.05 * t.height {
-        t.canon(t.pose.position(joint)).y - t.floor
+/// A contact joint standing more than 5% of the height above the lowest
+/// contact joint of the pose is a lifted foot, not a ground: it takes the
+/// lowest one's (PAB's FBX rest is a mocap frame with the right foot
+/// lifted: its planted right foot stood there, 0.39 limb lengths off).
+fn target_ground(ctx: &Ctx, joint: usize) -> f32 {
+    let t = ctx.t;
+    let own = |j: usize| {
+        if (t.lowest - t.floor).abs() <= 0.05 * t.height {
+            t.canon(t.pose.position(j)).y - t.floor
+        } else {
+            t.height_above_lowest(j)
+        }
+    };
+    let lowest = ctx
+        .setup
+        .contacts
+        .iter()
+        .map(|c| own(c.target))
+        .fold(own(joint), f32::min);
+    if own(joint) - lowest > 0.05 * t.height {
+        lowest
     } else {
-        t.height_above_lowest(joint)
+        own(joint)
     }
 }
 
@@ -163,7 +181,7 @@ fn ik_targets(
             // (a short clip whose foot never holds still, PAB's jog onto
             // the Knight: 5.9 cm under the floor).
             let Some(g) = ground else {
-                let ground_t = t.floor + target_ground(t, c.target);
+                let ground_t = t.floor + target_ground(ctx, c.target);
                 return tgt
                     .iter()
                     .map(|f| {
@@ -182,7 +200,7 @@ fn ik_targets(
             // (CMU 43:57, the Knight 54:46), so a bent knee lifts each foot
             // differently, and the source's two feet need not share one
             // ground (2 cm apart in CMU 12_01).
-            let ground_t = t.floor + target_ground(t, c.target);
+            let ground_t = t.floor + target_ground(ctx, c.target);
             let v = ctx.setup.scales.vertical;
             let fk: Vec<Vec3> = tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
             let pl = plants(&PlantInput {

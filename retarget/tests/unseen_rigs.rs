@@ -120,4 +120,8 @@ fn a_leaning_motionbuilder_rest_is_aligned_not_refused() {
     // 105 deg in one frame at 2.02 s where the source leg straightened.
     let j = &m.angular_jump_least_headroom;
     assert!(j.target_deg <= j.limit_deg, "{j:?}");
+    // PAB's rest lifts the right foot: planted there (its own rest
+    // height), the right leg stayed bent, 0.39 limb lengths off.
+    let e = &m.end_effector_error;
+    assert!(e.value <= p.budgets.max_end_effector_error, "{e:?}");
 }
