@@ -138,7 +138,9 @@ stage_list! {
     /// plant to plant over the gap and lands at rest (no pops); a planted
     /// foot's toes are kept above the floor.
     /// 7: carries the target's skins (with 6's contacts).
-    Retarget: "retarget", version 7, per Asset, reads [Normalize];
+    /// 8: every target joint kept above the floor (beyond the source's
+    /// own, scaled) by raising the body: knees, unplanted legs.
+    Retarget: "retarget", version 8, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 4: the report carries each joint's resampling error (the
     /// encoder's budget is what is left of the threshold). 3: measured at eighths and the nlerp/slerp peaks of every

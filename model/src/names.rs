@@ -2,7 +2,9 @@
 //! side conventions (`Left`, `L_`, `_l`, `.L`, ` L`, `L `) and synonyms
 //! across Mixamo, the Unreal mannequin, Blender Rigify-ish, MakeHuman,
 //! CMU/MotionBuilder BVH, 3ds Max Biped, Hip/Knee/Ankle and
-//! Collar/Shoulder/Elbow/Wrist rigs and Quaternius rigs. Animation
+//! Collar/Shoulder/Elbow/Wrist rigs, Quaternius rigs, and French names
+//! (`jambe gauche`, `épaule_d`, `tête`: side words and body-part words
+//! are looked up after folding accents to ASCII). Animation
 //! controls (`*Ctrl`, `*IK`, `Pole*`, `*Target`) are never body parts:
 //! the deforming joint of the same name is the one to drive.
 //!
@@ -63,6 +65,61 @@ fn strip_namespace(name: &str) -> &str {
     n
 }
 
+/// Side words of other languages, as whole words of a name (French:
+/// `gauche`, `droite`/`droit`, `g`/`d` after a separator).
+const SIDE_WORDS: [(&str, Side); 5] = [
+    ("gauche", Side::Left),
+    ("droite", Side::Right),
+    ("droit", Side::Right),
+    ("g", Side::Left),
+    ("d", Side::Right),
+];
+
+/// `n` (lowercase) with a whole side word removed: `jambe gauche` ->
+/// (Left, `jambe`), `pied_droit.001` -> (Right, `pied.001`). A one-letter
+/// word counts only after the first word (`d` alone is no name).
+fn side_word(lower: &str) -> Option<(Side, String)> {
+    let words: Vec<&str> = lower.split([' ', '_', '.', '-']).collect();
+    for (i, w) in words.iter().enumerate() {
+        for (word, side) in SIDE_WORDS {
+            if *w == word && (word.len() > 1 || i > 0) && words.len() > 1 {
+                let rest: Vec<&str> = words
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != i)
+                    .map(|(_, w)| *w)
+                    .collect();
+                return Some((side, rest.join(".")));
+            }
+        }
+    }
+    None
+}
+
+/// Accented Latin letters folded to ASCII (`tête` -> `tete`, `épaule` ->
+/// `epaule`), so non-English names keep their letters in the ASCII base.
+fn fold_accents(n: &str) -> String {
+    n.chars()
+        .map(|c| match c {
+            'à' | 'á' | 'â' | 'ä' | 'ã' => 'a',
+            'À' | 'Á' | 'Â' | 'Ä' | 'Ã' => 'A',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'É' | 'È' | 'Ê' | 'Ë' => 'E',
+            'î' | 'ï' | 'í' | 'ì' => 'i',
+            'Î' | 'Ï' | 'Í' | 'Ì' => 'I',
+            'ô' | 'ö' | 'ó' | 'ò' | 'õ' => 'o',
+            'Ô' | 'Ö' | 'Ó' | 'Ò' | 'Õ' => 'O',
+            'ù' | 'û' | 'ü' | 'ú' => 'u',
+            'Ù' | 'Û' | 'Ü' | 'Ú' => 'U',
+            'ç' => 'c',
+            'Ç' => 'C',
+            'ñ' => 'n',
+            'Ñ' => 'N',
+            other => other,
+        })
+        .collect()
+}
+
 fn split_side(n: &str) -> (Side, String) {
     let checks: [(&str, Side, bool); 18] = [
         ("left", Side::Left, true),
@@ -85,6 +142,9 @@ fn split_side(n: &str) -> (Side, String) {
         ("right", Side::Right, false),
     ];
     let lower = n.to_ascii_lowercase();
+    if let Some(found) = side_word(&lower) {
+        return found;
+    }
     for (m, side, prefix) in checks {
         let rest = if prefix {
             lower.strip_prefix(m)
@@ -111,7 +171,7 @@ fn split_side(n: &str) -> (Side, String) {
 fn part_of(base: &str) -> Part {
     let has = |w: &[&str]| w.iter().any(|x| base.contains(x));
     let starts = |w: &[&str]| w.iter().any(|x| base.starts_with(x));
-    if has(&["twist", "roll"]) {
+    if has(&["twist", "roll", "torsion"]) {
         return Part::Twist;
     }
     if has(&[
@@ -127,15 +187,31 @@ fn part_of(base: &str) -> Part {
         "tongue",
         "toe-",
         "metatarsal",
+        "doigt",
+        "pouce",
+        "orteil",
+        "machoire",
+        "oeil",
+        "langue",
     ]) {
-        return if starts(&["toe", "metatarsal"]) {
+        return if starts(&["toe", "metatarsal", "orteil"]) {
             Part::Toe
         } else {
             Part::Other
         };
     }
+    // English, then French (`bassin` pelvis, `colonne`/`torse`/`dos`
+    // spine, `cou` neck, `tete` head, `epaule`/`clavicule` clavicle,
+    // `bras` upper arm, `avantbras`/`coude` forearm, `main`/`poignet`
+    // hand, `cuisse`/`hanche` thigh, `jambe`/`genou`/`tibia` shin,
+    // `pied`/`cheville` foot).
     let table: [(&[&str], Part); 11] = [
-        (&["hipjoint", "pelvis", "root", "hips", "bone"], Part::Other),
+        (
+            &[
+                "hipjoint", "pelvis", "root", "hips", "bone", "bassin", "racine",
+            ],
+            Part::Other,
+        ),
         (
             &[
                 "spine",
@@ -145,21 +221,50 @@ fn part_of(base: &str) -> Part {
                 "lowerback",
                 "back",
                 "waist",
+                "colonne",
+                "torse",
+                "dos",
+                "ventre",
+                "poitrine",
             ],
             Part::Spine,
         ),
-        (&["neck"], Part::Neck),
-        (&["head"], Part::Head),
-        (&["shoulder", "clavicle", "collar"], Part::Clavicle),
-        (&["upperarm", "uparm", "arm", "humerus"], Part::UpperArm),
-        (&["forearm", "lowerarm", "loarm", "elbow"], Part::ForeArm),
-        (&["hand", "wrist", "palm"], Part::Hand),
-        (&["upleg", "upperleg", "thigh", "femur", "hip"], Part::Thigh),
+        (&["neck", "cou"], Part::Neck),
+        (&["head", "tete"], Part::Head),
         (
-            &["leg", "lowerleg", "loleg", "calf", "shin", "knee"],
+            &["shoulder", "clavicle", "collar", "epaule", "clavicule"],
+            Part::Clavicle,
+        ),
+        (
+            &["upperarm", "uparm", "arm", "humerus", "bras"],
+            Part::UpperArm,
+        ),
+        (
+            &[
+                "forearm",
+                "lowerarm",
+                "loarm",
+                "elbow",
+                "avantbras",
+                "coude",
+            ],
+            Part::ForeArm,
+        ),
+        (&["hand", "wrist", "palm", "main", "poignet"], Part::Hand),
+        (
+            &[
+                "upleg", "upperleg", "thigh", "femur", "hip", "cuisse", "hanche",
+            ],
+            Part::Thigh,
+        ),
+        (
+            &[
+                "leg", "lowerleg", "loleg", "downleg", "calf", "shin", "knee", "jambe", "genou",
+                "tibia",
+            ],
             Part::Calf,
         ),
-        (&["foot", "ankle"], Part::Foot),
+        (&["foot", "ankle", "pied", "cheville"], Part::Foot),
     ];
     // Longest matching synonym wins ("forearm" before "arm", "upleg" before "leg").
     let mut best: Option<(usize, Part)> = None;
@@ -201,7 +306,8 @@ pub fn is_generic(base: &str) -> bool {
 }
 
 pub fn parse(name: &str) -> Name {
-    let (side, rest) = split_side(strip_namespace(name));
+    let folded = fold_accents(name);
+    let (side, rest) = split_side(strip_namespace(&folded));
     let base: String = rest
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
@@ -266,6 +372,30 @@ mod tests {
             ("L_Leg_IK", Side::Left, Part::Other),
             ("PoleKnee.L", Side::Left, Part::Other),
             ("foot_target.R", Side::Right, Part::Other),
+            // French (the ufbx Blender barbarian's names and others).
+            ("jambe gauche", Side::Left, Part::Calf),
+            ("pied droit", Side::Right, Part::Foot),
+            ("pied droit.001", Side::Right, Part::Foot),
+            ("main droite", Side::Right, Part::Hand),
+            ("bras gauche", Side::Left, Part::UpperArm),
+            ("tête", Side::Center, Part::Head),
+            ("bassin", Side::Center, Part::Other),
+            ("torse", Side::Center, Part::Spine),
+            ("épaule_g", Side::Left, Part::Clavicle),
+            ("avant-bras.D", Side::Right, Part::ForeArm),
+            ("coude_droit", Side::Right, Part::ForeArm),
+            ("poignet gauche", Side::Left, Part::Hand),
+            ("hanche.G", Side::Left, Part::Thigh),
+            ("cuisse droite", Side::Right, Part::Thigh),
+            ("genou_gauche", Side::Left, Part::Calf),
+            ("cheville droite", Side::Right, Part::Foot),
+            ("orteil_gauche", Side::Left, Part::Toe),
+            ("cou", Side::Center, Part::Neck),
+            ("colonne_01", Side::Center, Part::Spine),
+            ("pouce_droit_01", Side::Right, Part::Other),
+            ("avant-bras torsion gauche", Side::Left, Part::Twist),
+            // Quaternius Skeleton: UpperLeg / DownLeg.
+            ("L.DownLeg", Side::Left, Part::Calf),
         ];
         for (n, side, part) in cases {
             let p = parse(n);

@@ -63,7 +63,7 @@ pub use profile::Profile;
 pub use setup::RootScales;
 pub use suggest::{rest_kind, suggest, suggest_with, RigInput, Suggested};
 
-use ludus_anim_format::math::rotation_angle;
+use ludus_anim_format::math::{rotation_angle, Quat};
 use ludus_anim_model::{Decision, Diagnostic, Diagnostics, SourceClip};
 use ludus_anim_runtime::Skeleton;
 use rig::{sample_clip, PoseFk};
@@ -310,9 +310,11 @@ fn retarget_clip(
     };
     let ctx = &Ctx { lift, ..*ctx };
     let mut tgt: Vec<PoseFk> = Vec::with_capacity(src.len());
+    let short = short_limbs(ctx);
     for (f, frame) in src.iter().enumerate() {
         let mut out = t.pose.clone();
         ctx.frame(frame, &twist[f], &mut out);
+        aim_short_limbs(ctx, &short, frame, &mut out);
         tgt.push(out);
     }
     if plant {
@@ -325,6 +327,9 @@ fn retarget_clip(
             &flags,
             looping,
         );
+    }
+    if !onto_itself(ctx) {
+        planting::keep_above_floor(ctx, &profile.contacts, &times, &src, &mut tgt, looping);
     }
     let data = metrics::ClipData {
         name: &clip.name,
@@ -343,6 +348,41 @@ fn retarget_clip(
         m,
         feet,
     )
+}
+
+/// Target limbs of one bone whose source limb has a joint in between (a
+/// leg without a knee: the barbarian's `jambe` -> `pied`, the Quaternius
+/// Skeleton's `L.UpperLeg` -> `L.DownLeg`): (source limb, target limb).
+fn short_limbs(ctx: &Ctx) -> Vec<metrics::Limb> {
+    metrics::limbs(ctx)
+        .into_iter()
+        .filter(|(sp, tp)| tp.len() == 2 && sp.len() > 2)
+        .collect()
+}
+
+/// Turn each short limb's one bone (by the shortest arc, in component
+/// space) to point where the source limb points from its root to its end:
+/// a bone that took the source's upper bone alone would lose the knee's
+/// bend (the foot 1.25 limb lengths from where CMU 12_01's limb puts it).
+fn aim_short_limbs(ctx: &Ctx, short: &[metrics::Limb], src: &PoseFk, out: &mut PoseFk) {
+    let (s, t) = (ctx.s, ctx.t);
+    for (sp, tp) in short {
+        let (Some(&s0), Some(&s1), Some(&t0), Some(&t1)) =
+            (sp.first(), sp.last(), tp.first(), tp.last())
+        else {
+            continue;
+        };
+        let want = s.canon(src.position(s1) - src.position(s0)).try_normalize();
+        let have = t.canon(out.position(t1) - out.position(t0)).try_normalize();
+        let (Some(want), Some(have)) = (want, have) else {
+            continue;
+        };
+        let turn = t.basis.conjugate() * Quat::from_rotation_arc(have, want) * t.basis;
+        let g = (turn * out.rot[t0]).normalize();
+        out.set_global_rotation(t.skel, t0, g);
+        out.fk_subtree(t.skel, t0);
+        ctx.place_followers(out);
+    }
 }
 
 /// A rig onto itself: same skeleton, same retarget pose, identity axes

@@ -238,13 +238,13 @@ fn contact_metrics(ctx: &Ctx, spec: &ContactSpec, d: &ClipData) -> Vec<ContactMe
 
 /// One limb on both sides: (source points, target points), each the limb's
 /// joints from its root (shoulder or hip) to its end effector (hand, foot).
-type Limb = (Vec<usize>, Vec<usize>);
+pub(crate) type Limb = (Vec<usize>, Vec<usize>);
 
 /// Arms: the arm chain. Legs: the leg chain, then the end of the foot
 /// chain of the same side when one is mapped (the foot may be an IK
 /// control outside the leg), so a leg split at the shin still ends at the
 /// foot.
-fn limbs(ctx: &Ctx) -> Vec<Limb> {
+pub(crate) fn limbs(ctx: &Ctx) -> Vec<Limb> {
     let setup = ctx.setup;
     // Source chain driving target chain `ti`.
     let source_of = |ti: usize| {
@@ -296,18 +296,26 @@ fn limb_params(side: &Side, pts: &[usize]) -> Vec<f32> {
     cum.iter().map(|c| c / total).collect()
 }
 
-/// Per target limb segment: the source segment at the same normalized
-/// length (its midpoint), the target segment's pose length, and the
-/// source segment's.
-fn segment_pairs(s: &Side, sp: &[usize], t: &Side, tp: &[usize]) -> Vec<(usize, f32, f32)> {
+/// Per target limb segment: the source points it spans (indices into the
+/// source limb), the target segment's pose length, and the source span's.
+/// With as many segments or more on the target, each target segment takes
+/// the source segment at the same normalized length (its midpoint). A
+/// target limb with fewer segments than its source (a leg without a knee:
+/// one bone from hip to ankle) spans the whole source limb: its one bone
+/// goes where the source's limb points, hip to end.
+fn segment_pairs(s: &Side, sp: &[usize], t: &Side, tp: &[usize]) -> Vec<(usize, usize, f32, f32)> {
     let (us, ut) = (limb_params(s, sp), limb_params(t, tp));
     let len =
         |side: &Side, a: usize, b: usize| (side.pose.position(b) - side.pose.position(a)).length();
+    if tp.len() == 2 && sp.len() > 2 {
+        let last = sp.len() - 1;
+        return vec![(0, last, len(t, tp[0], tp[1]), len(s, sp[0], sp[last]))];
+    }
     (0..tp.len() - 1)
         .map(|i| {
             let mid = 0.5 * (ut[i] + ut[i + 1]);
             let j = us[1..us.len() - 1].partition_point(|&u| u <= mid);
-            (j, len(t, tp[i], tp[i + 1]), len(s, sp[j], sp[j + 1]))
+            (j, j + 1, len(t, tp[i], tp[i + 1]), len(s, sp[j], sp[j + 1]))
         })
         .collect()
 }
@@ -317,7 +325,7 @@ fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
     let mut w = Worst::default();
     for (sp, tp) in limbs(ctx) {
         let pairs = segment_pairs(s, &sp, t, &tp);
-        let length: f32 = pairs.iter().map(|p| p.1).sum::<f32>().max(1e-6 * t.height);
+        let length: f32 = pairs.iter().map(|p| p.2).sum::<f32>().max(1e-6 * t.height);
         let floor = 1e-6 * s.height;
         let name = tp.last().map_or("", |&k| t.skel.name(k));
         let (root, end) = (tp[0], tp[tp.len() - 1]);
@@ -329,9 +337,10 @@ fn end_effectors(ctx: &Ctx, d: &ClipData) -> Worst {
             // stretch (1 for a bone; an IK foot control may not be rigid).
             let predicted: Vec3 = pairs
                 .iter()
-                .map(|&(j, len_t, len_s)| {
-                    let seg = s.canon(fs.position(sp[j + 1]) - fs.position(sp[j]));
-                    if len_s > floor {
+                .map(|&(a, b, len_t, len_s)| {
+                    let seg = s.canon(fs.position(sp[b]) - fs.position(sp[a]));
+                    // A span over a joint bends: its direction only.
+                    if len_s > floor && b == a + 1 {
                         seg * (len_t / len_s)
                     } else {
                         seg.normalize_or_zero() * len_t

@@ -111,8 +111,8 @@ pub(crate) fn ground_lift(ctx: &Ctx, grounds: &[Option<f32>]) -> f32 {
 
 /// The lift that would ground this one contact joint on its own.
 fn joint_lift(ctx: &Ctx, c: &ContactPlan, ground: f32) -> f32 {
-    let (s, t, v) = (ctx.s, ctx.t, ctx.setup.scales.vertical);
-    target_ground(t, c.target) - v * (ground - s.floor)
+    let (s, v) = (ctx.s, ctx.setup.scales.vertical);
+    target_ground(ctx, c.target) - v * (ground - s.floor)
 }
 
 /// Height of a target contact joint above the target's floor when the
@@ -121,11 +121,29 @@ fn joint_lift(ctx: &Ctx, c: &ContactPlan, ground: f32) -> f32 {
 /// height above the pose's lowest joint (a rest pose floating or sunk,
 /// like a BVH zero pose with the hips at the origin: taking it as
 /// standing would sink the whole result and fail even a rig onto itself).
-fn target_ground(t: &crate::side::Side, joint: usize) -> f32 {
-    if (t.lowest - t.floor).abs() <= 0.05 * t.height {
-        t.canon(t.pose.position(joint)).y - t.floor
+/// A contact joint standing more than 5% of the height above the lowest
+/// contact joint of the pose is a lifted foot, not a ground: it takes the
+/// lowest one's (PAB's FBX rest is a mocap frame with the right foot
+/// lifted: its planted right foot stood there, 0.39 limb lengths off).
+fn target_ground(ctx: &Ctx, joint: usize) -> f32 {
+    let t = ctx.t;
+    let own = |j: usize| {
+        if (t.lowest - t.floor).abs() <= 0.05 * t.height {
+            t.canon(t.pose.position(j)).y - t.floor
+        } else {
+            t.height_above_lowest(j)
+        }
+    };
+    let lowest = ctx
+        .setup
+        .contacts
+        .iter()
+        .map(|c| own(c.target))
+        .fold(own(joint), f32::min);
+    if own(joint) - lowest > 0.05 * t.height {
+        lowest
     } else {
-        t.height_above_lowest(joint)
+        own(joint)
     }
 }
 
@@ -163,7 +181,7 @@ fn ik_targets(
             // (a short clip whose foot never holds still, PAB's jog onto
             // the Knight: 5.9 cm under the floor).
             let Some(g) = ground else {
-                let ground_t = t.floor + target_ground(t, c.target);
+                let ground_t = t.floor + target_ground(ctx, c.target);
                 return tgt
                     .iter()
                     .map(|f| {
@@ -182,7 +200,7 @@ fn ik_targets(
             // (CMU 43:57, the Knight 54:46), so a bent knee lifts each foot
             // differently, and the source's two feet need not share one
             // ground (2 cm apart in CMU 12_01).
-            let ground_t = t.floor + target_ground(t, c.target);
+            let ground_t = t.floor + target_ground(ctx, c.target);
             let v = ctx.setup.scales.vertical;
             let fk: Vec<Vec3> = tgt.iter().map(|f| t.canon(f.position(c.target))).collect();
             let pl = plants(&PlantInput {
@@ -254,6 +272,66 @@ pub(crate) fn plant(
     }
 }
 
+/// Every joint above the target's floor, not only planted feet: a knee
+/// in a kneel or a hop, a leg the contacts do not plant (a foot without a
+/// knee to bend, the Quaternius Skeleton's shin 9.7 cm under the floor in
+/// CMU 01_01). Per frame, the deepest target joint under the floor
+/// (counted from its retarget-pose height when that is already under it,
+/// as the floor metric counts it) beyond the source's own deepest (scaled:
+/// a rig onto itself keeps its source's toe under the floor) raises the
+/// pelvis, and with it the body, by the difference; the raise is a max
+/// filter then a box average over `blend_s`, so it never jumps.
+pub(crate) fn keep_above_floor(
+    ctx: &Ctx,
+    spec: &ContactSpec,
+    times: &[f32],
+    src: &[PoseFk],
+    tgt: &mut [PoseFk],
+    looping: bool,
+) {
+    let (s, t) = (ctx.s, ctx.t);
+    let v = ctx.setup.scales.vertical;
+    let deepest = |side: &crate::side::Side, fr: &PoseFk| {
+        (0..side.skel.joint_count())
+            .map(|j| {
+                let rest = side.canon(side.pose.position(j)).y.min(side.floor);
+                rest - side.canon(fr.position(j)).y
+            })
+            .fold(0.0f32, f32::max)
+    };
+    let n = tgt.len();
+    let mut raise: Vec<f32> = (0..n)
+        .map(|f| (deepest(t, &tgt[f]) - v * deepest(s, &src[f])).max(0.0))
+        .collect();
+    // Below a tenth of a millimetre: quantization, not a pose.
+    if raise.iter().all(|&d| d < 1e-4) {
+        return;
+    }
+    let dt = times.last().copied().unwrap_or(0.0) / (n.max(2) - 1) as f32;
+    let radius = if dt > 0.0 {
+        (spec.blend_s / dt).round() as usize
+    } else {
+        0
+    };
+    if looping && n > 2 {
+        let mut periodic = smooth_drop(&raise[..n - 1], radius, true);
+        periodic.push(periodic[0]);
+        raise = periodic;
+    } else {
+        raise = smooth_drop(&raise, radius, false);
+    }
+    let up = t.basis.conjugate() * Vec3::Y;
+    let pel = ctx.setup.pelvis.1;
+    for (pose, d) in tgt.iter_mut().zip(raise) {
+        if d > 0.0 {
+            let p = pose.position(pel) + up * d;
+            pose.set_position(t.skel, pel, p);
+            pose.fk_from(t.skel, pel);
+            ctx.place_followers(pose);
+        }
+    }
+}
+
 /// How far (m) the deepest joint below `joint` (not itself) is under the
 /// target's floor, counted from its retarget-pose height when that is
 /// already under it (as the floor metric counts it); 0 when none is.
@@ -268,7 +346,17 @@ fn below_floor(ctx: &Ctx, pose: &PoseFk, joint: usize) -> f32 {
         .fold(0.0f32, f32::max)
 }
 
-/// The source knee's offset from its hip-to-ankle line, in target axes.
+/// Share of the source leg's length by which the pole leans forward: a
+/// knee bent less than this (a straight or slightly hyperextended source
+/// knee, whose offset from the hip-to-ankle line is noise or points
+/// backwards) bends the target's knee forward, never back.
+const POLE_FORWARD: f32 = 0.05;
+
+/// The source knee's offset from its hip-to-ankle line, in target axes,
+/// plus [`POLE_FORWARD`] leg lengths along the target's forward: CMU
+/// 12_01 onto PAB (whose rest knees are bent) flipped the right knee by
+/// 105 degrees in one frame where the source's leg straightened past its
+/// hip-to-ankle line.
 fn source_pole(ctx: &Ctx, c: &ContactPlan, src: &PoseFk) -> Option<Vec3> {
     let sk = ctx.s.skel;
     let mid = sk.parent(c.source)?;
@@ -280,7 +368,9 @@ fn source_pole(ctx: &Ctx, c: &ContactPlan, src: &PoseFk) -> Option<Vec3> {
     );
     let u = (e - h).try_normalize()?;
     let off = (k - h) - u * (k - h).dot(u);
-    Some(ctx.setup.a * off)
+    let leg = (k - h).length() + (e - k).length();
+    let forward = ctx.t.basis.conjugate() * Vec3::Z;
+    Some(ctx.setup.a * off + forward * (POLE_FORWARD * leg))
 }
 
 fn correct_pelvis(

@@ -31,6 +31,7 @@ struct Found<'a> {
 /// (`topology`), so unnamed (`node0`..) and foreign-language rigs map.
 fn labels(skel: &Skeleton) -> Vec<Name> {
     let mut names = parse_all((0..skel.joint_count()).map(|j| skel.name(j)));
+    knee_less_legs(skel, &mut names);
     let has = |side| {
         names
             .iter()
@@ -49,6 +50,46 @@ fn labels(skel: &Skeleton) -> Vec<Name> {
         }
     }
     names
+}
+
+/// Legs without a knee, named or not as such:
+/// - a side whose leg is named only by the lower-leg word (French
+///   `jambe`, one bone from hip to ankle in the ufbx Blender barbarian)
+///   and no thigh: its topmost such joints (not under another leg joint)
+///   are the thigh, whatever the word says;
+/// - a shin that is a leaf standing on the floor of the rest pose (within
+///   5% of the rig's height of its lowest joint) under a thigh is where
+///   the leg ends: a foot (the Quaternius Skeleton's `L.UpperLeg` runs
+///   from hip to ankle and its `L.DownLeg` is the foot).
+fn knee_less_legs(skel: &Skeleton, names: &mut [Name]) {
+    for side in [NSide::Left, NSide::Right] {
+        let is = |n: &Name, p: Part| n.part == p && n.side == side;
+        if names.iter().any(|n| is(n, Part::Thigh)) {
+            continue;
+        }
+        let tops: Vec<usize> = (0..names.len())
+            .filter(|&j| {
+                is(&names[j], Part::Calf)
+                    && skel
+                        .parent(j)
+                        .is_none_or(|p| !matches!(names[p].part, Part::Calf | Part::Thigh))
+            })
+            .collect();
+        for j in tops {
+            names[j].part = Part::Thigh;
+        }
+    }
+    let fk = PoseFk::new(skel, skel.rest_pose().to_vec());
+    let ys: Vec<f32> = fk.affine.iter().map(|a| a.translation.y).collect();
+    let lo = ys.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = ys.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let leaf = |j: usize| (0..skel.joint_count()).all(|k| skel.parent(k) != Some(j));
+    for j in 0..names.len() {
+        let under_thigh = skel.parent(j).is_some_and(|p| names[p].part == Part::Thigh);
+        if names[j].part == Part::Calf && under_thigh && leaf(j) && ys[j] - lo <= 0.05 * (hi - lo) {
+            names[j].part = Part::Foot;
+        }
+    }
 }
 
 fn find(skel: &Skeleton, part: Part, side: NSide) -> Option<usize> {
@@ -97,7 +138,13 @@ fn body(skel: &Skeleton, fk: &PoseFk, f: &Found) -> facing::Body {
             b.legs.push(facing::Leg {
                 left: side == NSide::Left,
                 thigh,
-                knee: get(Part::Calf, side),
+                // A knee between them only (the Quaternius Skeleton's
+                // `L.DownLeg.001` is an arm joint named as a shin).
+                knee: get(Part::Calf, side).filter(|&k| {
+                    k != thigh
+                        && is_ancestor_or_self(skel, thigh, k)
+                        && is_ancestor_or_self(skel, k, foot)
+                }),
                 foot,
                 toe: get(Part::Toe, side).or_else(|| facing::toe_of(skel, fk, foot)),
             });
@@ -249,9 +296,20 @@ fn limbs(skel: &Skeleton, sides: &mut Vec<ChainSpec>, parts: &mut Vec<((Part, NS
                 sides.push(fc);
             }
         } else if let (Some(t), Some(f)) = (get(Part::Thigh), get(Part::Foot)) {
-            if is_ancestor_or_self(skel, t, f) {
+            if skel.parent(f) == Some(t) {
+                // A leg without a knee (thigh straight to the foot, the
+                // barbarian's `jambe` -> `pied`): the one leg bone takes
+                // the source leg by normalized length, the foot its foot.
+                sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, t));
+                sides.push(chain(&format!("foot_{sfx}"), foot, skel, f, f));
+            } else if is_ancestor_or_self(skel, t, f) {
                 sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, f));
             }
+        } else if let (Some(t), Some(c)) = (get(Part::Thigh), calf) {
+            // A leg without a foot joint (the Quaternius Skeleton's
+            // `UpperLeg` -> `DownLeg`): thigh and shin move, nothing is
+            // planted (no ankle to plant).
+            sides.push(chain(&format!("leg_{sfx}"), leg, skel, t, c));
         }
         if let (Some(f), Some(t)) = (get(Part::Foot), get(Part::Toe)) {
             if f != t && is_ancestor_or_self(skel, f, t) {
@@ -323,10 +381,10 @@ fn find_side<'a>(
         chains,
     };
     // A root joint above the pelvis carries root motion: `Root`, 3ds Max
-    // Biped's `Bip01`.
+    // Biped's `Bip01`, French `racine`.
     // Unnamed (`node0`): a root on the floor below the pelvis.
     let root_base = parse(skel.name(0)).base;
-    let named_root = root_base.contains("root") || root_base == "bip01";
+    let named_root = root_base.contains("root") || root_base == "bip01" || root_base == "racine";
     let on_floor = is_generic(&root_base) && root_on_floor(&fk);
     let motion_root = (pelvis != 0 && (named_root || on_floor)).then_some(0);
     let mut found = Found {
@@ -646,6 +704,27 @@ fn pose_overrides(source: &Skeleton, s: &mut Found, t: &Found) {
     };
     let tfk = PoseFk::new(t.skel_ref, t.skel_ref.rest_pose().to_vec());
     let mut local = source.rest_pose().to_vec();
+    // The spine first: a rest that leans (PAB's MotionBuilder rest, 17 deg
+    // off CMU's upright one) would otherwise add its lean to every frame,
+    // and the arms, aligned in component space, would still read as
+    // another A-pose against each side's own spine (43 vs 26 deg).
+    let spine = |f: &Found, skel: &Skeleton| -> Option<(usize, usize)> {
+        let c = f.spec.chains.iter().find(|c| c.role == Role::Spine)?;
+        let start = skel.find_by_name(&c.start)?;
+        let top =
+            find(skel, Part::Neck, NSide::Center).or(find(skel, Part::Head, NSide::Center))?;
+        is_ancestor_or_self(skel, start, top).then_some((start, top))
+    };
+    if let (Some((a, b)), Some((ta, tb))) = (spine(s, source), spine(t, t.skel_ref)) {
+        turn_onto(
+            source,
+            s,
+            &mut local,
+            (bs, bt),
+            (a, b),
+            tfk.position(tb) - tfk.position(ta),
+        );
+    }
     let bones = [
         (Part::UpperArm, Part::ForeArm),
         (Part::ForeArm, Part::Hand),
@@ -660,33 +739,78 @@ fn pose_overrides(source: &Skeleton, s: &mut Found, t: &Found) {
                     .find(|(k, _)| *k == (p, side))
                     .map(|(_, j)| *j)
             };
+            // A target limb without its middle joint (the barbarian's
+            // `bras` -> `main`, `jambe` -> `pied`, the Quaternius
+            // Skeleton's `L.UpperLeg` -> `L.DownLeg`, whose `L.DownLeg.001`
+            // is an arm): its one bone runs to the limb's end, which the
+            // source's upper bone then takes. A middle joint counts only
+            // below its upper one.
+            let (upper, end) = match from {
+                Part::UpperArm | Part::ForeArm => (Part::UpperArm, Part::Hand),
+                _ => (Part::Thigh, Part::Foot),
+            };
+            let middle = |p: Part| {
+                let j = get(t, p)?;
+                if matches!(p, Part::ForeArm | Part::Calf) {
+                    let u = get(t, upper)?;
+                    (u != j && is_ancestor_or_self(t.skel_ref, u, j)).then_some(j)
+                } else {
+                    Some(j)
+                }
+            };
+            let tb = if matches!(to, Part::ForeArm | Part::Calf) {
+                middle(to).or_else(|| get(t, end))
+            } else {
+                get(t, to)
+            };
             let (Some(a), Some(b), Some(ta), Some(tb)) =
-                (get(s, from), get(s, to), get(t, from), get(t, to))
+                (get(s, from), get(s, to), middle(from), tb)
             else {
                 continue;
             };
-            let fk = PoseFk::new(source, local.clone());
-            let (Some(d_s), Some(d_t)) = (
-                (bs * (fk.position(b) - fk.position(a))).try_normalize(),
-                (bt * (tfk.position(tb) - tfk.position(ta))).try_normalize(),
-            ) else {
-                continue;
-            };
-            if d_s.dot(d_t).clamp(-1.0, 1.0).acos().to_degrees() <= 2.0 {
-                continue;
-            }
-            let comp = bs.conjugate() * Quat::from_rotation_arc(d_s, d_t) * bs;
-            let mut f2 = fk;
-            f2.set_global_rotation(source, a, comp * f2.rot[a]);
-            local[a].rotation = f2.local[a].rotation;
-            let (z, y, x) = comp.to_euler(EulerRot::ZYX);
-            s.spec.pose.overrides.push(PoseOverride {
-                joint: source.name(a).into(),
-                rotation: None,
-                rotate_deg: Some([x, y, z].map(|v| (v.to_degrees() * 1000.0).round() / 1000.0)),
-            });
+            turn_onto(
+                source,
+                s,
+                &mut local,
+                (bs, bt),
+                (a, b),
+                tfk.position(tb) - tfk.position(ta),
+            );
         }
     }
+}
+
+/// Turn source joint `a` (in `local`, recorded as an override) so that the
+/// direction from `a` to its descendant `b` matches the target direction
+/// `to` (target component space), when they differ by more than 2 degrees.
+fn turn_onto(
+    source: &Skeleton,
+    s: &mut Found,
+    local: &mut [ludus_anim_runtime::Transform],
+    (bs, bt): (Quat, Quat),
+    (a, b): (usize, usize),
+    to: Vec3,
+) {
+    let fk = PoseFk::new(source, local.to_vec());
+    let (Some(d_s), Some(d_t)) = (
+        (bs * (fk.position(b) - fk.position(a))).try_normalize(),
+        (bt * to).try_normalize(),
+    ) else {
+        return;
+    };
+    if d_s.dot(d_t).clamp(-1.0, 1.0).acos().to_degrees() <= 2.0 {
+        return;
+    }
+    let comp = bs.conjugate() * Quat::from_rotation_arc(d_s, d_t) * bs;
+    let mut f2 = fk;
+    f2.set_global_rotation(source, a, comp * f2.rot[a]);
+    local[a].rotation = f2.local[a].rotation;
+    let (z, y, x) = comp.to_euler(EulerRot::ZYX);
+    s.spec.pose.overrides.push(PoseOverride {
+        joint: source.name(a).into(),
+        rotation: None,
+        rotate_deg: Some([x, y, z].map(|v| (v.to_degrees() * 1000.0).round() / 1000.0)),
+    });
 }
 
 fn contact_joints(source: &Skeleton, s: &Found, target: &Skeleton, t: &Found) -> Vec<ContactJoint> {
@@ -701,6 +825,14 @@ fn contact_joints(source: &Skeleton, s: &Found, target: &Skeleton, t: &Found) ->
         let (Some(sf), Some(tf)) = (get(s, Part::Foot, side), get(t, Part::Foot, side)) else {
             continue;
         };
+        // Two-bone IK plants a foot: a target leg without a knee (foot
+        // straight under the thigh) has none, and is not planted.
+        if target
+            .parent(tf)
+            .is_some_and(|p| Some(p) == get(t, Part::Thigh, side))
+        {
+            continue;
+        }
         out.push(ContactJoint {
             source: source.name(sf).into(),
             target: target.name(tf).into(),

@@ -101,6 +101,7 @@ fn naming_schemes_and_facings_map_without_edits() {
         Naming::HipKnee,
         Naming::Biped,
         Naming::Unnamed,
+        Naming::French,
     ] {
         for facing in [Facing::PlusZ, Facing::MinusZ, Facing::PlusX] {
             let tgt = norm(&build(&RigSpec {

@@ -54,6 +54,7 @@ pub fn joint_name(naming: Naming, key: Key, side: Sd) -> String {
     match naming {
         Naming::HipKnee => return hip_knee_name(key, side),
         Naming::Biped => return biped_name(key, side),
+        Naming::French => return french_name(key, side),
         _ => {}
     }
     let (l, r) = match naming {
@@ -118,6 +119,32 @@ fn hip_knee_name(key: Key, side: Sd) -> String {
         Sd::C => b,
         Sd::L => format!("Left{b}"),
         Sd::R => format!("Right{b}"),
+    }
+}
+
+/// French, accents and spaces as Blender users write them: `jambe gauche`,
+/// `épaule_d`, `tête`.
+fn french_name(key: Key, side: Sd) -> String {
+    let b = match key {
+        Key::Root => "racine".to_string(),
+        Key::Hips => "bassin".to_string(),
+        Key::Spine(k) => format!("colonne.{:03}", k + 1),
+        Key::Neck => "cou".to_string(),
+        Key::Head => "tête".to_string(),
+        Key::Clavicle => "épaule".to_string(),
+        Key::UpperArm => "bras".to_string(),
+        Key::ForeArm => "avant-bras".to_string(),
+        Key::Twist => "avant-bras torsion".to_string(),
+        Key::Hand => "main".to_string(),
+        Key::Thigh => "cuisse".to_string(),
+        Key::Calf => "jambe".to_string(),
+        Key::Foot => "pied".to_string(),
+        Key::Toe => "orteil".to_string(),
+    };
+    match side {
+        Sd::C => b,
+        Sd::L => format!("{b} gauche"),
+        Sd::R => format!("{b}_droit"),
     }
 }
 

@@ -54,6 +54,9 @@ pub enum Naming {
     Biped,
     /// No names: `node0`..`nodeN` (glTF exports without joint names).
     Unnamed,
+    /// French: `bassin`, `cuisse gauche`, `jambe_droit`, `tête`,
+    /// `épaule gauche` (the ufbx Blender barbarian's language).
+    French,
 }
 
 /// Where the character faces at rest (and walks).
