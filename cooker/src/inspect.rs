@@ -36,6 +36,7 @@ pub fn describe(p: &Package<'_>) -> String {
     }
     crate::inspect_sync::describe(&mut s, p);
     crate::inspect_skins::describe(&mut s, p);
+    crate::inspect_sockets::describe(&mut s, p);
     s
 }
 
@@ -252,6 +253,7 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         "clips": clips,
         "sync_groups": crate::inspect_sync::describe_json(p),
         "skins": crate::inspect_skins::describe_json(p),
+        "sockets": crate::inspect_sockets::describe_json(p),
         "clip_bounds": p.bindings().clip_bounds.iter().map(|b| b.map(|b| json!({
             "min": b.min, "max": b.max, "center": b.center, "radius": b.radius,
         }))).collect::<Vec<_>>(),

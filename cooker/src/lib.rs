@@ -25,6 +25,7 @@ pub mod hermetic;
 pub mod inspect;
 pub mod inspect_retarget;
 pub mod inspect_skins;
+pub mod inspect_sockets;
 pub mod inspect_sync;
 pub mod listing;
 pub mod merge;

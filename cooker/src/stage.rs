@@ -106,6 +106,8 @@ macro_rules! stage_list {
 
 stage_list! {
     /// Source bytes (and companion files) → `SourceAsset` + validation.
+    /// 7: sockets (non-bone child nodes below joints: glTF nodes that
+    /// neither deform nor animate, FBX unanimated nulls).
     /// 6: an FBX's rest is its scene default local transforms, never its
     /// bind pose; skins (palette, inverse binds, bind pose, mesh vertices
     /// and influences) kept for glTF and FBX. 5: FBX boolean, integer and constant-keyed custom properties are
@@ -113,9 +115,10 @@ stage_list! {
     /// project root, normalized), which its key now covers. (3: format and
     /// marker kind as enums; companions read through the cook's source
     /// snapshot. 2: markers from glTF extras, FBX custom-property curves.)
-    Import: "import", version 6, per Asset, reads [];
+    Import: "import", version 7, per Asset, reads [];
     /// Units → meters, depth-first skeleton, synthetic root, hemisphere
-    /// continuity. 9: carries import 6's rest and skins (in skeleton
+    /// continuity. 10: carries import 7's sockets (skeleton order,
+    /// meters). 9: carries import 6's rest and skins (in skeleton
     /// order, meters). 8: carries import 5's STEP custom-property curves.
     /// 7: a humanoid's units judged by its feet-to-head height, the likely
     /// unit named. 6: the record carries the import's notes (the import
@@ -123,10 +126,11 @@ stage_list! {
     /// warnings. 4: the CMU unit as the retarget profiles write it
     /// (3: documented unit conventions (CMU cgspeed BVH, MakeHuman)
     /// applied, implausible units warned; 2: clips carry markers).
-    Normalize: "normalize", version 9, per Asset, reads [Import];
+    Normalize: "normalize", version 10, per Asset, reads [Import];
     /// The normalized asset's clips on a project's shared skeleton (a
     /// manifest `[[skeleton]]`), by joint name (bound assets only).
-    Bind: "bind", version 1, per Asset, reads [Normalize];
+    /// 2: carries the shared skeleton's sockets.
+    Bind: "bind", version 2, per Asset, reads [Normalize];
     /// The normalized asset on a target skeleton through an explicit
     /// retarget profile (retargeted assets only). 2: carries per-frame
     /// foot tracks (height, speed, contact, skate) for the sidecar. 3:
@@ -140,7 +144,8 @@ stage_list! {
     /// 7: carries the target's skins (with 6's contacts).
     /// 8: every target joint kept above the floor (beyond the source's
     /// own, scaled) by raising the body: knees, unplanted legs.
-    Retarget: "retarget", version 8, per Asset, reads [Normalize];
+    /// 9: and the target's sockets.
+    Retarget: "retarget", version 9, per Asset, reads [Normalize];
     /// Uniform grid at the profile's rate, checked against the authored
     /// curves. 4: the report carries each joint's resampling error (the
     /// encoder's budget is what is left of the threshold). 3: measured at eighths and the nlerp/slerp peaks of every
@@ -194,6 +199,8 @@ stage_list! {
     /// additive clips measured applied; scalar curve errors)).
     Verify: "verify", version 10, per Clip, reads [Encode];
     /// The package bytes, manifest entry and report of one asset.
+    /// 18: the SOCK section (sockets: imported and manifest, on the
+    /// package's skeleton) and the report's per-clip error at sockets.
     /// 17: 16 and 15 of the two lines of work below together.
     /// 16: motion bounds per pose clip, in the report (`bounds`) and the
     /// package (BNDS section). 15: the SKIN section (skin bindings) in the
@@ -216,7 +223,7 @@ stage_list! {
     /// record, errors within the f32 floor a warning rather than a failure
     /// (4: the report's located quality warnings; 3: quantized scalar
     /// curves with a channel schema).
-    Package: "package", version 17, per Asset, reads [Verify];
+    Package: "package", version 18, per Asset, reads [Verify];
 }
 
 impl Stage {

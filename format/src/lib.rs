@@ -10,6 +10,7 @@
 //!   playback delta; extraction and normalization for the cook side).
 //! - [`events`]: authored markers and the rules of a clip's event track.
 //! - [`sync`]: sync groups as a package stores them.
+//! - [`skin`]: skin bindings and motion bounds; [`sockets`]: sockets.
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
 //! - [`package`]: the package v2 byte layout and the checksum, and the
@@ -35,6 +36,7 @@ pub mod package;
 pub mod reference;
 pub mod rigid;
 pub mod skin;
+pub mod sockets;
 pub mod sync;
 pub mod timing;
 pub mod trajectory;

@@ -52,10 +52,13 @@ pub struct ClipBounds {
 
 /// What a package carries beyond its skeleton and clips for a renderer:
 /// its skin bindings (empty when the source had no skin) and each clip's
-/// motion bounds (in clip order; `None` for an additive clip; empty when
-/// the package has no BNDS section).
+/// motion bounds (in clip order; an additive clip's applied on the rest
+/// pose; `None` where a pose did not decode; empty when
+/// the package has no BNDS section) and its sockets (empty without a
+/// SOCK section).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings<'a> {
     pub skins: Vec<SkinBinding<'a>>,
     pub clip_bounds: Vec<Option<ClipBounds>>,
+    pub sockets: Vec<crate::sockets::Socket<'a>>,
 }

@@ -234,6 +234,7 @@ fn convert(path: &Path, file: &BvhFile, options: &ImportOptions) -> SourceAsset 
         decisions,
         companions: Vec::new(),
         skins: Vec::new(),
+        sockets: Vec::new(),
     }
 }
 

@@ -39,6 +39,7 @@ mod clips;
 mod custom;
 mod skeleton;
 mod skin;
+mod sockets;
 
 use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::Limits;
@@ -124,6 +125,7 @@ fn import_limited(
     let (joints, remap) = skeleton::finish(&candidates, &sampled.animated, options, &mut decisions);
 
     let skins = skin::skins(&scene, &candidates, &remap, &mut decisions);
+    let sockets = sockets::sockets(&scene, &candidates, &remap, &joints, &mut decisions);
     let mut clips = sampled.clips;
     for clip in &mut clips {
         clip.tracks
@@ -151,6 +153,7 @@ fn import_limited(
         decisions,
         companions: Vec::new(),
         skins,
+        sockets,
     })
 }
 

@@ -350,6 +350,7 @@ fn convert(path: &Path, doc: &[Member], limits: &Limits) -> Result<SourceAsset> 
         decisions: notes.decisions,
         companions: Vec::new(),
         skins: Vec::new(),
+        sockets: Vec::new(),
     })
 }
 

@@ -419,3 +419,88 @@ fn broken_files_are_malformed_not_panics() {
     );
     expect_malformed("ascii fixture with damaged braces", damaged.as_bytes());
 }
+
+/// An unanimated null below a joint (an FBX empty: a weapon grip) is a
+/// socket on that joint with the local transform as its offset, not a
+/// joint; an animated null is neither. Without the null, `Tip` is an
+/// unused leaf and dropped: the null keeps it (it has a child).
+#[test]
+fn an_unanimated_null_below_a_joint_is_a_socket() {
+    let y_up = Axes {
+        up: (1, 1),
+        front: (2, 1),
+        coord: (0, 1),
+    };
+    let text = synthetic_fbx(
+        &y_up,
+        1.0,
+        [0.0, 100.0, 0.0],
+        [50.0, 0.0, 0.0],
+        &[Anim {
+            model: 2001,
+            prop: "Lcl Rotation",
+            keys: [None, Some([0.0, 30.0, 90.0]), None],
+        }],
+    );
+    let null = "\tNodeAttribute: 1003, \"NodeAttribute::Grip\", \"Null\" {\n\t\tTypeFlags: \"Null\"\n\t}\n\
+        \tModel: 2003, \"Model::Grip\", \"Null\" {\n\t\tVersion: 232\n\t\tProperties70:  {\n\
+        \t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",0,12,3\n\
+        \t\t\tP: \"Lcl Rotation\", \"Lcl Rotation\", \"\", \"A\",0,0,90\n\t\t}\n\t}\n";
+    let text = text
+        .replacen("Objects:  {\n", &format!("Objects:  {{\n{null}"), 1)
+        .replacen(
+            "Connections:  {\n",
+            "Connections:  {\n\tC: \"OO\",2003,2002\n\tC: \"OO\",1003,2003\n",
+            1,
+        );
+    let a = fbx::FBX
+        .import(
+            Path::new("grip.fbx"),
+            text.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let names: Vec<&str> = a.skeleton.joints.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["Root", "Tip"], "the null is not a joint");
+    assert_eq!(a.sockets.len(), 1, "{:?}", a.decisions);
+    let s = &a.sockets[0];
+    assert_eq!((s.name.as_str(), s.joint), ("Grip", 1));
+    assert!(
+        s.offset.translation.distance(Vec3::new(0.0, 12.0, 3.0)) < 1e-5,
+        "{:?}",
+        s.offset
+    );
+    let quarter = ludus_anim_model::Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+    assert!(
+        s.offset.rotation.dot(quarter).abs() > 0.99999,
+        "{:?}",
+        s.offset
+    );
+    assert!(a.decisions.iter().any(|d| d.kind == "sockets"));
+
+    // Animated, the null is no socket (it is skipped as before).
+    let animated = text.replacen(
+        "\tC: \"OO\",3002,3001\n",
+        "\tC: \"OO\",3002,3001\n\tC: \"OO\",4901,3002\n\tC: \"OP\",4901,2003, \"Lcl Translation\"\n",
+        1,
+    );
+    let animated = animated.replacen(
+        "\tAnimationLayer: 3002",
+        "\tAnimationCurveNode: 4901, \"AnimCurveNode::T\", \"\" {\n\t\tProperties70:  {\n\t\t\tP: \"d|X\", \"Number\", \"\", \"A\",0\n\t\t\tP: \"d|Y\", \"Number\", \"\", \"A\",12\n\t\t\tP: \"d|Z\", \"Number\", \"\", \"A\",3\n\t\t}\n\t}\n\tAnimationCurve: 4902, \"AnimCurve::\", \"\" {\n\t\tDefault: 0\n\t\tKeyVer: 4008\n\t\tKeyTime: *2 {\n\t\t\ta: 0,46186158000\n\t\t}\n\t\tKeyValueFloat: *2 {\n\t\t\ta: 0,5\n\t\t}\n\t\tKeyAttrFlags: *1 {\n\t\t\ta: 4\n\t\t}\n\t\tKeyAttrDataFloat: *4 {\n\t\t\ta: 0,0,0,0\n\t\t}\n\t\tKeyAttrRefCount: *1 {\n\t\t\ta: 2\n\t\t}\n\t}\n\tAnimationLayer: 3002",
+        1,
+    ).replacen(
+        "\tC: \"OP\",4901,2003, \"Lcl Translation\"\n",
+        "\tC: \"OP\",4901,2003, \"Lcl Translation\"\n\tC: \"OP\",4902,4901, \"d|X\"\n",
+        1,
+    );
+    let b = fbx::FBX
+        .import(
+            Path::new("grip.fbx"),
+            animated.as_bytes(),
+            &ImportOptions::default(),
+            &ludus_anim_importers::FileSystem,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{animated}"));
+    assert!(b.sockets.is_empty(), "an animated null: {:?}", b.sockets);
+}

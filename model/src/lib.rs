@@ -19,6 +19,7 @@ pub mod limits;
 pub mod names;
 pub mod resampled;
 pub mod skin;
+pub mod socket;
 pub mod source;
 pub mod suggest;
 pub mod units;
@@ -29,6 +30,7 @@ pub use format::{SourceFormat, SourceKind};
 pub use limits::{CompanionRoot, LimitExceeded, LimitOverrides, Limits, MemoryBudget};
 pub use resampled::{ResampledClip, ResampledCurve};
 pub use skin::{SkinMesh, SourceSkin};
+pub use socket::SourceSocket;
 pub use source::{
     AxisSystem, JointTracks, ScalarCurve, SourceAsset, SourceClip, SourceJoint, SourceSkeleton,
 };

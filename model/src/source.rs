@@ -238,6 +238,9 @@ pub struct SourceAsset {
     /// pose is theirs, never the skeleton's rest.
     #[serde(default)]
     pub skins: Vec<crate::skin::SourceSkin>,
+    /// Frames on joints read from the file (non-bone child nodes).
+    #[serde(default)]
+    pub sockets: Vec<crate::socket::SourceSocket>,
 }
 
 /// Scale components below this ratio of the largest one make a transform
@@ -506,6 +509,7 @@ mod tests {
             decisions: vec![],
             companions: vec![],
             skins: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 

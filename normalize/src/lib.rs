@@ -19,7 +19,7 @@ pub mod units;
 use ludus_anim_format::math::Transform;
 use ludus_anim_model::curve::Interpolation;
 use ludus_anim_model::skin::Matrix;
-use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint, SourceSkin};
+use ludus_anim_model::{Decision, SourceAsset, SourceClip, SourceJoint, SourceSkin, SourceSocket};
 use ludus_anim_runtime::skeleton::{JointId, NO_PARENT};
 use ludus_anim_runtime::{Skeleton, SkeletonError};
 
@@ -43,6 +43,10 @@ pub struct Normalized {
     /// bind pose is theirs; the skeleton's rest stays the authored rest.
     #[serde(default)]
     pub skins: Vec<SourceSkin>,
+    /// Frames on joints: joints in the skeleton's order, offsets' lengths
+    /// in meters.
+    #[serde(default)]
+    pub sockets: Vec<SourceSocket>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +89,18 @@ pub fn normalize(
         .iter()
         .map(|s| normalize_skin(s, &order.new_index, unit))
         .collect();
+    let sockets = asset
+        .sockets
+        .iter()
+        .map(|s| SourceSocket {
+            name: s.name.clone(),
+            joint: order.new_index.get(s.joint).copied().unwrap_or(s.joint),
+            offset: Transform {
+                translation: s.offset.translation * unit,
+                ..s.offset
+            },
+        })
+        .collect();
     Ok(Normalized {
         skeleton,
         clips,
@@ -93,6 +109,7 @@ pub fn normalize(
         decisions,
         warnings: units.warnings,
         skins,
+        sockets,
     })
 }
 
@@ -330,6 +347,7 @@ mod tests {
             decisions: vec![],
             companions: vec![],
             skins: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 

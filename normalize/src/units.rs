@@ -296,6 +296,7 @@ mod tests {
             },
             companions: vec![],
             skins: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 

@@ -18,5 +18,6 @@ pub mod manifest;
 pub mod paths;
 pub mod profile;
 pub mod settings;
+pub mod sockets;
 pub mod source;
 pub mod stamps;

@@ -10,6 +10,7 @@ use crate::clip_semantics::{ContactWindow, EventChannel, SyncGroupEntry};
 use crate::curve_schema::{describe_invalid, CurveRule};
 use crate::keys::{KeyInput, KeyWriter};
 use crate::settings::{AdditiveReference, LoopPolicy, MarkerSpec, RootMotionSettings};
+use crate::sockets::SocketSpec;
 use ludus_anim_model::limits::LimitOverrides;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -53,6 +54,9 @@ pub struct SkeletonEntry {
     pub source: Option<String>,
     /// Or: the source file of an `[[asset]]` whose skeleton this is.
     pub asset: Option<String>,
+    /// Sockets on the skeleton's joints (`crate::sockets`).
+    #[serde(default)]
+    pub sockets: Vec<SocketSpec>,
 }
 
 impl SkeletonEntry {
@@ -187,6 +191,14 @@ pub struct AssetEntry {
     /// [`Manifest::jobs`] for each `[[skeleton]]`.
     #[serde(skip)]
     pub skeleton_package: bool,
+    /// Sockets on this asset's skeleton (`crate::sockets`); in the job of
+    /// an asset bound to a `[[skeleton]]`, that skeleton's (set by
+    /// [`Manifest::jobs`]).
+    #[serde(default)]
+    pub sockets: Vec<SocketSpec>,
+    /// Meshless assets: the radius (meters) around each joint that motion
+    /// bounds hold (default: joint positions only).
+    pub joint_radius_m: Option<f32>,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
@@ -313,6 +325,9 @@ impl Manifest {
             if sk.source.is_some() == sk.asset.is_some() {
                 return Err(bad("give exactly one of `source` and `asset`".into()));
             }
+            if let Some(m) = SocketSpec::invalid(&sk.sockets, "") {
+                return Err(bad(m.trim_start().to_string()));
+            }
             if self.skeletons[..i].iter().any(|o| o.name == sk.name) {
                 return Err(bad(format!("skeleton '{}' is declared twice", sk.name)));
             }
@@ -350,6 +365,19 @@ impl Manifest {
                         "`skeleton` and `retarget` cannot both be set (a retarget bakes onto its own target)".into(),
                     ));
                 }
+                if !a.sockets.is_empty() {
+                    return Err(bad(format!(
+                        "`sockets` of an asset bound to skeleton '{name}' go in that [[skeleton]] (its package carries them)"
+                    )));
+                }
+            }
+            if a.joint_radius_m
+                .is_some_and(|r| !(r.is_finite() && r >= 0.0))
+            {
+                return Err(bad("`joint_radius_m` must be a number >= 0".into()));
+            }
+            if let Some(m) = SocketSpec::invalid(&a.sockets, "") {
+                return Err(bad(m.trim_start().to_string()));
             }
             for (name, c) in &a.clips {
                 if let Some([s, e]) = c.range {
@@ -395,6 +423,7 @@ impl Manifest {
                 sources: vec![sk.file().to_string()],
                 skeleton: Some(sk.name.clone()),
                 skeleton_package: true,
+                sockets: sk.sockets.clone(),
                 limits: self.project.limits.clone(),
                 ..AssetEntry::default()
             };
@@ -429,10 +458,14 @@ impl Manifest {
                         .any(|j| j.path == p && !j.settings.skeleton_package)
                     {
                         let mut settings = a.clone();
-                        settings.skeleton_source = a.skeleton.as_ref().and_then(|n| {
-                            let sk = self.skeletons.iter().find(|s| &s.name == n)?;
-                            Some(sk.file().to_string())
-                        });
+                        let shared = a
+                            .skeleton
+                            .as_ref()
+                            .and_then(|n| self.skeletons.iter().find(|s| &s.name == n));
+                        settings.skeleton_source = shared.map(|sk| sk.file().to_string());
+                        if let Some(sk) = shared {
+                            settings.sockets = sk.sockets.clone();
+                        }
                         settings.limits = self.project.limits.then(&a.limits);
                         self.layer_curve_rules(&mut settings, i);
                         settings.sync_groups = self.sync_groups.clone();
@@ -557,12 +590,21 @@ impl KeyInput for AssetEntry {
             skeleton,
             skeleton_source,
             skeleton_package,
+            sockets,
+            joint_radius_m,
             clips,
             curve_schema,
             project_curve_rules,
             sync_groups,
             event_channels,
         } = self;
+        // Only when declared: keys of assets without sockets are unchanged.
+        if !sockets.is_empty() {
+            k.put(sockets);
+        }
+        if let Some(r) = joint_radius_m {
+            k.tag("joint_radius_m").put(r);
+        }
         k.put(profile)
             .put(&units.map(Units::meters))
             .put(keep_unused_leaves)

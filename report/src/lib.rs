@@ -253,6 +253,24 @@ pub struct BoundsReport {
     /// Times checked and points per time.
     pub checked_times: usize,
     pub points_per_time: usize,
+    /// Meshless assets: the sphere around each joint the bounds hold
+    /// (manifest `joint_radius_m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint_radius_m: Option<f32>,
+    /// Additive clips: the base pose and weights they were applied at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_on: Option<String>,
+}
+
+/// The largest distance between a socket's position decoded from the
+/// package (the clip decoded, forward kinematics, the socket's offset)
+/// and the same from the source poses, over the clip's samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SocketError {
+    pub socket: String,
+    pub joint: String,
+    pub max_error_m: f32,
+    pub worst_time_s: f32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -347,6 +365,10 @@ pub struct ClipReport {
     /// Motion bounds over the clip's whole time range (pose clips).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoundsReport>,
+    /// Error at each of the skeleton's sockets (pose clips of a skeleton
+    /// with sockets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<SocketError>,
     pub threshold_m: f32,
     pub worst_joint: String,
     pub worst_time_s: f32,

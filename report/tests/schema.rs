@@ -66,7 +66,19 @@ fn clip(full: bool) -> ClipReport {
             radius: 1.0,
             checked_times: 61,
             points_per_time: 240,
+            joint_radius_m: Some(0.05),
+            applied_on: Some("rest pose, weights [0.0, 0.5, 1.0]".into()),
         }),
+        sockets: if full {
+            vec![SocketError {
+                socket: "grip".into(),
+                joint: "Hand".into(),
+                max_error_m: 0.00004,
+                worst_time_s: 0.5,
+            }]
+        } else {
+            Vec::new()
+        },
         threshold_m: 0.0001,
         worst_joint: "Hand".into(),
         worst_time_s: 0.5,

@@ -6,6 +6,7 @@ use crate::cli::output::{out, outln};
 use clap::Args;
 use ludus_anim_cooker::inspect::{describe, describe_json};
 use ludus_anim_cooker::inspect_retarget;
+use ludus_anim_cooker::inspect_sockets;
 use ludus_anim_cooker::listing::{list_source, render};
 use ludus_anim_importers::ImportOptions;
 use ludus_anim_model::SourceFormat;
@@ -74,10 +75,15 @@ fn inspect_package(path: &Path, json: bool, report: Option<&Path>, out: &Output)
         }
     };
     let retarget = retarget_info(path, &package, report, out);
+    let socket_errors =
+        inspect_retarget::report_path(path, report).and_then(|r| inspect_sockets::errors(path, &r));
     if json {
         let mut v = describe_json(&package);
         if let (Some(info), Some(obj)) = (&retarget, v.as_object_mut()) {
             obj.insert("retarget".into(), inspect_retarget::describe_json(info));
+        }
+        if let (Some(e), Some(obj)) = (&socket_errors, v.as_object_mut()) {
+            obj.insert("socket_errors".into(), inspect_sockets::errors_json(e));
         }
         match serde_json::to_string_pretty(&v) {
             Ok(s) => outln!("{s}"),
@@ -90,6 +96,9 @@ fn inspect_package(path: &Path, json: bool, report: Option<&Path>, out: &Output)
         out!("{}", describe(&package));
         if let Some(info) = &retarget {
             out!("{}", inspect_retarget::describe(info));
+        }
+        if let Some(e) = &socket_errors {
+            out!("{}", inspect_sockets::describe_errors(e));
         }
     }
     Exit::Ok

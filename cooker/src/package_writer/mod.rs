@@ -53,6 +53,9 @@ pub struct PackageContents<'a> {
     /// Motion bounds per clip (the BNDS section, written only when not
     /// empty; then one entry per clip).
     pub bounds: &'a [Option<ClipBounds>],
+    /// Sockets on `skeleton` (the SOCK section, written only when there
+    /// is one).
+    pub sockets: &'a [ludus_anim_format::sockets::Socket<'a>],
 }
 
 #[derive(Default)]
@@ -157,6 +160,10 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     let groups = crate::sync_groups::summarize(&prepared[..prepared.len().min(p.clips.len())]);
     let sync = sync::sync_section(&groups, &mut s.strings);
     let skins = (!p.skins.is_empty()).then(|| skins_section(p.skins, &mut s.strings));
+    let sockets = (!p.sockets.is_empty()).then(|| {
+        let names: Vec<u32> = p.sockets.iter().map(|k| s.strings.add(k.name)).collect();
+        ludus_anim_format::sockets::write_sockets(p.sockets, &names)
+    });
     let strs = s.strings.bytes();
     let mut sections: Vec<(u32, &[u8])> = vec![
         (SECTION_STRINGS, &strs),
@@ -173,6 +180,9 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     let bounds = (!p.bounds.is_empty()).then(|| bounds_section(p.bounds));
     if let Some(bounds) = &bounds {
         sections.push((SECTION_BOUNDS, bounds));
+    }
+    if let Some(sockets) = &sockets {
+        sections.push((SECTION_SOCKETS, sockets));
     }
     sections.push((SECTION_DATA, &s.data));
     assemble(&sections)

@@ -711,6 +711,14 @@ fn package_asset(
         r.diagnostics.push(report::diagnostic(&w));
     }
     let entries: Vec<_> = cooked.iter().map(|c| c.entry.clone()).collect();
+    let sockets = asset_sockets(a, r)?;
+    // A clip package bound to a shared skeleton measures the skeleton's
+    // sockets; the skeleton's package carries them.
+    let bound = a.settings.skeleton.is_some() && !a.settings.skeleton_package;
+    let records: Vec<_> = match bound {
+        true => Vec::new(),
+        false => sockets.iter().map(|s| s.record()).collect(),
+    };
     let header = |bounds| PackageHeader {
         asset_name: a.asset_name,
         source_path: a.file,
@@ -718,11 +726,18 @@ fn package_asset(
         skeleton: sk,
         skins: &a.norm.skins,
         bounds,
+        sockets: &records,
     };
     // The bounds are measured on the package as written (decoded as a
     // game would), then stored in it: the clips' bytes do not change.
     let first = package(&header(&[]), entries.clone(), &prepared)?;
-    let bounds = super::bounds::record(&first.bytes, &a.norm.skins, a.file, r);
+    let radius = a.settings.joint_radius_m.unwrap_or(0.0);
+    let bounds = super::bounds::record(&first.bytes, &a.norm.skins, radius, a.file, r);
+    let sources: Vec<_> = cooked
+        .iter()
+        .map(|c| (c.report.name.as_str(), &c.prepared.clip))
+        .collect();
+    super::sockets::record(&first.bytes, &sources, &sockets, r);
     let packaged = package(&header(&bounds), entries, &prepared)?;
     r.package = Some(format!("packages/{}", packaged.file_name));
     r.package_bytes = packaged.bytes.len() as u64;
@@ -777,6 +792,23 @@ fn package_asset(
         manifest: Some(manifest),
         sidecar,
     })
+}
+
+/// The package's sockets (`super::sockets`), their decisions recorded.
+fn asset_sockets(
+    a: &AssetWork<'_>,
+    r: &mut AssetReport,
+) -> Result<Vec<super::sockets::CookedSocket>, Stop> {
+    let source =
+        a.retarget
+            .zip(a.retarget_source)
+            .map(|((_, plan), src)| super::sockets::SourceRig {
+                skeleton: &src.skeleton,
+                profile: &plan.profile,
+            });
+    let (sockets, decisions) = super::sockets::resolve(a.norm, a.settings, source, a.file)?;
+    super::sockets::note(&decisions, r);
+    Ok(sockets)
 }
 
 fn manifest_clip(c: &crate::report::ClipReport) -> ManifestClip {

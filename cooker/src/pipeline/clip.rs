@@ -474,6 +474,7 @@ fn clip_report(
         end_to_end: None,
         velocity: velocity_report(job, v),
         bounds: None,
+        sockets: Vec::new(),
         threshold_m: js.thresholds.iter().copied().fold(f32::INFINITY, f32::min),
         worst_joint: sk.name(v.codec.worst_joint).to_string(),
         worst_time_s: v.codec.worst_time_s,

@@ -28,6 +28,7 @@ pub(crate) mod sidecar;
 pub mod sidecar_doc;
 mod skeleton;
 mod skins;
+mod sockets;
 pub mod uptodate;
 
 use crate::events::{CookEvent, Observer};

@@ -143,5 +143,8 @@ pub fn bind(
         decisions,
         warnings: source.warnings.clone(),
         skins: Vec::new(),
+        // The shared skeleton's sockets, for measuring the clips' error at
+        // them; its package carries them.
+        sockets: skeleton.sockets.clone(),
     })
 }

@@ -171,6 +171,8 @@ pub struct PackageHeader<'a> {
     pub skins: &'a [ludus_anim_model::SourceSkin],
     /// Motion bounds per clip (empty: no BNDS section).
     pub bounds: &'a [Option<ludus_anim_format::skin::ClipBounds>],
+    /// Sockets on `skeleton` (empty: no SOCK section).
+    pub sockets: &'a [ludus_anim_format::sockets::Socket<'a>],
 }
 
 /// A written package.
@@ -198,6 +200,7 @@ pub fn package(
         clips,
         skins: header.skins,
         bounds: header.bounds,
+        sockets: header.sockets,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {

@@ -123,6 +123,8 @@ pub fn retarget_asset(
             decisions,
             warnings: Vec::new(),
             skins: target.skins.clone(),
+            // The target rig's sockets stay on its joints.
+            sockets: target.sockets.clone(),
         },
         metrics: out.metrics,
         feet: out.feet,

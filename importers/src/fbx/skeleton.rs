@@ -63,7 +63,7 @@ pub(super) struct Candidate<'s> {
 }
 
 /// Element ids of nodes whose transform is animated in any stack.
-fn animated_nodes(scene: &ufbx::Scene) -> HashSet<u32> {
+pub(super) fn animated_nodes(scene: &ufbx::Scene) -> HashSet<u32> {
     let mut out = HashSet::new();
     for stack in scene.anim_stacks.iter() {
         for layer in stack.layers.iter() {

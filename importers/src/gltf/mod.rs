@@ -54,6 +54,7 @@ mod container;
 mod markers;
 mod skeleton;
 mod skin;
+mod sockets;
 
 use crate::{CompanionReader, FormatImporter, ImportError, ImportOptions};
 use ludus_anim_model::limits::{LimitExceeded, Limits, MemoryBudget};
@@ -87,6 +88,7 @@ fn import_limited(
     let selection = skeleton::select(root, &hierarchy, options, &mut report)?;
     let clips = clips::build(root, &loaded.buffers, &selection, &mut report)?;
     let skins = skin::skins(root, &loaded.buffers, &selection, ibms, &mut report)?;
+    let sockets = sockets::sockets(root, &hierarchy, &selection, &mut report);
     report.decide(
         "units",
         "glTF 2.0 lengths are meters and axes are +Y up, right-handed: unit_scale_m = 1.0, no axis conversion",
@@ -105,6 +107,7 @@ fn import_limited(
         decisions: report.decisions,
         companions: loaded.companions,
         skins,
+        sockets,
     })
 }
 

@@ -106,7 +106,7 @@ impl Hierarchy {
         None
     }
 
-    fn parent(&self, node: usize) -> Option<usize> {
+    pub(super) fn parent(&self, node: usize) -> Option<usize> {
         self.parent.get(node).copied().flatten()
     }
 
@@ -500,7 +500,7 @@ const DECOMPOSE_TOLERANCE: f32 = 1e-4;
 /// The node's local transform. A matrix that is not a positive-scale TRS
 /// (mirroring, shear, projective row) is an error: we return the best TRS
 /// we have together with the reason.
-fn rest_transform(node: &json::Node) -> Result<Transform, (Transform, String)> {
+pub(super) fn rest_transform(node: &json::Node) -> Result<Transform, (Transform, String)> {
     let Some(m) = node.matrix else {
         let t = node.translation.map(Vec3::from_array).unwrap_or(Vec3::ZERO);
         let r = node

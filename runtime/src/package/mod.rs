@@ -29,6 +29,7 @@ mod clip_record;
 mod curve;
 mod records;
 mod skins;
+mod sockets;
 mod sync;
 #[cfg(test)]
 mod tests;
@@ -125,7 +126,7 @@ impl<'a> Package<'a> {
     /// identity), curves, events (flags, names, ids), clips (fields, codec
     /// blobs, additive reference, root-motion trajectory through
     /// `Trajectory::new`, event range through `EventTrack::new`), sync groups,
-    /// skins (optional section: joints, finite matrices).
+    /// skins, bounds and sockets (optional sections: joints, finite values).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
         let version = check_header(bytes)?;
         let file = Bytes {
@@ -202,6 +203,12 @@ impl<'a> Package<'a> {
             true => skins::parse_bounds(section(SECTION_BOUNDS, "BNDS")?, clips.len())?,
             false => Vec::new(),
         };
+        let sockets = match sections.iter().any(|s| s.kind == SECTION_SOCKETS) {
+            true => {
+                sockets::parse_sockets(section(SECTION_SOCKETS, "SOCK")?, &strings, joint_count)?
+            }
+            false => Vec::new(),
+        };
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -221,7 +228,11 @@ impl<'a> Package<'a> {
             clips,
             curves,
             sync_groups,
-            bindings: Bindings { skins, clip_bounds },
+            bindings: Bindings {
+                skins,
+                clip_bounds,
+                sockets,
+            },
             rest_defaults,
             additive_defaults,
         })
@@ -250,9 +261,10 @@ impl<'a> Package<'a> {
     pub fn sync_groups(&self) -> &[SyncGroup<'a>] {
         &self.sync_groups
     }
-    /// What a renderer needs beyond the skeleton (the optional SKIN
-    /// section): the skin bindings, validated at load (joints inside the
-    /// skeleton, finite matrices, invertible inverse binds).
+    /// What a renderer needs beyond the skeleton (the optional SKIN, BNDS
+    /// and SOCK sections): the skin bindings, clip bounds and sockets,
+    /// validated at load (joints inside the skeleton, finite values,
+    /// invertible inverse binds, unit socket rotations).
     pub fn bindings(&self) -> &Bindings<'a> {
         &self.bindings
     }

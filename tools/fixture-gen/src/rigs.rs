@@ -144,6 +144,7 @@ pub fn build(spec: &RigSpec) -> SourceAsset {
         decisions: vec![],
         companions: vec![],
         skins: Vec::new(),
+        sockets: Vec::new(),
     }
 }
 
