@@ -220,6 +220,7 @@ fn package(clips: Vec<PackageClip>) -> Vec<u8> {
             clips,
             skins: &[],
             bounds: &[],
+            joint_sets: None,
         },
         &[],
     )

@@ -10,6 +10,7 @@
 //!   playback delta; extraction and normalization for the cook side).
 //! - [`events`]: authored markers and the rules of a clip's event track.
 //! - [`sync`]: sync groups as a package stores them.
+//! - [`joint_sets`]: cooked masks and LOD levels (the JSET section).
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
 //! - [`package`]: the package v2 byte layout and the checksum, and the
@@ -30,6 +31,7 @@ pub mod additive;
 pub mod codec;
 pub mod events;
 pub mod hash;
+pub mod joint_sets;
 pub mod math;
 pub mod package;
 pub mod reference;

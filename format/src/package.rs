@@ -48,6 +48,8 @@ pub const SECTION_SYNC: u32 = fourcc(b"SYNC");
 pub const SECTION_SKINS: u32 = fourcc(b"SKIN");
 /// Optional: each clip's motion bounds (`crate::skin::ClipBounds`).
 pub const SECTION_BOUNDS: u32 = fourcc(b"BNDS");
+/// Optional: cooked masks and LOD levels (`crate::joint_sets`).
+pub const SECTION_JOINT_SETS: u32 = fourcc(b"JSET");
 
 /// Written by the cooker; the reader checks META through its field reads.
 pub const META_SIZE: usize = 48;

@@ -53,9 +53,11 @@ pub struct ClipBounds {
 /// What a package carries beyond its skeleton and clips for a renderer:
 /// its skin bindings (empty when the source had no skin) and each clip's
 /// motion bounds (in clip order; `None` for an additive clip; empty when
-/// the package has no BNDS section).
+/// the package has no BNDS section) and its cooked masks and LOD levels
+/// (empty without a JSET section).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings<'a> {
     pub skins: Vec<SkinBinding<'a>>,
     pub clip_bounds: Vec<Option<ClipBounds>>,
+    pub joint_sets: crate::joint_sets::JointSets<'a>,
 }

@@ -276,6 +276,7 @@ pub fn reference_package(
             clips: entries,
             skins: &[],
             bounds: &[],
+            joint_sets: None,
         },
         clips,
     )

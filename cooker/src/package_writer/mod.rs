@@ -53,6 +53,8 @@ pub struct PackageContents<'a> {
     /// Motion bounds per clip (the BNDS section, written only when not
     /// empty; then one entry per clip).
     pub bounds: &'a [Option<ClipBounds>],
+    /// Cooked masks and LOD levels (the JSET section, written when given).
+    pub joint_sets: Option<&'a ludus_anim_format::joint_sets::JointSets<'a>>,
 }
 
 #[derive(Default)]
@@ -157,6 +159,11 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     let groups = crate::sync_groups::summarize(&prepared[..prepared.len().min(p.clips.len())]);
     let sync = sync::sync_section(&groups, &mut s.strings);
     let skins = (!p.skins.is_empty()).then(|| skins_section(p.skins, &mut s.strings));
+    let joint_sets = p.joint_sets.map(|j| {
+        ludus_anim_format::joint_sets::write_section(j, p.skeleton.joint_count(), |n| {
+            s.strings.add(n)
+        })
+    });
     let strs = s.strings.bytes();
     let mut sections: Vec<(u32, &[u8])> = vec![
         (SECTION_STRINGS, &strs),
@@ -173,6 +180,9 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     let bounds = (!p.bounds.is_empty()).then(|| bounds_section(p.bounds));
     if let Some(bounds) = &bounds {
         sections.push((SECTION_BOUNDS, bounds));
+    }
+    if let Some(joint_sets) = &joint_sets {
+        sections.push((SECTION_JOINT_SETS, joint_sets));
     }
     sections.push((SECTION_DATA, &s.data));
     assemble(&sections)

@@ -114,6 +114,7 @@ fn new_report(file: &str, format: &str) -> AssetReport {
         package_bytes: 0,
         skeleton: None,
         clips: Vec::new(),
+        joint_sets: None,
     }
 }
 
@@ -671,6 +672,11 @@ fn package_asset(
         r.diagnostics.push(report::diagnostic(&w));
     }
     let entries: Vec<_> = cooked.iter().map(|c| c.entry.clone()).collect();
+    let resolved = match &a.settings.joint_sets_spec {
+        Some(spec) => Some(super::joint_sets::resolve(spec, sk, &a.norm.skins)?),
+        None => None,
+    };
+    let joint_sets = resolved.as_ref().map(super::joint_sets::view);
     let header = |bounds| PackageHeader {
         asset_name: a.asset_name,
         source_path: a.file,
@@ -678,10 +684,17 @@ fn package_asset(
         skeleton: sk,
         skins: &a.norm.skins,
         bounds,
+        joint_sets: joint_sets.as_ref(),
     };
     // The bounds are measured on the package as written (decoded as a
     // game would), then stored in it: the clips' bytes do not change.
     let first = package(&header(&[]), entries.clone(), &prepared)?;
+    // Masks and LOD levels are checked on it the same way.
+    if let Some(resolved) = &resolved {
+        if !super::joint_sets::verify(&first.bytes, resolved, &entries, &a.norm.skins, r) {
+            r.status = AssetStatus::Failed;
+        }
+    }
     let bounds = super::bounds::record(&first.bytes, &a.norm.skins, a.file, r);
     let packaged = package(&header(&bounds), entries, &prepared)?;
     r.package = Some(format!("packages/{}", packaged.file_name));

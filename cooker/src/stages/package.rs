@@ -171,6 +171,8 @@ pub struct PackageHeader<'a> {
     pub skins: &'a [ludus_anim_model::SourceSkin],
     /// Motion bounds per clip (empty: no BNDS section).
     pub bounds: &'a [Option<ludus_anim_format::skin::ClipBounds>],
+    /// Cooked masks and LOD levels (none: no JSET section).
+    pub joint_sets: Option<&'a ludus_anim_format::joint_sets::JointSets<'a>>,
 }
 
 /// A written package.
@@ -198,6 +200,7 @@ pub fn package(
         clips,
         skins: header.skins,
         bounds: header.bounds,
+        joint_sets: header.joint_sets,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {

@@ -175,6 +175,7 @@ fn with_decoded<R>(
             clips: vec![entry.clone()],
             skins: &[],
             bounds: &[],
+            joint_sets: None,
         },
         &[prepared],
     );

@@ -27,6 +27,7 @@ mod bytes;
 mod clip;
 mod clip_record;
 mod curve;
+mod joint_sets;
 mod records;
 mod skins;
 mod sync;
@@ -125,7 +126,8 @@ impl<'a> Package<'a> {
     /// identity), curves, events (flags, names, ids), clips (fields, codec
     /// blobs, additive reference, root-motion trajectory through
     /// `Trajectory::new`, event range through `EventTrack::new`), sync groups,
-    /// skins (optional section: joints, finite matrices).
+    /// skins (optional section: joints, finite matrices), masks and LOD
+    /// levels (optional section: see `joint_sets`).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
         let version = check_header(bytes)?;
         let file = Bytes {
@@ -202,6 +204,15 @@ impl<'a> Package<'a> {
             true => skins::parse_bounds(section(SECTION_BOUNDS, "BNDS")?, clips.len())?,
             false => Vec::new(),
         };
+        let joint_sets = match sections.iter().any(|s| s.kind == SECTION_JOINT_SETS) {
+            true => joint_sets::parse_joint_sets(
+                section(SECTION_JOINT_SETS, "JSET")?,
+                &strings,
+                skeleton.parents(),
+                &skins,
+            )?,
+            false => Default::default(),
+        };
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -221,7 +232,11 @@ impl<'a> Package<'a> {
             clips,
             curves,
             sync_groups,
-            bindings: Bindings { skins, clip_bounds },
+            bindings: Bindings {
+                skins,
+                clip_bounds,
+                joint_sets,
+            },
             rest_defaults,
             additive_defaults,
         })
