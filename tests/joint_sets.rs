@@ -282,3 +282,39 @@ fn bad_joint_sets_are_located_errors() {
         text(&o)
     );
 }
+
+/// The generated 160-joint rig (fingers, face, twist joints): three masks
+/// and three LOD levels cook and verify; each level decodes fewer tracks.
+#[test]
+fn the_generated_160_joint_rig_cooks_masks_and_three_lods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_dir(&repo().join("fixtures/rig160"), dir);
+    let o = ludus_anim(&["cook", ".", "--out", "out"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = report(&dir.join("out"));
+    let js = &r["assets"][0]["joint_sets"];
+    assert_eq!(js["joints"], 160);
+    let samples = &r["assets"][0]["clips"][0]["samples"];
+    for m in js["masks"].as_array().unwrap() {
+        assert_eq!(&m["poses_verified"], samples);
+    }
+    let tracks: Vec<u64> = js["lods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            assert_eq!(&l["poses_verified"], samples);
+            l["cost"]["tracks_decoded"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(tracks.len(), 3);
+    assert!(tracks[0] > tracks[1] && tracks[1] > tracks[2], "{tracks:?}");
+    let retained: Vec<u64> = js["lods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["joints_retained"].as_u64().unwrap())
+        .collect();
+    assert_eq!(retained, [160, 65, 23]);
+}

@@ -17,11 +17,13 @@
 //! no player); `cached` = a playing instance's whole pose (the copy's `Player`: seek, then
 //! `Request::Pose`); `bone` = the whole pose one joint at a time through the copy's player
 //! (`Request::Joints` of one joint, ACL's DecompressBone); `one:J` = a single joint J through the
-//! copy's player (ACL: one decompress_track call).
+//! copy's player (ACL: one decompress_track call); `mask:NAME` = a cooked mask's sample set
+//! (`Package::bindings().joint_sets`, the copy's own words) through the copy's player
+//! (`Request::Mask`); `lod:L` = LOD level L's retained joints the same way.
 //! `--flush-mib N --flush-rmw` change the flush (N MiB, read-modify-write one byte per 64 B line
 //! instead of memset) for the sensitivity check.
 //!
-//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME] [--flush-mib 32] [--flush-rmw]
+//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME,mask:NAME,lod:L] [--flush-mib 32] [--flush-rmw]
 //! prints one JSON line per function.
 use ludus_anim_runtime::{Package, Player, Request, Transform};
 use std::time::Instant;
@@ -113,8 +115,29 @@ fn main() {
         let (kind, joint) = if let Some(n) = f.strip_prefix("one:") {
             let j = names.iter().position(|x| x == n).unwrap_or_else(|| n.parse().expect("joint name or index"));
             ("one", j)
+        } else if let Some(n) = f.strip_prefix("mask:") {
+            let sets = &first.bindings().joint_sets;
+            ("mask", sets.masks.iter().position(|m| m.name == n).expect("a mask of the package"))
+        } else if let Some(l) = f.strip_prefix("lod:") {
+            let l: usize = l.parse().expect("LOD level");
+            assert!(l < first.bindings().joint_sets.lods.len(), "no LOD level {l}");
+            ("lod", l)
         } else {
             (f, 0)
+        };
+        // Per copy: the words of the request, read from the copy's own package.
+        let words: Vec<&[u64]> = packages
+            .iter()
+            .map(|p| match kind {
+                "mask" => p.bindings().joint_sets.masks[joint].sample.as_slice(),
+                "lod" => p.bindings().joint_sets.lods[joint].retained.as_slice(),
+                _ => &[],
+            })
+            .collect();
+        let decoded = match kind {
+            "mask" | "lod" => words[0].iter().map(|w| w.count_ones() as usize).sum(),
+            "one" => 1,
+            _ => joints,
         };
         let one = [joint as u32];
         let all: Vec<[u32; 1]> = (0..joints as u32).map(|j| [j]).collect();
@@ -148,6 +171,11 @@ fn main() {
                         p.seek(t);
                         let _ = p.decode(Request::Joints(&one), &mut out[..1]);
                     }
+                    "mask" | "lod" => {
+                        let p = &mut players[ctx];
+                        p.seek(t);
+                        let _ = p.decode(Request::Mask(words[ctx]), &mut out);
+                    }
                     _ => panic!("unknown function {kind}"),
                 }
                 std::hint::black_box(&out);
@@ -165,7 +193,7 @@ fn main() {
         let mut s = runs.clone();
         s.sort_by(f64::total_cmp);
         println!(
-            "{{\"func\":\"{}\",\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
+            "{{\"func\":\"{}\",\"request\":\"{f}\",\"decoded_joints\":{decoded},\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
             kind, if kind == "one" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { "" },
             joints, s[REPS / 2], runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(","),
             flush_mib, rmw, first.clips()[clip_index].cook_info().blob_size
