@@ -318,3 +318,51 @@ fn the_generated_160_joint_rig_cooks_masks_and_three_lods() {
         .collect();
     assert_eq!(retained, [160, 65, 23]);
 }
+
+/// The runtime checks the JSET section at load (behind a valid checksum):
+/// a weight out of [0, 1], a sample set that is not ancestor-closed, a
+/// truncated section are refused with a typed error, never a panic.
+#[test]
+fn the_jset_section_is_checked_at_load() {
+    use ludus_anim_format::package::{reseal_checksum, SECTION_JOINT_SETS};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    split_project(dir);
+    let o = ludus_anim(&["cook", ".", "--out", "out"], dir);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = report(&dir.join("out"));
+    let bytes = std::fs::read(package_path(&dir.join("out"), &r, 0)).unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let count = u32_at(&bytes, 24) as usize;
+    let entry = (0..count)
+        .map(|i| 64 + 24 * i)
+        .find(|&e| u32_at(&bytes, e) == SECTION_JOINT_SETS)
+        .expect("a JSET section");
+    let (off, size) = (
+        u64_at(&bytes, entry + 8) as usize,
+        u64_at(&bytes, entry + 16),
+    );
+    let joints = u32_at(&bytes, off) as usize;
+    let corrupt = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = bytes.clone();
+        edit(&mut b);
+        reseal_checksum(&mut b);
+        Package::load(&b).map(|_| ()).unwrap_err().to_string()
+    };
+    // Mask 0's first weight (after the 16-byte header, name and range count).
+    let w0 = off + 16 + 8;
+    let e = corrupt(&|b| b[w0..w0 + 4].copy_from_slice(&1.5f32.to_le_bytes()));
+    assert!(e.contains("mask 'upper_body'"), "{e}");
+    // Mask 0's sample set without the root (bit 0): not ancestor-closed.
+    let sample = w0 + 4 * joints + 8 * joints.div_ceil(64);
+    let e = corrupt(&|b| b[sample] &= !1);
+    assert!(e.contains("mask 'upper_body'"), "{e}");
+    // A section one word shorter than its sets.
+    let e = corrupt(&|b| {
+        let s = (size - 8).to_le_bytes();
+        b[entry + 16..entry + 24].copy_from_slice(&s);
+    });
+    assert!(e.contains("JSET") || e.contains("truncated"), "{e}");
+    assert!(Package::load(&bytes).is_ok());
+}
