@@ -14,7 +14,10 @@
 //! `s` with `component[remap.joints[i]] * remap.offsets[i] *
 //! inverse_bind[i]`.
 
-use crate::skin::Affine34;
+/// A column-major 3x4 affine matrix, the SKIN section's `Affine34`
+/// (spelled out: `skin` names this module's types, so this one does not
+/// import it).
+pub type Affine34 = [f32; 12];
 
 /// Bytes of the JSET header: joint count u32, mask count u32, LOD level
 /// count u32, reserved u32.
