@@ -221,6 +221,7 @@ fn package(clips: Vec<PackageClip>) -> Vec<u8> {
             skins: &[],
             bounds: &[],
             sockets: &[],
+            joint_sets: None,
         },
         &[],
     )

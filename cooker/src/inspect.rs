@@ -37,6 +37,7 @@ pub fn describe(p: &Package<'_>) -> String {
     crate::inspect_sync::describe(&mut s, p);
     crate::inspect_skins::describe(&mut s, p);
     crate::inspect_sockets::describe(&mut s, p);
+    crate::inspect_joint_sets::describe(&mut s, p);
     s
 }
 
@@ -240,7 +241,7 @@ pub fn describe_json(p: &Package<'_>) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut out = json!({
         "format_version": ludus_anim_format::package::FORMAT_VERSION,
         "cooker_version": p.meta().cooker_version,
         "asset": p.meta().asset_name,
@@ -257,7 +258,15 @@ pub fn describe_json(p: &Package<'_>) -> Value {
         "clip_bounds": p.bindings().clip_bounds.iter().map(|b| b.map(|b| json!({
             "min": b.min, "max": b.max, "center": b.center, "radius": b.radius,
         }))).collect::<Vec<_>>(),
-    })
+    });
+    // Only packages with masks or LOD levels carry the key.
+    if let (Some(sets), Some(o)) = (
+        crate::inspect_joint_sets::describe_json(p),
+        out.as_object_mut(),
+    ) {
+        o.insert("joint_sets".into(), sets);
+    }
+    out
 }
 
 /// A curve range for JSON: `[lo, hi]`, an unbounded side `null`.

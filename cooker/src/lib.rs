@@ -23,6 +23,7 @@ pub mod fragment_merge;
 pub mod fsutil;
 pub mod hermetic;
 pub mod inspect;
+pub mod inspect_joint_sets;
 pub mod inspect_retarget;
 pub mod inspect_skins;
 pub mod inspect_sockets;

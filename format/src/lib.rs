@@ -11,6 +11,7 @@
 //! - [`events`]: authored markers and the rules of a clip's event track.
 //! - [`sync`]: sync groups as a package stores them.
 //! - [`skin`]: skin bindings and motion bounds; [`sockets`]: sockets.
+//! - [`joint_sets`]: cooked masks and LOD levels (the JSET section).
 //! - [`hash`]: FNV-1a 64 (joint ids, package checksum) and 128 (skeleton
 //!   identity).
 //! - [`package`]: the package v2 byte layout and the checksum, and the
@@ -31,6 +32,7 @@ pub mod additive;
 pub mod codec;
 pub mod events;
 pub mod hash;
+pub mod joint_sets;
 pub mod math;
 pub mod package;
 pub mod reference;

@@ -50,6 +50,8 @@ pub const SECTION_SKINS: u32 = fourcc(b"SKIN");
 pub const SECTION_BOUNDS: u32 = fourcc(b"BNDS");
 /// Optional: named frames on joints (`crate::sockets`); absent without.
 pub const SECTION_SOCKETS: u32 = fourcc(b"SOCK");
+/// Optional: cooked masks and LOD levels (`crate::joint_sets`).
+pub const SECTION_JOINT_SETS: u32 = fourcc(b"JSET");
 
 /// Written by the cooker; the reader checks META through its field reads.
 pub const META_SIZE: usize = 48;

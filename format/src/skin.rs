@@ -54,11 +54,13 @@ pub struct ClipBounds {
 /// its skin bindings (empty when the source had no skin) and each clip's
 /// motion bounds (in clip order; an additive clip's applied on the rest
 /// pose; `None` where a pose did not decode; empty when
-/// the package has no BNDS section) and its sockets (empty without a
-/// SOCK section).
+/// the package has no BNDS section), its sockets (empty without a
+/// SOCK section) and its cooked masks and LOD levels (empty without a
+/// JSET section).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings<'a> {
     pub skins: Vec<SkinBinding<'a>>,
     pub clip_bounds: Vec<Option<ClipBounds>>,
     pub sockets: Vec<crate::sockets::Socket<'a>>,
+    pub joint_sets: crate::joint_sets::JointSets<'a>,
 }

@@ -13,6 +13,7 @@
 
 pub mod clip_semantics;
 pub mod curve_schema;
+pub mod joint_sets;
 pub mod keys;
 pub mod manifest;
 pub mod paths;

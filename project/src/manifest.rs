@@ -57,6 +57,9 @@ pub struct SkeletonEntry {
     /// Sockets on the skeleton's joints (`crate::sockets`).
     #[serde(default)]
     pub sockets: Vec<SocketSpec>,
+    /// The skeleton's masks and LOD plan (`schemas/joint-sets.md`),
+    /// relative to the manifest; reaches every package on the skeleton.
+    pub joint_sets: Option<String>,
 }
 
 impl SkeletonEntry {
@@ -199,6 +202,13 @@ pub struct AssetEntry {
     /// Meshless assets: the radius (meters) around each joint that motion
     /// bounds hold (default: joint positions only).
     pub joint_radius_m: Option<f32>,
+    /// This asset's masks and LOD plan file (`schemas/joint-sets.md`),
+    /// relative to the manifest (an asset bound to a `[[skeleton]]` takes
+    /// the skeleton's).
+    pub joint_sets: Option<String>,
+    /// The joint sets file read (set by [`Manifest::jobs`]).
+    #[serde(skip)]
+    pub joint_sets_spec: Option<std::sync::Arc<crate::joint_sets::JointSets>>,
     /// Per-clip settings, keyed by clip name as imported (or a new name
     /// with `from` set, to cut a range out of another clip).
     #[serde(default)]
@@ -425,6 +435,7 @@ impl Manifest {
                 skeleton_package: true,
                 sockets: sk.sockets.clone(),
                 limits: self.project.limits.clone(),
+                joint_sets_spec: read_joint_sets(root, sk.joint_sets.as_deref())?,
                 ..AssetEntry::default()
             };
             jobs.push(AssetJob { path, settings });
@@ -470,6 +481,7 @@ impl Manifest {
                         self.layer_curve_rules(&mut settings, i);
                         settings.sync_groups = self.sync_groups.clone();
                         settings.event_channels = self.event_channels.clone();
+                        settings.joint_sets_spec = self.joint_sets_of(root, a)?;
                         jobs.push(AssetJob { path: p, settings });
                     }
                 }
@@ -509,6 +521,7 @@ impl Manifest {
                     self.layer_curve_rules(&mut settings, i);
                     settings.sync_groups = self.sync_groups.clone();
                     settings.event_channels = self.event_channels.clone();
+                    settings.joint_sets_spec = self.joint_sets_of(root, a)?;
                     return Ok(Some(AssetJob {
                         path: root.join(&file),
                         settings,
@@ -534,6 +547,53 @@ impl Manifest {
             })
             .collect()
     }
+}
+
+impl Manifest {
+    /// The joint sets file an asset's packages carry: its own, or its
+    /// `[[skeleton]]`'s.
+    fn joint_sets_of(
+        &self,
+        root: &Path,
+        a: &AssetEntry,
+    ) -> Result<Option<std::sync::Arc<crate::joint_sets::JointSets>>, ManifestError> {
+        let of_skeleton = a
+            .skeleton
+            .as_ref()
+            .and_then(|n| self.skeletons.iter().find(|s| &s.name == n))
+            .and_then(|s| s.joint_sets.as_deref());
+        read_joint_sets(root, a.joint_sets.as_deref().or(of_skeleton))
+    }
+}
+
+/// Read and check a joint sets file named in the manifest (relative to
+/// `root`, never outside it).
+fn read_joint_sets(
+    root: &Path,
+    rel: Option<&str>,
+) -> Result<Option<std::sync::Arc<crate::joint_sets::JointSets>>, ManifestError> {
+    let Some(rel) = rel else { return Ok(None) };
+    let outside = Path::new(rel).is_absolute()
+        || Path::new(rel)
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+    if outside {
+        return Err(ManifestError::Parse {
+            path: root.join(FILE_NAME).display().to_string(),
+            message: format!("joint_sets '{rel}' must be a path inside the project"),
+        });
+    }
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    crate::joint_sets::JointSets::parse(&text, rel)
+        .map(|s| Some(std::sync::Arc::new(s)))
+        .map_err(|e| ManifestError::Parse {
+            path: e.file,
+            message: e.message,
+        })
 }
 
 impl Manifest {
@@ -592,6 +652,8 @@ impl KeyInput for AssetEntry {
             skeleton_package,
             sockets,
             joint_radius_m,
+            joint_sets: _,
+            joint_sets_spec,
             clips,
             curve_schema,
             project_curve_rules,
@@ -618,6 +680,11 @@ impl KeyInput for AssetEntry {
             .put(&(*project_curve_rules as u64))
             .put(sync_groups)
             .put(event_channels);
+        // Only when present, so keys of projects without one are unchanged
+        // (the file's contents, not its path, decide the package).
+        if let Some(spec) = joint_sets_spec {
+            k.tag("joint_sets").put(spec.as_ref());
+        }
     }
 }
 

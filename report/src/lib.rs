@@ -20,6 +20,7 @@
 
 pub mod compare;
 pub mod farm;
+pub mod joint_sets;
 pub mod manifest;
 pub mod packed;
 pub mod program_view;
@@ -155,6 +156,10 @@ pub struct AssetReport {
     pub package_bytes: u64,
     pub skeleton: Option<SkeletonReport>,
     pub clips: Vec<ClipReport>,
+    /// The package's masks and LOD levels, when its skeleton has a joint
+    /// sets file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint_sets: Option<joint_sets::JointSetsReport>,
 }
 
 impl AssetReport {
@@ -198,6 +203,7 @@ impl AssetReport {
             package_bytes: 0,
             skeleton: None,
             clips: Vec::new(),
+            joint_sets: None,
         }
     }
 }

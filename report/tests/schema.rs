@@ -177,6 +177,44 @@ fn asset(full: bool) -> AssetReport {
         } else {
             vec![]
         },
+        joint_sets: full.then(joint_sets),
+    }
+}
+
+fn joint_sets() -> ludus_anim_report::joint_sets::JointSetsReport {
+    use ludus_anim_report::joint_sets::*;
+    let cost = DecodeCost {
+        clips: 1,
+        tracks_decoded: 4,
+        bytes_touched_per_pose: Some(120.5),
+    };
+    JointSetsReport {
+        file: "rig.joints.toml".into(),
+        joints: 3,
+        whole_pose: cost.clone(),
+        masks: vec![MaskReport {
+            name: "upper".into(),
+            joints_weighted: 1,
+            joints_sampled: 2,
+            ranges: vec![[1, 2]],
+            cost: cost.clone(),
+            poses_verified: 10,
+        }],
+        lods: vec![LodReport {
+            level: 0,
+            joints_retained: 2,
+            pinned: vec!["root".into()],
+            cost,
+            poses_verified: 10,
+            skins: vec![LodSkinReport {
+                name: "body".into(),
+                remapped_entries: 1,
+                bind_displacement_mm: Some(0.0),
+                clip_displacement_mm: None,
+                worst_clip: None,
+                worst_time_s: None,
+            }],
+        }],
     }
 }
 

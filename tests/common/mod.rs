@@ -277,6 +277,7 @@ pub fn reference_package(
             skins: &[],
             bounds: &[],
             sockets: &[],
+            joint_sets: None,
         },
         clips,
     )

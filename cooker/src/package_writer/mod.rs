@@ -56,6 +56,8 @@ pub struct PackageContents<'a> {
     /// Sockets on `skeleton` (the SOCK section, written only when there
     /// is one).
     pub sockets: &'a [ludus_anim_format::sockets::Socket<'a>],
+    /// Cooked masks and LOD levels (the JSET section, written when given).
+    pub joint_sets: Option<&'a ludus_anim_format::joint_sets::JointSets<'a>>,
 }
 
 #[derive(Default)]
@@ -164,6 +166,11 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
         let names: Vec<u32> = p.sockets.iter().map(|k| s.strings.add(k.name)).collect();
         ludus_anim_format::sockets::write_sockets(p.sockets, &names)
     });
+    let joint_sets = p.joint_sets.map(|j| {
+        ludus_anim_format::joint_sets::write_section(j, p.skeleton.joint_count(), |n| {
+            s.strings.add(n)
+        })
+    });
     let strs = s.strings.bytes();
     let mut sections: Vec<(u32, &[u8])> = vec![
         (SECTION_STRINGS, &strs),
@@ -183,6 +190,9 @@ pub fn write_package(p: &PackageContents<'_>, prepared: &[&Prepared]) -> Vec<u8>
     }
     if let Some(sockets) = &sockets {
         sections.push((SECTION_SOCKETS, sockets));
+    }
+    if let Some(joint_sets) = &joint_sets {
+        sections.push((SECTION_JOINT_SETS, joint_sets));
     }
     sections.push((SECTION_DATA, &s.data));
     assemble(&sections)

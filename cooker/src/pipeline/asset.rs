@@ -114,6 +114,7 @@ fn new_report(file: &str, format: &str) -> AssetReport {
         package_bytes: 0,
         skeleton: None,
         clips: Vec::new(),
+        joint_sets: None,
     }
 }
 
@@ -719,6 +720,11 @@ fn package_asset(
         true => Vec::new(),
         false => sockets.iter().map(|s| s.record()).collect(),
     };
+    let resolved = match &a.settings.joint_sets_spec {
+        Some(spec) => Some(super::joint_sets::resolve(spec, sk, &a.norm.skins)?),
+        None => None,
+    };
+    let joint_sets = resolved.as_ref().map(super::joint_sets::view);
     let header = |bounds| PackageHeader {
         asset_name: a.asset_name,
         source_path: a.file,
@@ -727,10 +733,17 @@ fn package_asset(
         skins: &a.norm.skins,
         bounds,
         sockets: &records,
+        joint_sets: joint_sets.as_ref(),
     };
     // The bounds are measured on the package as written (decoded as a
     // game would), then stored in it: the clips' bytes do not change.
     let first = package(&header(&[]), entries.clone(), &prepared)?;
+    // Masks and LOD levels are checked on it the same way.
+    if let Some(resolved) = &resolved {
+        if !super::joint_sets::verify(&first.bytes, resolved, &entries, &a.norm.skins, r) {
+            r.status = AssetStatus::Failed;
+        }
+    }
     let radius = a.settings.joint_radius_m.unwrap_or(0.0);
     let bounds = super::bounds::record(&first.bytes, &a.norm.skins, radius, a.file, r);
     let sources: Vec<_> = cooked

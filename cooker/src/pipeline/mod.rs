@@ -20,6 +20,7 @@ mod clip;
 pub mod curve_schema;
 mod ingest;
 mod isolate;
+mod joint_sets;
 mod plan;
 mod retarget;
 #[cfg(test)]

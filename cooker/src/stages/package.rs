@@ -173,6 +173,8 @@ pub struct PackageHeader<'a> {
     pub bounds: &'a [Option<ludus_anim_format::skin::ClipBounds>],
     /// Sockets on `skeleton` (empty: no SOCK section).
     pub sockets: &'a [ludus_anim_format::sockets::Socket<'a>],
+    /// Cooked masks and LOD levels (none: no JSET section).
+    pub joint_sets: Option<&'a ludus_anim_format::joint_sets::JointSets<'a>>,
 }
 
 /// A written package.
@@ -201,6 +203,7 @@ pub fn package(
         skins: header.skins,
         bounds: header.bounds,
         sockets: header.sockets,
+        joint_sets: header.joint_sets,
     };
     let bytes = write_package(&contents, prepared);
     if let Err(e) = Package::load(&bytes) {

@@ -176,6 +176,7 @@ fn with_decoded<R>(
             skins: &[],
             bounds: &[],
             sockets: &[],
+            joint_sets: None,
         },
         &[prepared],
     );

@@ -27,6 +27,7 @@ mod bytes;
 mod clip;
 mod clip_record;
 mod curve;
+mod joint_sets;
 mod records;
 mod skins;
 mod sockets;
@@ -126,7 +127,8 @@ impl<'a> Package<'a> {
     /// identity), curves, events (flags, names, ids), clips (fields, codec
     /// blobs, additive reference, root-motion trajectory through
     /// `Trajectory::new`, event range through `EventTrack::new`), sync groups,
-    /// skins, bounds and sockets (optional sections: joints, finite values).
+    /// skins, bounds and sockets (optional sections: joints, finite values),
+    /// masks and LOD levels (optional section: see `joint_sets`).
     pub fn load(bytes: &'a [u8]) -> Result<Package<'a>, PackageError> {
         let version = check_header(bytes)?;
         let file = Bytes {
@@ -209,6 +211,15 @@ impl<'a> Package<'a> {
             }
             false => Vec::new(),
         };
+        let joint_sets = match sections.iter().any(|s| s.kind == SECTION_JOINT_SETS) {
+            true => joint_sets::parse_joint_sets(
+                section(SECTION_JOINT_SETS, "JSET")?,
+                &strings,
+                skeleton.parents(),
+                &skins,
+            )?,
+            false => Default::default(),
+        };
 
         let rest_defaults: Arc<[Transform]> = Arc::from(skeleton.rest_pose());
         let additive_defaults: Arc<[Transform]> = Arc::from(vec![ADDITIVE_IDENTITY; joint_count]);
@@ -232,6 +243,7 @@ impl<'a> Package<'a> {
                 skins,
                 clip_bounds,
                 sockets,
+                joint_sets,
             },
             rest_defaults,
             additive_defaults,

@@ -17,11 +17,13 @@
 //! no player); `cached` = a playing instance's whole pose (the copy's `Player`: seek, then
 //! `Request::Pose`); `bone` = the whole pose one joint at a time through the copy's player
 //! (`Request::Joints` of one joint, ACL's DecompressBone); `one:J` = a single joint J through the
-//! copy's player (ACL: one decompress_track call).
+//! copy's player (ACL: one decompress_track call); `mask:NAME` = a cooked mask's sample set
+//! (`Package::bindings().joint_sets`, the copy's own words) through the copy's player
+//! (`Request::Mask`); `lod:L` = LOD level L's retained joints the same way.
 //! `--flush-mib N --flush-rmw` change the flush (N MiB, read-modify-write one byte per 64 B line
 //! instead of memset) for the sensitivity check.
 //!
-//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME,mask:FILE] [--flush-mib 32] [--flush-rmw]
+//! usage: decode-harness PACKAGE [--clip 0] [--funcs pose,bone,one:NAME,mask:NAME,lod:L] [--flush-mib 32] [--flush-rmw]
 //! prints one JSON line per function.
 use ludus_anim_runtime::{Package, Player, Request, Transform};
 use std::time::Instant;
@@ -110,28 +112,32 @@ fn main() {
     let mut out = vec![Transform::IDENTITY; joints];
 
     for f in funcs.split(',') {
-        // `mask:FILE`: the joints named in FILE (one a line, e.g. a cooked
-        // mask's sample set or an LOD level's retained joints) as one
-        // `Request::Mask`, the way a game plays a mask or an LOD level.
-        let mut words = vec![0u64; joints.div_ceil(64)];
-        let mut label = String::new();
         let (kind, joint) = if let Some(n) = f.strip_prefix("one:") {
             let j = names.iter().position(|x| x == n).unwrap_or_else(|| n.parse().expect("joint name or index"));
             ("one", j)
-        } else if let Some(file) = f.strip_prefix("mask:") {
-            let text = std::fs::read_to_string(file).expect("mask file reads");
-            let mut count = 0;
-            for name in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                let j = names.iter().position(|x| x == name).unwrap_or_else(|| panic!("{file}: no joint {name}"));
-                if words[j / 64] & (1 << (j % 64)) == 0 {
-                    count += 1;
-                }
-                words[j / 64] |= 1 << (j % 64);
-            }
-            label = format!("{file} ({count} joints)");
-            ("mask", count)
+        } else if let Some(n) = f.strip_prefix("mask:") {
+            let sets = &first.bindings().joint_sets;
+            ("mask", sets.masks.iter().position(|m| m.name == n).expect("a mask of the package"))
+        } else if let Some(l) = f.strip_prefix("lod:") {
+            let l: usize = l.parse().expect("LOD level");
+            assert!(l < first.bindings().joint_sets.lods.len(), "no LOD level {l}");
+            ("lod", l)
         } else {
             (f, 0)
+        };
+        // Per copy: the words of the request, read from the copy's own package.
+        let words: Vec<&[u64]> = packages
+            .iter()
+            .map(|p| match kind {
+                "mask" => p.bindings().joint_sets.masks[joint].sample.as_slice(),
+                "lod" => p.bindings().joint_sets.lods[joint].retained.as_slice(),
+                _ => &[],
+            })
+            .collect();
+        let decoded = match kind {
+            "mask" | "lod" => words[0].iter().map(|w| w.count_ones() as usize).sum(),
+            "one" => 1,
+            _ => joints,
         };
         let one = [joint as u32];
         let all: Vec<[u32; 1]> = (0..joints as u32).map(|j| [j]).collect();
@@ -160,15 +166,15 @@ fn main() {
                             let _ = p.decode(Request::Joints(&all[j]), &mut out[j..j + 1]);
                         }
                     }
-                    "mask" => {
-                        let p = &mut players[ctx];
-                        p.seek(t);
-                        let _ = p.decode(Request::Mask(&words), &mut out);
-                    }
                     "one" => {
                         let p = &mut players[ctx];
                         p.seek(t);
                         let _ = p.decode(Request::Joints(&one), &mut out[..1]);
+                    }
+                    "mask" | "lod" => {
+                        let p = &mut players[ctx];
+                        p.seek(t);
+                        let _ = p.decode(Request::Mask(words[ctx]), &mut out);
                     }
                     _ => panic!("unknown function {kind}"),
                 }
@@ -187,8 +193,8 @@ fn main() {
         let mut s = runs.clone();
         s.sort_by(f64::total_cmp);
         println!(
-            "{{\"func\":\"{}\",\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
-            kind, if kind == "one" || kind == "mask" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { label.as_str() },
+            "{{\"func\":\"{}\",\"request\":\"{f}\",\"decoded_joints\":{decoded},\"joint\":{},\"joint_name\":\"{}\",\"joints\":{},\"median_ns\":{:.1},\"runs_ns\":[{}],\"flush_mib\":{},\"flush_rmw\":{},\"blob_bytes\":{}}}",
+            kind, if kind == "one" { joint as i64 } else { -1 }, if kind == "one" { names[joint].as_str() } else { "" },
             joints, s[REPS / 2], runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(","),
             flush_mib, rmw, first.clips()[clip_index].cook_info().blob_size
         );

@@ -23,6 +23,7 @@ mod glb;
 pub mod math;
 pub mod mesh;
 pub mod program_example;
+pub mod rig160;
 pub mod rigs;
 mod rigs_motion;
 mod rigs_spec;
@@ -155,6 +156,19 @@ pub fn build_split_project() -> io::Result<Vec<(String, Vec<u8>)>> {
         out.push((format!("anim/biped_{}.glb", clip.name), bytes));
     }
     Ok(out)
+}
+
+/// Writes the 160-joint rig project into `dir/rig160/` (`rig160`).
+pub fn write_rig160_project(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let root = dir.join(rig160::RIG160_DIR);
+    fs::create_dir_all(&root)?;
+    let mut paths = Vec::new();
+    for (rel, bytes) in rig160::build_rig160_project() {
+        let path = root.join(&rel);
+        write_atomically(&path, &bytes)?;
+        paths.push(path);
+    }
+    Ok(paths)
 }
 
 /// Writes the split project into `dir/biped-split/`.

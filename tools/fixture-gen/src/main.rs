@@ -44,7 +44,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let split = ludus_anim_fixture_gen::write_split_project(&dir);
+    let split = ludus_anim_fixture_gen::write_split_project(&dir).and_then(|mut s| {
+        s.extend(ludus_anim_fixture_gen::write_rig160_project(&dir)?);
+        Ok(s)
+    });
     match ludus_anim_fixture_gen::write_fixtures(&dir).and_then(|p| Ok((p, split?))) {
         Ok((path, split)) => {
             let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

@@ -401,3 +401,15 @@ fn committed_program_example_matches_generator() {
         );
     }
 }
+
+/// The committed `fixtures/rig160/` project is the generator's output.
+#[test]
+fn committed_rig160_project_matches_generator() {
+    let root = ludus_anim_fixture_gen::default_fixtures_dir()
+        .join(ludus_anim_fixture_gen::rig160::RIG160_DIR);
+    for (rel, bytes) in ludus_anim_fixture_gen::rig160::build_rig160_project() {
+        let committed = std::fs::read(root.join(&rel))
+            .unwrap_or_else(|e| panic!("cannot read rig160/{rel}: {e}; {REGENERATE}"));
+        assert!(committed == bytes, "rig160/{rel} is stale; {REGENERATE}");
+    }
+}
