@@ -14,7 +14,7 @@
 mod common;
 
 use common::browser::{chromium, found};
-use common::{ludus_anim, repo, text};
+use common::{ludus_anim, text};
 use ludus_anim_report::program_view::ProgramView;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,19 +22,7 @@ use std::process::Command;
 /// The example cooked and compiled in a fresh directory: (tempdir,
 /// `locomotion/`).
 fn compiled() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        repo().join("fixtures/biped.glb"),
-        tmp.path().join("biped.glb"),
-    )
-    .unwrap();
-    let dir = tmp.path().join("locomotion");
-    std::fs::create_dir(&dir).unwrap();
-    for f in ["ludus-anim.toml", "locomotion.program.toml", "script.toml"] {
-        std::fs::copy(repo().join("fixtures/locomotion").join(f), dir.join(f)).unwrap();
-    }
-    let o = ludus_anim(&["cook"], &dir);
-    assert!(o.status.success(), "{}", text(&o));
+    let (tmp, dir) = common::program::cooked_example();
     let o = ludus_anim(
         &[
             "program",

@@ -9,6 +9,7 @@
 //! located messages naming the layer, machine, state and node.
 
 mod common;
+use common::program::{cooked_example, example_program, stdout, write_variant};
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -56,41 +57,17 @@ duration_s = 0.3
 ";
 
 fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        repo().join("fixtures/biped.glb"),
-        tmp.path().join("biped.glb"),
-    )
-    .unwrap();
-    let dir = tmp.path().join("locomotion");
-    std::fs::create_dir(&dir).unwrap();
-    for f in ["ludus-anim.toml", "locomotion.program.toml", "script.toml"] {
-        std::fs::copy(repo().join("fixtures/locomotion").join(f), dir.join(f)).unwrap();
-    }
-    let o = ludus_anim(&["cook"], &dir);
-    assert!(o.status.success(), "{}", text(&o));
-    let base = std::fs::read_to_string(dir.join("locomotion.program.toml")).unwrap();
+    let (tmp, dir) = cooked_example();
+    let base = example_program(&dir);
     assert!(base.contains(LAYER), "the example's upper-body layer");
-    let arms = base
-        .replace(
-            LAYER,
-            "[[layer]]\nname = \"upper_body\"\ncompose = \"override\"\nmachine = \"arms\"\nmask = \"upper_body\"\n",
-        )
-        .replace("name = \"biped_locomotion\"", "name = \"biped_arms\"")
-        + ARMS;
-    std::fs::write(dir.join("arms.program.toml"), arms).unwrap();
+    let layer = "[[layer]]\nname = \"upper_body\"\ncompose = \"override\"\nmachine = \"arms\"\nmask = \"upper_body\"\n";
+    write_variant(&dir, "arms", &base.replace(LAYER, layer), ARMS);
     (tmp, dir)
-}
-
-fn run(args: &[&str], cwd: &Path) -> String {
-    let o = ludus_anim(args, cwd);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Every printed tick of `evaluate --json` over the example's script.
 fn ticks(file: &str, dir: &Path) -> Vec<serde_json::Value> {
-    run(
+    stdout(
         &[
             "program",
             "evaluate",
@@ -112,7 +89,7 @@ fn ticks(file: &str, dir: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn an_override_layer_runs_its_own_machine() {
     let (_t, dir) = setup();
-    let out = run(&["program", "compile", "arms.program.toml", "--dump"], &dir);
+    let out = stdout(&["program", "compile", "arms.program.toml", "--dump"], &dir);
     assert!(
         out.contains("verified:") && out.contains("deterministic"),
         "{out}"
@@ -132,7 +109,7 @@ fn an_override_layer_runs_its_own_machine() {
     }
     // Two machines: 4 persistent buffers each.
     assert!(out.contains("+ 8 persistent pose buffers"), "{out}");
-    let v = run(
+    let v = stdout(
         &[
             "program",
             "verify",

@@ -8,6 +8,7 @@
 //! ignored and counted. Malformed modifier layers are located errors.
 
 mod common;
+use common::program::{cooked_example, example_program, stdout, write_variant};
 use common::*;
 use ludus_anim_format::math::{Quat, Transform};
 use ludus_anim_program::binary;
@@ -34,29 +35,9 @@ weight = \"lean\"
 ";
 
 fn setup() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        repo().join("fixtures/biped.glb"),
-        tmp.path().join("biped.glb"),
-    )
-    .unwrap();
-    let dir = tmp.path().join("locomotion");
-    std::fs::create_dir(&dir).unwrap();
-    for f in ["ludus-anim.toml", "locomotion.program.toml", "script.toml"] {
-        std::fs::copy(repo().join("fixtures/locomotion").join(f), dir.join(f)).unwrap();
-    }
-    let o = ludus_anim(&["cook"], &dir);
-    assert!(o.status.success(), "{}", text(&o));
-    let base = std::fs::read_to_string(dir.join("locomotion.program.toml")).unwrap();
-    let lean = base.replace("name = \"biped_locomotion\"", "name = \"biped_lean\"") + LEAN;
-    std::fs::write(dir.join("lean.program.toml"), lean).unwrap();
+    let (tmp, dir) = cooked_example();
+    write_variant(&dir, "lean", &example_program(&dir), LEAN);
     (tmp, dir)
-}
-
-fn stdout(args: &[&str], dir: &std::path::Path) -> String {
-    let o = ludus_anim(args, dir);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]

@@ -219,6 +219,7 @@ pub fn strip(v: &mut serde_json::Value, keys: &[&str]) {
 
 pub mod alloc;
 pub mod hermetic;
+pub mod program;
 pub mod retarget;
 
 /// A report without what differs between equal cooks: timings

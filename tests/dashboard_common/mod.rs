@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 #[path = "../common/mod.rs"]
 mod shared;
 #[allow(unused_imports)] // each test binary uses some of them
-pub use shared::{ludus_anim, repo, retarget, shared_fixtures, text};
+pub use shared::{ludus_anim, program, repo, retarget, shared_fixtures, text};
 
 /// Every importable file under the shared fixtures' gltf, fbx and bvh
 /// folders, sorted.
