@@ -18,3 +18,28 @@ pub struct SourceSocket {
     /// local transforms from below the joint down to the node.
     pub offset: Transform,
 }
+
+impl SourceSocket {
+    /// A socket named `base`, or `base.1`, `base.2`, ... when `taken`
+    /// already holds that name (which it then records), on `joint` at
+    /// `offset` (decomposed; an importer's chain of local transforms).
+    pub fn unique(
+        taken: &mut std::collections::HashSet<String>,
+        base: String,
+        joint: usize,
+        offset: ludus_anim_format::math::Affine3A,
+    ) -> SourceSocket {
+        let mut name = base.clone();
+        let mut k = 1;
+        while !taken.insert(name.clone()) {
+            name = format!("{base}.{k}");
+            k += 1;
+        }
+        let (scale, rotation, translation) = offset.to_scale_rotation_translation();
+        SourceSocket {
+            name,
+            joint,
+            offset: Transform::new(translation, rotation, scale),
+        }
+    }
+}

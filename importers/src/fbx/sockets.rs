@@ -5,7 +5,7 @@
 //! are never sockets (an unused `_end` bone is dropped, see `skeleton`).
 
 use super::skeleton::{animated_nodes, joint_name, to_model, Candidate};
-use ludus_anim_format::math::{Affine3A, Transform};
+use ludus_anim_format::math::Affine3A;
 use ludus_anim_model::{Decision, SourceJoint, SourceSocket};
 use std::collections::{HashMap, HashSet};
 
@@ -52,19 +52,12 @@ pub(super) fn sockets(
             at = p;
         }
         let Some(joint) = joint else { continue };
-        let base = joint_name(n);
-        let mut name = base.clone();
-        let mut k = 1;
-        while !taken.insert(name.clone()) {
-            name = format!("{base}.{k}");
-            k += 1;
-        }
-        let (scale, rotation, translation) = offset.to_scale_rotation_translation();
-        out.push(SourceSocket {
-            name,
+        out.push(SourceSocket::unique(
+            &mut taken,
+            joint_name(n),
             joint,
-            offset: Transform::new(translation, rotation, scale),
-        });
+            offset,
+        ));
     }
     if !out.is_empty() {
         let list: Vec<String> = out

@@ -47,19 +47,12 @@ pub(super) fn sockets(
             at = p;
         }
         let Some(joint) = joint else { continue };
-        let base = node_label(root, node);
-        let mut name = base.clone();
-        let mut k = 1;
-        while !taken.insert(name.clone()) {
-            name = format!("{base}.{k}");
-            k += 1;
-        }
-        let (scale, rotation, translation) = offset.to_scale_rotation_translation();
-        out.push(SourceSocket {
-            name,
+        out.push(SourceSocket::unique(
+            &mut taken,
+            node_label(root, node),
             joint,
-            offset: Transform::new(translation, rotation, scale),
-        });
+            offset,
+        ));
     }
     if !out.is_empty() {
         let list: Vec<String> = out
